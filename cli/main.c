@@ -1,0 +1,97 @@
+/* gpuprobe: the command. Dispatches to the subcommands listed in commands.def. */
+#include "cli/cli.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct command {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *summary;
+};
+
+static const struct command commands[] = {
+#define COMMAND(name, fn, summary) {#name, fn, summary},
+#include "cli/commands.def"
+#undef COMMAND
+};
+
+static void usage(FILE *out)
+{
+	fputs("usage: gpuprobe COMMAND [ARGS]\n\n"
+	      "Run eBPF probes inside the GPU kernels of unmodified CUDA applications.\n\n"
+	      "commands:\n", out);
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
+	fputs("\nRun 'gpuprobe COMMAND --help' for a command's options.\n", out);
+}
+
+int cli_error(const char *fmt, ...)
+{
+	va_list ap;
+	fputs("gpuprobe: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return 1;
+}
+
+char *cli_read_file(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f) {
+		cli_error("cannot open %s: %s", path, strerror(errno));
+		return NULL;
+	}
+	size_t cap = 1 << 16, n = 0;
+	char *buf = malloc(cap + 1);
+	for (;;) {
+		if (!buf) {
+			fclose(f);
+			cli_error("%s: out of memory", path);
+			return NULL;
+		}
+		n += fread(buf + n, 1, cap - n, f);
+		if (n < cap)
+			break;
+		cap *= 2;
+		char *nb = realloc(buf, cap + 1);
+		if (!nb)
+			free(buf);
+		buf = nb;
+	}
+	int err = ferror(f);
+	fclose(f);
+	if (err) {
+		free(buf);
+		cli_error("cannot read %s", path);
+		return NULL;
+	}
+	buf[n] = 0;
+	*len = n;
+	return buf;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return 2;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+		usage(stdout);
+		return 0;
+	}
+	if (!strcmp(argv[1], "--version")) {
+		puts("gpuprobe " GPUPROBE_VERSION);
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (!strcmp(argv[1], commands[i].name))
+			return commands[i].fn(argc - 1, argv + 1);
+	cli_error("unknown command '%s' (see 'gpuprobe --help')", argv[1]);
+	return 2;
+}

@@ -1,0 +1,270 @@
+/* IR construction and editing: the arena, node constructors and list surgery. */
+#include "ptx-frontend/ir.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Chunks grow geometrically; a node never moves once allocated, so pointers stay valid. */
+struct ir_chunk {
+	struct ir_chunk *next;
+	size_t used, cap;
+	max_align_t data[];
+};
+
+struct ir_arena {
+	struct ir_chunk *head;
+	size_t next_cap;
+};
+
+static void *arena_alloc(struct ir_arena *a, size_t size)
+{
+	size = (size + sizeof(max_align_t) - 1) & ~(sizeof(max_align_t) - 1);
+	struct ir_chunk *c = a->head;
+	if (!c || c->cap - c->used < size) {
+		size_t cap = a->next_cap > size ? a->next_cap : size;
+		c = malloc(sizeof(*c) + cap);
+		if (!c) {
+			fputs("gpuprobe: out of memory building the IR\n", stderr);
+			abort();
+		}
+		c->next = a->head;
+		c->used = 0;
+		c->cap = cap;
+		a->head = c;
+		if (a->next_cap < (64u << 20))
+			a->next_cap *= 2;
+	}
+	void *p = (char *)c->data + c->used;
+	c->used += size;
+	memset(p, 0, size);
+	return p;
+}
+
+ir_module *ir_module_new(void)
+{
+	ir_module *m = calloc(1, sizeof(*m));
+	struct ir_arena *a = calloc(1, sizeof(*a));
+	if (!m || !a) {
+		free(m);
+		free(a);
+		return NULL;
+	}
+	a->next_cap = 64 << 10;
+	m->arena = a;
+	return m;
+}
+
+void ir_module_free(ir_module *m)
+{
+	if (!m)
+		return;
+	struct ir_chunk *c = m->arena->head;
+	while (c) {
+		struct ir_chunk *n = c->next;
+		free(c);
+		c = n;
+	}
+	free(m->arena);
+	free(m);
+}
+
+void *ir_alloc(ir_module *m, size_t size) { return arena_alloc(m->arena, size); }
+
+const char *ir_strndup(ir_module *m, const char *s, size_t n)
+{
+	char *p = arena_alloc(m->arena, n + 1);
+	memcpy(p, s, n);
+	p[n] = 0;
+	return p;
+}
+
+const char *ir_strdup(ir_module *m, const char *s) { return ir_strndup(m, s, strlen(s)); }
+
+const char *ir_strfmt(ir_module *m, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	char *p = arena_alloc(m->arena, (size_t)n + 1);
+	va_start(ap, fmt);
+	vsnprintf(p, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	return p;
+}
+
+ir_top *ir_top_new(ir_module *m, enum ir_top_kind kind)
+{
+	ir_top *t = ir_alloc(m, sizeof(*t));
+	t->kind = kind;
+	return t;
+}
+
+void ir_top_insert_before(ir_module *m, ir_top *pos, ir_top *t)
+{
+	if (!pos) {
+		t->prev = m->last;
+		t->next = NULL;
+		if (m->last)
+			m->last->next = t;
+		else
+			m->first = t;
+		m->last = t;
+		return;
+	}
+	t->next = pos;
+	t->prev = pos->prev;
+	if (pos->prev)
+		pos->prev->next = t;
+	else
+		m->first = t;
+	pos->prev = t;
+}
+
+void ir_top_append(ir_module *m, ir_top *t) { ir_top_insert_before(m, NULL, t); }
+
+ir_top *ir_module_first_func(const ir_module *m)
+{
+	for (ir_top *t = m->first; t; t = t->next)
+		if (t->kind == IR_TOP_FUNC)
+			return t;
+	return NULL;
+}
+
+ir_func *ir_module_find_func(const ir_module *m, const char *name)
+{
+	ir_func *decl = NULL;
+	for (ir_top *t = m->first; t; t = t->next) {
+		if (t->kind != IR_TOP_FUNC || strcmp(t->func.name, name))
+			continue;
+		if (t->func.has_body)
+			return &t->func;
+		decl = &t->func;
+	}
+	return decl;
+}
+
+ir_stmt *ir_stmt_new(ir_module *m, enum ir_stmt_kind kind)
+{
+	ir_stmt *s = ir_alloc(m, sizeof(*s));
+	s->kind = kind;
+	return s;
+}
+
+void ir_stmt_insert_before(ir_func *f, ir_stmt *pos, ir_stmt *s)
+{
+	if (!pos) {
+		s->prev = f->last;
+		s->next = NULL;
+		if (f->last)
+			f->last->next = s;
+		else
+			f->first = s;
+		f->last = s;
+		return;
+	}
+	s->next = pos;
+	s->prev = pos->prev;
+	if (pos->prev)
+		pos->prev->next = s;
+	else
+		f->first = s;
+	pos->prev = s;
+}
+
+void ir_stmt_append(ir_func *f, ir_stmt *s) { ir_stmt_insert_before(f, NULL, s); }
+
+void ir_stmt_insert_after(ir_func *f, ir_stmt *pos, ir_stmt *s)
+{
+	ir_stmt_insert_before(f, pos ? pos->next : f->first, s);
+}
+
+void ir_stmt_remove(ir_func *f, ir_stmt *s)
+{
+	if (s->prev)
+		s->prev->next = s->next;
+	else
+		f->first = s->next;
+	if (s->next)
+		s->next->prev = s->prev;
+	else
+		f->last = s->prev;
+	s->prev = s->next = NULL;
+}
+
+ir_operand ir_reg(ir_module *m, const char *name)
+{
+	return (ir_operand){.kind = IR_OPND_REG, .name = ir_strdup(m, name)};
+}
+
+ir_operand ir_sym(ir_module *m, const char *name)
+{
+	return (ir_operand){.kind = IR_OPND_SYMBOL, .name = ir_strdup(m, name)};
+}
+
+ir_operand ir_int(int64_t v) { return (ir_operand){.kind = IR_OPND_INT, .ival = v}; }
+
+ir_operand ir_addr(ir_module *m, const char *base, int64_t offset)
+{
+	return (ir_operand){.kind = IR_OPND_ADDR, .name = base ? ir_strdup(m, base) : NULL, .ival = offset};
+}
+
+/* Split ".global.u32" into ".global", ".u32". */
+static void split_mods(ir_module *m, ir_insn *in, const char *mods)
+{
+	unsigned n = 0;
+	for (const char *p = mods; *p; p++)
+		n += *p == '.';
+	in->mods = ir_alloc(m, (n ? n : 1) * sizeof(*in->mods));
+	const char *p = mods;
+	while (*p == '.') {
+		const char *e = strchr(p + 1, '.');
+		size_t len = e ? (size_t)(e - p) : strlen(p);
+		in->mods[in->nmods++] = ir_strndup(m, p, len);
+		p += len;
+	}
+}
+
+ir_stmt *ir_insn_new(ir_module *m, const char *opcode, const char *mods, unsigned nops,
+		     const ir_operand *ops)
+{
+	ir_stmt *s = ir_stmt_new(m, IR_STMT_INSN);
+	s->generated = true;
+	s->insn.opcode = ir_strdup(m, opcode);
+	split_mods(m, &s->insn, mods ? mods : "");
+	s->insn.nops = nops;
+	s->insn.ops = ir_alloc(m, (nops ? nops : 1) * sizeof(ir_operand));
+	if (nops)
+		memcpy(s->insn.ops, ops, nops * sizeof(ir_operand));
+	s->insn.info = ir_insn_info_lookup(s->insn.opcode);
+	return s;
+}
+
+ir_stmt *ir_label_new(ir_module *m, const char *name)
+{
+	ir_stmt *s = ir_stmt_new(m, IR_STMT_LABEL);
+	s->generated = true;
+	s->text = ir_strdup(m, name);
+	return s;
+}
+
+ir_stmt *ir_reg_decl_new(ir_module *m, const char *type, const char *name, int count)
+{
+	ir_stmt *s = ir_stmt_new(m, IR_STMT_DECL);
+	s->generated = true;
+	s->decl.space = ".reg";
+	s->decl.type = ir_strdup(m, type);
+	s->decl.name = ir_strdup(m, name);
+	s->decl.count = count;
+	return s;
+}
+
+bool ir_insn_has_mod(const ir_insn *insn, const char *mod)
+{
+	for (unsigned i = 0; i < insn->nmods; i++)
+		if (!strcmp(insn->mods[i], mod))
+			return true;
+	return false;
+}

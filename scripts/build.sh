@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Set up a fresh Debian 12 machine and build: installs the Debian packages gpuprobe needs
+# (skipped when they are all present), then configures and builds into build/.
+# Usage: scripts/build.sh [extra cmake -D options]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PACKAGES=(build-essential cmake pkg-config clang llvm
+  libbpf-dev libelf-dev zlib1g-dev libzstd-dev liblz4-dev bpftool
+  libjson-c-dev libyaml-dev
+  spirv-headers spirv-tools llvm-spirv-15 pocl-opencl-icd ocl-icd-opencl-dev opencl-headers)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "build.sh: installing ${missing[*]}"
+  SUDO=; [ "$(id -u)" = 0 ] || SUDO=sudo
+  $SUDO apt-get update -q
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q "${missing[@]}"
+fi
+
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@"
+cmake --build build -j"$(nproc)"
