@@ -1,0 +1,71 @@
+/* A BPF object opened for the GPU: its programs (instructions with map references resolved),
+ * its maps, and each program's attach point, read without touching the kernel.
+ * libbpf style: opaque object, gp_object__verb names, negative errno returns. */
+#ifndef GPUPROBE_EBPF_OBJECT_H
+#define GPUPROBE_EBPF_OBJECT_H
+
+#include <linux/bpf.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum gp_attach_kind {
+	GP_ATTACH_NONE = 0,        /* a section that names no attach point (subprograms) */
+	GP_ATTACH_KERNEL_ENTRY,    /* every thread, at kernel entry */
+	GP_ATTACH_KERNEL_EXIT,     /* every thread, before every ret/exit */
+	GP_ATTACH_BLOCK_BEGIN,     /* once per block: the first thread in */
+	GP_ATTACH_BLOCK_END,       /* once per block: the last thread out */
+	GP_ATTACH_FUNC_ENTRY,      /* .func entry */
+	GP_ATTACH_FUNC_EXIT,       /* .func exit */
+	GP_ATTACH_MEM,             /* before loads, stores, atomics (filtered) */
+	GP_ATTACH_BARRIER,         /* before and after bar.sync / barrier */
+	GP_ATTACH_BASIC_BLOCK,     /* basic block entry */
+	GP_ATTACH_HOST_ENTRY,      /* before a driver API call (host interpreter) */
+	GP_ATTACH_HOST_EXIT,       /* after a driver API call (host interpreter) */
+};
+
+/* Memory-probe filters, from the section name. */
+enum gp_mem_filter {
+	GP_MEM_GLOBAL = 1u << 0, GP_MEM_SHARED = 1u << 1, GP_MEM_LOCAL = 1u << 2,
+	GP_MEM_GENERIC = 1u << 3, GP_MEM_ALL_SPACES = 0xf,
+	GP_MEM_LOAD = 1u << 4, GP_MEM_STORE = 1u << 5, GP_MEM_ATOMIC = 1u << 6,
+	GP_MEM_ALL_DIRS = 0x70,
+};
+
+struct gp_program {
+	const char *name;          /* the function's name */
+	const char *section;       /* the ELF section it lives in */
+	enum gp_attach_kind attach;
+	const char *target;        /* kernel/function/API name or glob from the section, or NULL */
+	unsigned mem_filter;       /* GP_MEM_* for GP_ATTACH_MEM */
+	int barrier_after;         /* GP_ATTACH_BARRIER: 0 before, 1 after */
+	struct bpf_insn *insns;    /* map references resolved: ld_imm64 with src_reg
+	                            * BPF_PSEUDO_MAP_FD and imm = map index, or BPF_PSEUDO_MAP_VALUE
+	                            * with imm = map index and the next insn's imm = offset */
+	size_t ninsns;
+};
+
+struct gp_map {
+	const char *name;          /* ".data", ".rodata", ".bss" for global data sections */
+	uint32_t type;             /* BPF_MAP_TYPE_* or bpftime's 1502/1527 */
+	uint32_t key_size, value_size, max_entries, flags;
+	const void *initial;       /* initial value bytes for global data maps, else NULL */
+	size_t initial_size;
+	int readonly;              /* .rodata */
+};
+
+struct gp_object;
+
+/* Open a BPF ELF object. On failure returns a negative errno and writes one line into err. */
+int gp_object__open_file(const char *path, struct gp_object **out, char *err, size_t errlen);
+int gp_object__open_mem(const void *data, size_t size, const char *name, struct gp_object **out,
+			char *err, size_t errlen);
+void gp_object__close(struct gp_object *obj);
+
+size_t gp_object__program_count(const struct gp_object *obj);
+const struct gp_program *gp_object__program(const struct gp_object *obj, size_t i);
+size_t gp_object__map_count(const struct gp_object *obj);
+const struct gp_map *gp_object__map(const struct gp_object *obj, size_t i);
+const char *gp_object__license(const struct gp_object *obj);
+const char *gp_object__path(const struct gp_object *obj);
+
+#endif
