@@ -1,0 +1,89 @@
+/* Fatbin reading: the containers nvcc embeds in executables and that module loads hand the driver.
+ *
+ * Layout (little endian), as DESIGN.md "Facts to build on" states it:
+ *   wrapper   (magic 0x466243B1): u32 magic, u32 version (1: one fatbin, 2: null-terminated list),
+ *             u64 pointer to the fatbin (v1) or to a NULL-terminated array of fatbin pointers (v2).
+ *   container (magic 0xBA55ED50): u32 magic, u16 version 1, u16 header size 16, u64 size of what
+ *             follows the header (a sequence of entries).
+ *   entry:    +0x00 u16 kind (1 PTX, 2 ELF), +0x04 u32 header size, +0x08 u64 payload size,
+ *             +0x10 u32 compressed size, +0x18 u16 minor, u16 major, +0x1c u32 SM, +0x28 u64 flags,
+ *             +0x38 u64 uncompressed size. Flag 0x8000: zstd payload; 0x2000: raw LZ4 block.
+ *
+ * libbpf-style: opaque objects, object__verb names, negative errno, and one line in err naming the
+ * offset and the problem. Nothing here reads outside the image it was given (when its size is known).
+ */
+#ifndef GPUPROBE_FATBIN_H
+#define GPUPROBE_FATBIN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define FATBIN_WRAPPER_MAGIC   0x466243B1u
+#define FATBIN_CONTAINER_MAGIC 0xBA55ED50u
+
+#define FATBIN_FLAG_64BIT      0x0001ull /* 64-bit address model */
+#define FATBIN_FLAG_DEBUG      0x0002ull
+#define FATBIN_FLAG_LINUX      0x0010ull
+#define FATBIN_FLAG_LZ4        0x2000ull /* payload is one raw LZ4 block */
+#define FATBIN_FLAG_ZSTD       0x8000ull /* payload is one zstd frame */
+
+enum fatbin_kind { FATBIN_KIND_PTX = 1, FATBIN_KIND_ELF = 2 };
+
+enum fatbin_compression { FATBIN_COMPRESS_NONE, FATBIN_COMPRESS_ZSTD, FATBIN_COMPRESS_LZ4 };
+
+struct fatbin_entry {
+	enum fatbin_kind kind;
+	unsigned sm;                      /* e.g. 90 for sm_90 / compute_90 */
+	unsigned version_major, version_minor;
+	uint64_t flags;
+	enum fatbin_compression compression;
+	const uint8_t *payload;           /* points into the image (or the file's buffer) */
+	size_t payload_size;              /* bytes at payload (compressed size when compressed) */
+	size_t uncompressed_size;         /* size after decompression (payload_size when raw) */
+	size_t offset;                    /* of the entry header, from the image start */
+};
+
+/* Every fatbin found in one image (wrapper v1/v2, container(s), ELF sections). */
+struct fatbin;
+
+/* size SIZE_MAX when unknown (a pointer the driver API got): then sizes come from headers.
+ * The image must stay alive while fb is open (entries point into it). */
+int fatbin__open_mem(const void *image, size_t size, struct fatbin **out, char *err, size_t errlen);
+
+/* A fatbin file, or an ELF executable/shared library with .nv_fatbin / .nvFatBinSegment.
+ * The file's bytes are kept by fb. */
+int fatbin__open_file(const char *path, struct fatbin **out, char *err, size_t errlen);
+
+size_t fatbin__entry_count(const struct fatbin *fb);
+const struct fatbin_entry *fatbin__entry(const struct fatbin *fb, size_t i);
+
+/* Decompressed payload (malloc'd; PTX NUL-terminated, trailing NULs stripped from len).
+ * Free with free(). */
+int fatbin__entry_data(const struct fatbin_entry *e, void **out, size_t *len, char *err, size_t errlen);
+
+void fatbin__close(struct fatbin *fb);
+
+/* Names for printing: "ptx"/"cubin"; "none"/"zstd"/"lz4". */
+const char *fatbin_kind_name(enum fatbin_kind kind);
+const char *fatbin_compression_name(enum fatbin_compression c);
+
+enum module_image_kind { MODULE_IMAGE_UNKNOWN, MODULE_IMAGE_PTX, MODULE_IMAGE_CUBIN,
+	MODULE_IMAGE_FATBIN, MODULE_IMAGE_WRAPPER };
+
+/* What a cuModuleLoadData-style pointer holds: PTX text, an ELF cubin, a fatbin container
+ * (magic 0xBA55ED50) or a wrapper (0x466243B1). size may be SIZE_MAX when unknown. */
+enum module_image_kind module_image_classify(const void *image, size_t size);
+
+/* Byte size of an image given without size (headers for fatbins, ELF headers for cubins,
+ * strlen+1 for PTX). For a wrapper: the wrapper struct (16 bytes). Returns 0 or -EINVAL. */
+int module_image_size(const void *image, enum module_image_kind kind, size_t *size);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
