@@ -1,0 +1,47 @@
+/* The eBPF verifier: proves a program safe to run inside a GPU kernel before it is lowered.
+ * Modelled on the Linux BPF verifier: typed register states (scalars with ranges and known bits,
+ * pointers to the context, the stack, map values, ring-buffer memory), every path explored with
+ * state pruning, and a log whose last line names the instruction and the reason, e.g.
+ *   "7: (61) r2 = *(u32 *)(r1 +64)\ninvalid access to context: off=64 size=4 (ctx size 16)".
+ * GPUs cannot be preempted: a program whose loops are not provably bounded never verifies. */
+#ifndef GPUPROBE_EBPF_VERIFIER_H
+#define GPUPROBE_EBPF_VERIFIER_H
+
+#include "ebpf/object.h"
+
+#include <linux/bpf.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct gp_verify_opts {
+	enum gp_attach_kind attach;
+	const struct gp_map *maps; size_t nmaps;   /* ld_imm64 imm = map index */
+	uint32_t ctx_size;                         /* readable bytes at r1; the context is read-only */
+	char *log; size_t log_size;                /* Linux-verifier-style log; last line says why */
+	unsigned max_states;                       /* 0: default */
+	uint8_t *map_atomic_only;                  /* out, optional, nmaps entries: 1 when the program
+	                                              changes that map's values only by atomic add */
+	unsigned stack_depth;                      /* out: bytes of stack used */
+	/* Additions beyond the contract (zero-initialised opts keep the defaults): */
+	int log_level;                             /* 0: the rejection only; 1: every instruction
+	                                              processed with its register state (-v) */
+	unsigned long max_insns;                   /* instructions processed budget; 0: 1,000,000 */
+	unsigned long insns_processed;             /* out: instructions processed (all paths) */
+	unsigned states_stored;                    /* out: states kept for pruning */
+	int r2_is_ctx_size;                        /* GP_ATTACH_NONE only: r2 holds ctx_size on
+	                                              entry (the conformance corpus's mem length) */
+};
+
+/* 0 when safe; -EINVAL (malformed), -EACCES (unsafe), -E2BIG (too complex).
+ * With GP_ATTACH_NONE, r1 is a read-only pointer to ctx_size bytes (0: r1 is an unknown scalar
+ * when ctx_size is 0), which is how generic test programs (the conformance corpus) are checked. */
+int gp_verify(const struct bpf_insn *insns, size_t n, struct gp_verify_opts *opts);
+
+/* sizeof the context struct in include/gpuprobe/ for that attach point; 0 for GP_ATTACH_NONE. */
+uint32_t gp_attach_ctx_size(enum gp_attach_kind kind);
+
+/* Disassemble one instruction in the Linux verifier's log style ("r2 = *(u32 *)(r1 +64)").
+ * For ld_imm64, insn[1] must be readable. Returns the length written (snprintf semantics). */
+int gp_disasm_insn(const struct bpf_insn *insn, char *buf, size_t size);
+
+#endif
