@@ -1,0 +1,49 @@
+/* eBPF lowered into the IR (ptx-frontend/ir.h), not into text (DESIGN.md): one lowering serves
+ * every backend. Each eBPF register becomes a 64-bit virtual register, each frame's 512-byte
+ * stack a .local array, and every instruction keeps its exact ISA semantics (RFC 9669): division
+ * by zero gives 0, modulo by zero leaves the dividend, shift counts are masked, ALU32 results are
+ * zero-extended. ptxas allocates registers and optimizes. */
+#ifndef GPUPROBE_EBPF_LOWER_H
+#define GPUPROBE_EBPF_LOWER_H
+
+#include <linux/bpf.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../ptx-frontend/ir.h"
+
+struct gp_lower_opts {
+	/* ld_imm64 of map i (BPF_PSEUDO_MAP_FD) or of map i's value + off (BPF_PSEUDO_MAP_VALUE):
+	   emit IR that puts the 64-bit address into register dst, before `pos` in f. The maps
+	   engineer provides this; a NULL hook rejects programs that use maps. */
+	int (*emit_map_ref)(void *user, ir_module *m, ir_func *f, const char *dst, int map_index,
+			    int value_form, int32_t off);
+	/* helpers whose device implementation belongs to maps/ (map_lookup/update/delete,
+	   ringbuf_*, perf_event_output, trace_printk): return the name of an IR .func taking
+	   .param .b64 args r1..r5 and returning .param .b64, that the maps engineer adds to the
+	   module; NULL when not provided (then the program is rejected with a clear error). */
+	const char *(*helper_func)(void *user, ir_module *m, int helper_id);
+	void *user;
+	const char *prefix;   /* register/label prefix, unique per lowered program, e.g. "__gp0_" */
+
+	/* Additions of the lowering engineer (zero-initialised opts keep the defaults): */
+	uint64_t pid_tgid;    /* what get_current_pid_tgid (14) returns: tgid << 32 | pid */
+	/* bpftime's puts (501): name of an IR .func (.param .b64 ret) f(.param .b64 str) that the
+	   caller adds to the module; NULL: puts lowers to vprintf("%s\n"-less) of the string itself,
+	   declaring vprintf's prototype in the module when absent. */
+	const char *puts_func;
+};
+
+/* Adds `.func (.param .b64 ret) func_name(.param .b64 ctx)` to m; r1 = ctx on entry, the value
+ * returned is r0 at exit. BPF-to-BPF subprograms become their own .func named
+ * "<func_name>__sub<insn index>" (r1-r5 passed, r0 returned, r6-r9 and the stack per frame).
+ * The program must have passed the verifier (or come from the conformance corpus): lowering
+ * checks only what it needs to produce well-formed IR (opcodes, jump targets, helper ids).
+ * Returns 0, or a negative errno with one line in err ("insn N: message"). */
+int gp_lower_program(ir_module *m, const struct bpf_insn *insns, size_t n, const char *func_name,
+		     const struct gp_lower_opts *opts, char *err, size_t errlen);
+
+/* "%s\n"-style one-line description of why an opcode is rejected, exposed for tests. */
+const char *gp_lower_opcode_name(uint8_t code);
+
+#endif
