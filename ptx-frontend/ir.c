@@ -238,7 +238,7 @@ ir_stmt *ir_insn_new(ir_module *m, const char *opcode, const char *mods, unsigne
 	s->insn.ops = ir_alloc(m, (nops ? nops : 1) * sizeof(ir_operand));
 	if (nops)
 		memcpy(s->insn.ops, ops, nops * sizeof(ir_operand));
-	s->insn.info = ir_insn_info_lookup(s->insn.opcode);
+	s->insn.info = ir_insn_info_for(&s->insn);
 	return s;
 }
 

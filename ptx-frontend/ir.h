@@ -60,7 +60,7 @@ struct ir_decl {
 	const char *vec;        /* ".v2", ".v4" or NULL */
 	const char *type;       /* ".b32", ".u64", ".f32", ".pred", ".texref", ... */
 	const char *name;       /* "%r" for a parameterized declaration, else the full name */
-	int count;              /* %r<5>: 5; -1 when not parameterized */
+	int count;              /* %r<5>: 5; -1 (or 0) when not parameterized: <N> is printed for N > 0 */
 	const char *dims;       /* array dimensions exactly as written, "[16][4]" or "[]", or NULL */
 	const char *init;       /* initializer text after '=' exactly as written, or NULL */
 	const char *ptr_attrs;  /* kernel param ".ptr .global .align 8" etc. as written, or NULL */
@@ -208,8 +208,13 @@ struct ir_insn_info {
 	int ndst;                 /* leading operands written (0 for st, bra; 1 for most) */
 };
 
-/* Look up an opcode in the table; NULL when unknown. */
+/* Look up an opcode in the table; NULL when unknown. Dotted entries exist for instructions
+ * whose meaning depends on their first modifiers: "cp.async.bulk", "wmma.load", "bar.red". */
 const ir_insn_info *ir_insn_info_lookup(const char *opcode);
+/* The entry for an instruction: the longest entry spelled by its opcode and leading modifiers
+ * (cp + .async.bulk.tensor gives "cp.async.bulk.tensor"). The parser and ir_insn_new set
+ * insn->info with this. */
+const ir_insn_info *ir_insn_info_for(const ir_insn *insn);
 
 enum ir_space {
 	IR_SPACE_GENERIC, IR_SPACE_GLOBAL, IR_SPACE_SHARED, IR_SPACE_LOCAL,
@@ -223,6 +228,10 @@ struct ir_mem_access {
 	enum ir_access_dir dir;
 	unsigned size;            /* bytes moved by one thread (vector width included) */
 	int addr_op;              /* index of the address operand in insn->ops */
+	/* Copies (cp.async, cp.async.bulk) move data between two spaces: the access above is the
+	 * read of the source (or the global write of a store-direction bulk copy); the other end: */
+	enum ir_space dst_space;
+	int dst_addr_op;          /* -1 when the instruction touches one space only */
 };
 
 /* For a memory instruction (ld, st, atom, red, cp.async, ldmatrix, ...), fill *out and return 1;

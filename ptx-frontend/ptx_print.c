@@ -1,0 +1,290 @@
+/* IR to PTX text. The output is canonical (one statement per line, tab-separated operands), and
+ * carries everything ptxas looks at, so a parsed-and-printed module compiles to the same cubin.
+ * The output buffer grows geometrically; no printf on the hot path. */
+#include "ptx-frontend/ir.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct outbuf {
+	char *p;
+	size_t len, cap;
+};
+
+static void ob_grow(struct outbuf *b, size_t need)
+{
+	size_t cap = b->cap ? b->cap : 4096;
+	while (cap - b->len < need)
+		cap *= 2;
+	char *np = realloc(b->p, cap);
+	if (!np) {
+		fputs("gpuprobe: out of memory printing PTX\n", stderr);
+		abort();
+	}
+	b->p = np;
+	b->cap = cap;
+}
+
+static inline void ob_putn(struct outbuf *b, const char *s, size_t n)
+{
+	if (b->cap - b->len < n + 1)
+		ob_grow(b, n + 1);
+	memcpy(b->p + b->len, s, n);
+	b->len += n;
+}
+
+static inline void ob_puts(struct outbuf *b, const char *s) { ob_putn(b, s, strlen(s)); }
+
+static inline void ob_putc(struct outbuf *b, char c)
+{
+	if (b->cap - b->len < 2)
+		ob_grow(b, 2);
+	b->p[b->len++] = c;
+}
+
+static void ob_putint(struct outbuf *b, int64_t v)
+{
+	char tmp[24];
+	int n = 0;
+	uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+	do {
+		tmp[n++] = (char)('0' + u % 10);
+		u /= 10;
+	} while (u);
+	if (v < 0)
+		tmp[n++] = '-';
+	if (b->cap - b->len < (size_t)n + 1)
+		ob_grow(b, (size_t)n + 1);
+	while (n)
+		b->p[b->len++] = tmp[--n];
+}
+
+static void print_operand(struct outbuf *b, const ir_operand *o);
+
+static void print_elems(struct outbuf *b, const ir_operand *o, const char *sep)
+{
+	for (unsigned i = 0; i < o->nelems; i++) {
+		if (i)
+			ob_puts(b, sep);
+		print_operand(b, &o->elems[i]);
+	}
+}
+
+static void print_operand(struct outbuf *b, const ir_operand *o)
+{
+	switch (o->kind) {
+	case IR_OPND_REG:
+		if (o->neg)
+			ob_putc(b, '!');
+		ob_puts(b, o->name ? o->name : "");
+		break;
+	case IR_OPND_SYMBOL:
+		if (o->neg)
+			ob_putc(b, '!');
+		ob_puts(b, o->name ? o->name : "");
+		break;
+	case IR_OPND_INT:
+		if (o->text)
+			ob_puts(b, o->text);
+		else
+			ob_putint(b, o->ival);
+		break;
+	case IR_OPND_FLOAT:
+		ob_puts(b, o->text ? o->text : "0f00000000");
+		break;
+	case IR_OPND_ADDR:
+		ob_putc(b, '[');
+		if (o->name) {
+			ob_puts(b, o->name);
+			if (o->nelems) {
+				for (unsigned i = 0; i < o->nelems; i++) {
+					ob_puts(b, ", ");
+					print_operand(b, &o->elems[i]);
+				}
+			} else if (o->ival) {
+				ob_putc(b, '+');
+				ob_putint(b, o->ival);
+			}
+		} else {
+			ob_putint(b, o->ival);
+		}
+		ob_putc(b, ']');
+		break;
+	case IR_OPND_VEC:
+		ob_putc(b, '{');
+		print_elems(b, o, ", ");
+		ob_putc(b, '}');
+		break;
+	case IR_OPND_LIST:
+		ob_putc(b, '(');
+		print_elems(b, o, ", ");
+		ob_putc(b, ')');
+		break;
+	case IR_OPND_PAIR:
+		print_elems(b, o, "|");
+		break;
+	case IR_OPND_RAW:
+		ob_puts(b, o->name ? o->name : "");
+		break;
+	}
+}
+
+static void print_insn(struct outbuf *b, const ir_insn *in)
+{
+	ob_putc(b, '\t');
+	if (in->guard) {
+		ob_putc(b, '@');
+		if (in->guard_neg)
+			ob_putc(b, '!');
+		ob_puts(b, in->guard);
+		ob_putc(b, ' ');
+	}
+	ob_puts(b, in->opcode);
+	for (unsigned i = 0; i < in->nmods; i++)
+		ob_puts(b, in->mods[i]);
+	for (unsigned i = 0; i < in->nops; i++) {
+		ob_puts(b, i ? ", " : " \t");
+		print_operand(b, &in->ops[i]);
+	}
+	ob_puts(b, ";\n");
+}
+
+/* One declaration without its trailing ';'. */
+static void print_decl(struct outbuf *b, const ir_decl *d)
+{
+	bool sp = false;
+#define WORD(s)                          \
+	do {                             \
+		if (sp)                  \
+			ob_putc(b, ' '); \
+		ob_puts(b, s);           \
+		sp = true;               \
+	} while (0)
+	if (d->linkage)
+		WORD(d->linkage);
+	if (d->space)
+		WORD(d->space);
+	for (unsigned i = 0; i < d->nattrs; i++)
+		WORD(d->attrs[i]);
+	if (d->align) {
+		WORD(".align ");
+		ob_putint(b, d->align);
+	}
+	if (d->vec)
+		WORD(d->vec);
+	if (d->type)
+		WORD(d->type);
+	if (d->ptr_attrs)
+		WORD(d->ptr_attrs);
+#undef WORD
+	if (d->name) {
+		ob_puts(b, sp ? " \t" : "");
+		ob_puts(b, d->name);
+	}
+	if (d->count > 0 && d->name) {
+		ob_putc(b, '<');
+		ob_putint(b, d->count);
+		ob_putc(b, '>');
+	}
+	if (d->dims)
+		ob_puts(b, d->dims);
+	if (d->init) {
+		ob_puts(b, " = ");
+		ob_puts(b, d->init);
+	}
+}
+
+static void print_stmt(struct outbuf *b, const ir_stmt *s)
+{
+	switch (s->kind) {
+	case IR_STMT_INSN:
+		print_insn(b, &s->insn);
+		break;
+	case IR_STMT_LABEL:
+		ob_puts(b, s->text);
+		ob_puts(b, ":\n");
+		break;
+	case IR_STMT_DECL:
+		ob_putc(b, '\t');
+		print_decl(b, &s->decl);
+		ob_puts(b, ";\n");
+		break;
+	case IR_STMT_DIRECTIVE:
+		ob_putc(b, '\t');
+		ob_puts(b, s->text);
+		ob_putc(b, '\n');
+		break;
+	case IR_STMT_BLOCK_OPEN:
+		ob_puts(b, "\t{\n");
+		break;
+	case IR_STMT_BLOCK_CLOSE:
+		ob_puts(b, "\t}\n");
+		break;
+	}
+}
+
+static void print_params(struct outbuf *b, const ir_decl *p, unsigned n)
+{
+	ob_puts(b, "(\n");
+	for (unsigned i = 0; i < n; i++) {
+		ob_putc(b, '\t');
+		print_decl(b, &p[i]);
+		ob_puts(b, i + 1 < n ? ",\n" : "\n");
+	}
+	ob_putc(b, ')');
+}
+
+static void print_func(struct outbuf *b, const ir_func *f)
+{
+	if (f->linkage) {
+		ob_puts(b, f->linkage);
+		ob_putc(b, ' ');
+	}
+	ob_puts(b, f->is_entry ? ".entry " : ".func ");
+	if (f->has_rets || f->nrets) {
+		print_params(b, f->rets, f->nrets);
+		ob_putc(b, ' ');
+	}
+	ob_puts(b, f->name);
+	if (f->has_params || f->nparams)
+		print_params(b, f->params, f->nparams);
+	ob_putc(b, '\n');
+	for (unsigned i = 0; i < f->nperf; i++) {
+		ob_puts(b, f->perf[i]);
+		ob_putc(b, '\n');
+	}
+	if (!f->has_body) {
+		ob_puts(b, ";\n");
+		return;
+	}
+	ob_puts(b, "{\n");
+	for (const ir_stmt *s = f->first; s; s = s->next)
+		print_stmt(b, s);
+	ob_puts(b, "}\n");
+}
+
+char *ptx_print(const ir_module *m, size_t *len)
+{
+	struct outbuf b = {0};
+	ob_grow(&b, 1 << 16);
+	for (const ir_top *t = m->first; t; t = t->next) {
+		switch (t->kind) {
+		case IR_TOP_DIRECTIVE:
+			ob_puts(&b, t->text);
+			ob_putc(&b, '\n');
+			break;
+		case IR_TOP_DECL:
+			print_decl(&b, &t->decl);
+			ob_puts(&b, ";\n");
+			break;
+		case IR_TOP_FUNC:
+			print_func(&b, &t->func);
+			break;
+		}
+	}
+	b.p[b.len] = 0;
+	if (len)
+		*len = b.len;
+	return b.p;
+}
