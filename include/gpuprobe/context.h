@@ -1,0 +1,111 @@
+/* The context structs that r1 points to when a gpuprobe program runs, one per attach point.
+ * Shared by probe authors (clang -target bpf) and by gpuprobe itself (host C): the verifier bounds
+ * context reads by sizeof these structs, the instrumentation fills them on the device, the host
+ * interpreter fills the host ones. The context is read-only for programs.
+ *
+ * Layout rules: fixed-size fields only, naturally aligned, explicit padding, no pointers (device
+ * and host addresses are __u64), so both compilers agree on every offset. */
+#ifndef GPUPROBE_CONTEXT_H
+#define GPUPROBE_CONTEXT_H
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
+/* Who is running: every device context carries these (in .thread). */
+struct gp_thread_ids {
+	__u32 block_idx[3];   /* %ctaid.x/y/z */
+	__u32 thread_idx[3];  /* %tid.x/y/z */
+	__u32 sm_id;          /* %smid: the "CPU" of per-CPU maps */
+	__u32 warp_id;        /* %warpid */
+	__u32 lane_id;        /* %laneid */
+	__u32 kernel_hash;    /* gp_name_hash() of the kernel's (mangled) name */
+};
+
+/* gpu/entry/<kernel-glob>, gpu/exit/<kernel-glob>; bpftime's kprobe/ and kretprobe/ too. */
+struct gp_kernel_ctx {
+	__u64 params;         /* device address of the kernel's parameter buffer */
+	__u32 params_size;    /* bytes of parameters */
+	__u32 _pad0;
+	__u32 grid_dim[3];    /* %nctaid */
+	__u32 block_dim[3];   /* %ntid */
+	struct gp_thread_ids thread;
+	__u64 timestamp;      /* %globaltimer, ns */
+};
+
+/* gpu/block_begin/<glob>, gpu/block_end/<glob>: run once per block. */
+struct gp_block_ctx {
+	__u32 grid_dim[3];
+	__u32 block_dim[3];
+	struct gp_thread_ids thread;   /* thread_idx of the thread that runs the probe */
+	__u64 timestamp;               /* %globaltimer, ns */
+};
+
+/* Values of gp_mem_ctx.space and .dir. */
+enum gp_mem_space { GP_SPACE_GLOBAL = 1, GP_SPACE_SHARED = 2, GP_SPACE_LOCAL = 3, GP_SPACE_GENERIC = 4 };
+enum gp_mem_dir { GP_DIR_LOAD = 1, GP_DIR_STORE = 2, GP_DIR_ATOMIC = 3 };
+
+/* gpu/mem/<filters>/<kernel-glob>: before each matching load, store or atomic. */
+struct gp_mem_ctx {
+	__u64 addr;           /* the effective address (in its state space) */
+	__u32 size;           /* bytes accessed */
+	__u8 space;           /* enum gp_mem_space */
+	__u8 dir;             /* enum gp_mem_dir */
+	__u16 _pad0;
+	__u32 insn_index;     /* index of the instruction in its function */
+	__u32 line;           /* source line from .loc, 0 when unknown */
+	struct gp_thread_ids thread;
+};
+
+/* gpu/barrier/<glob> (before bar.sync/barrier), gpu/barrier_after/<glob> (after). */
+struct gp_barrier_ctx {
+	__u32 barrier_id;     /* the barrier operand, 0 when implicit */
+	__u32 insn_index;
+	__u32 line;
+	__u32 after;          /* 0 before the barrier, 1 after */
+	struct gp_thread_ids thread;
+	__u64 timestamp;
+};
+
+/* gpu/bb/<glob>: at the start of each basic block. */
+struct gp_bb_ctx {
+	__u32 bb_index;       /* basic block number in its function, in program order */
+	__u32 insn_index;     /* index of the block's first instruction */
+	__u32 line;
+	__u32 func_hash;      /* gp_name_hash() of the enclosing function */
+	struct gp_thread_ids thread;
+};
+
+/* gpu/func_entry/<func-glob>, gpu/func_exit/<func-glob>: device .func calls. */
+struct gp_func_ctx {
+	__u32 func_hash;      /* gp_name_hash() of the function */
+	__u32 nargs;          /* scalar parameters copied into args (at most 8) */
+	__u64 args[8];        /* entry: parameters, zero-extended */
+	__u64 ret;            /* exit: the first return value, zero-extended */
+	struct gp_thread_ids thread;
+};
+
+/* host/entry/<cuApi-glob>, host/exit/<cuApi-glob>: driver API calls, run by the host interpreter. */
+struct gp_host_ctx {
+	__u32 api_id;         /* index of the API in gpuprobe's driver API list */
+	__u32 api_hash;       /* gp_name_hash() of its name, e.g. "cuLaunchKernel" */
+	__u32 nargs;          /* arguments copied into args (at most 8) */
+	__s32 result;         /* exit: the CUresult returned; entry: 0 */
+	__u64 args[8];        /* arguments as 64-bit values (pointers as addresses) */
+	__u64 ret;            /* exit: the return value as 64 bits */
+	__u64 timestamp;      /* CLOCK_MONOTONIC ns */
+	__u32 pid;
+	__u32 tid;
+};
+
+/* 32-bit FNV-1a of a name: what the *_hash fields hold. Usable in BPF programs with a constant
+ * string (clang unrolls it) and on the host. */
+static inline __u32 gp_name_hash(const char *s)
+{
+	__u32 h = 2166136261u;
+	for (; *s; s++)
+		h = (h ^ (__u8)*s) * 16777619u;
+	return h;
+}
+
+#endif

@@ -1,0 +1,100 @@
+/* gpuprobe: the one header eBPF probe authors include.
+ *
+ *   #include <linux/bpf.h>
+ *   #include <bpf/bpf_helpers.h>
+ *   #include <gpuprobe/gpuprobe.h>
+ *   clang -target bpf -O2 -g -I/usr/include/x86_64-linux-gnu -I<gpuprobe>/include -c p.bpf.c
+ *
+ * It gives: the attach-point section names (GPU_ENTRY("kernel") ...), the context struct r1 points
+ * to at each attach point (gpuprobe/context.h), the map types, and the GPU helpers beyond what
+ * libbpf's <bpf/bpf_helpers.h> declares (ids from ebpf/helpers.def). Host C may include it too,
+ * for the struct layouts: helper declarations are compiled only for the BPF target.
+ *
+ * Section names (a glob may be omitted, or be empty: then every kernel/function/API matches):
+ *   gpu/entry/<kernel-glob>          every thread, at kernel entry        struct gp_kernel_ctx
+ *   gpu/exit/<kernel-glob>           every thread, before each exit/ret   struct gp_kernel_ctx
+ *   gpu/block_begin/<kernel-glob>    once per block, first thread in      struct gp_block_ctx
+ *   gpu/block_end/<kernel-glob>      once per block, last thread out      struct gp_block_ctx
+ *   gpu/func_entry/<func-glob>       device .func entry                   struct gp_func_ctx
+ *   gpu/func_exit/<func-glob>        device .func return                  struct gp_func_ctx
+ *   gpu/mem/<filters>/<kernel-glob>  before loads/stores/atomics          struct gp_mem_ctx
+ *        filters: comma-separated from global,shared,local,generic (spaces) and
+ *        load,store,atomic (directions), or "all"; a group left out means all of that group
+ *   gpu/barrier/<kernel-glob>        before bar.sync/barrier              struct gp_barrier_ctx
+ *   gpu/barrier_after/<kernel-glob>  after bar.sync/barrier               struct gp_barrier_ctx
+ *   gpu/bb/<kernel-glob>             each basic block entry               struct gp_bb_ctx
+ *   host/entry/<cuApi-glob>          before a driver API call (host)      struct gp_host_ctx
+ *   host/exit/<cuApi-glob>           after a driver API call (host)       struct gp_host_ctx
+ * bpftime's GPU conventions load unchanged: kprobe/<kernel> = gpu/entry, kretprobe/<kernel> =
+ * gpu/exit (its programs are named cuda__*).
+ * Globs use fnmatch(3) syntax (*, ?, [..]) against the kernel's mangled name. */
+#ifndef GPUPROBE_GPUPROBE_H
+#define GPUPROBE_GPUPROBE_H
+
+#include "gpuprobe/context.h"
+
+/* ---- Section names ---------------------------------------------------------------------- */
+#define GP_SEC_ENTRY "gpu/entry/"
+#define GP_SEC_EXIT "gpu/exit/"
+#define GP_SEC_BLOCK_BEGIN "gpu/block_begin/"
+#define GP_SEC_BLOCK_END "gpu/block_end/"
+#define GP_SEC_FUNC_ENTRY "gpu/func_entry/"
+#define GP_SEC_FUNC_EXIT "gpu/func_exit/"
+#define GP_SEC_MEM "gpu/mem/"
+#define GP_SEC_BARRIER "gpu/barrier/"
+#define GP_SEC_BARRIER_AFTER "gpu/barrier_after/"
+#define GP_SEC_BB "gpu/bb/"
+#define GP_SEC_HOST_ENTRY "host/entry/"
+#define GP_SEC_HOST_EXIT "host/exit/"
+
+/* Use with libbpf's SEC(): GPU_ENTRY("vecAdd*"), GPU_ENTRY("") for every kernel,
+ * GPU_MEM("global,store", "sgemm"). */
+#define GPU_ENTRY(glob) SEC(GP_SEC_ENTRY glob)
+#define GPU_EXIT(glob) SEC(GP_SEC_EXIT glob)
+#define GPU_BLOCK_BEGIN(glob) SEC(GP_SEC_BLOCK_BEGIN glob)
+#define GPU_BLOCK_END(glob) SEC(GP_SEC_BLOCK_END glob)
+#define GPU_FUNC_ENTRY(glob) SEC(GP_SEC_FUNC_ENTRY glob)
+#define GPU_FUNC_EXIT(glob) SEC(GP_SEC_FUNC_EXIT glob)
+#define GPU_MEM(filters, glob) SEC(GP_SEC_MEM filters "/" glob)
+#define GPU_BARRIER(glob) SEC(GP_SEC_BARRIER glob)
+#define GPU_BARRIER_AFTER(glob) SEC(GP_SEC_BARRIER_AFTER glob)
+#define GPU_BB(glob) SEC(GP_SEC_BB glob)
+#define HOST_ENTRY(glob) SEC(GP_SEC_HOST_ENTRY glob)
+#define HOST_EXIT(glob) SEC(GP_SEC_HOST_EXIT glob)
+
+/* ---- Map types -------------------------------------------------------------------------- *
+ * The Linux ids work as in Linux (BPF_MAP_TYPE_ARRAY, HASH, PERCPU_ARRAY, PERCPU_HASH, RINGBUF,
+ * PERF_EVENT_ARRAY), with one GPU reading: the "CPU" is the SM. Per-CPU maps keep one copy of
+ * each value per SM (bpf_get_smp_processor_id() returns %smid), and the host reads every copy as
+ * Linux user space reads per-CPU values. An ARRAY or HASH map whose values a program changes only
+ * by atomic add (__sync_fetch_and_add) is sharded per SM automatically and summed on the host.
+ * A RINGBUF gets one ring per SM. */
+#define GPUPROBE_MAP_TYPE_PERTHREAD_ARRAY 1502  /* bpftime: one value per GPU thread */
+#define GPUPROBE_MAP_TYPE_GPU_RINGBUF 1527      /* bpftime: GPU ring buffer (perf_event_output) */
+
+/* ---- GPU helpers (ids from ebpf/helpers.def; Linux ids come from <bpf/bpf_helpers.h>) ------- */
+#if defined(__bpf__) || defined(__BPF__)
+/* Print a constant string (device printf). */
+static long (* const bpf_puts)(const char *s) = (void *)501;
+/* %globaltimer in ns (same clock on every SM). */
+static __u64 (* const bpf_get_globaltimer)(void) = (void *)502;
+/* Write x/y/z of %ctaid, %ntid, %tid, %nctaid into the three 8-byte outputs; return 0. */
+static long (* const bpf_get_block_idx)(__u64 *x, __u64 *y, __u64 *z) = (void *)503;
+static long (* const bpf_get_block_dim)(__u64 *x, __u64 *y, __u64 *z) = (void *)504;
+static long (* const bpf_get_thread_idx)(__u64 *x, __u64 *y, __u64 *z) = (void *)505;
+/* Device-wide memory fence (membar.gl). */
+static long (* const bpf_gpu_membar)(void) = (void *)506;
+/* End the calling GPU thread (exit). */
+static void (* const bpf_gpu_exit)(void) = (void *)507;
+static long (* const bpf_get_grid_dim)(__u64 *x, __u64 *y, __u64 *z) = (void *)508;
+/* %smid, %warpid, %laneid. */
+static __u64 (* const bpf_get_sm_id)(void) = (void *)509;
+static __u64 (* const bpf_get_warp_id)(void) = (void *)510;
+static __u64 (* const bpf_get_lane_id)(void) = (void *)511;
+/* %clock64: the SM's cycle counter. */
+static __u64 (* const bpf_get_clock)(void) = (void *)512;
+/* %activemask: the lanes of the warp executing this probe. */
+static __u64 (* const bpf_get_active_mask)(void) = (void *)513;
+#endif
+
+#endif
