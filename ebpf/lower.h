@@ -14,8 +14,10 @@
 
 struct gp_lower_opts {
 	/* ld_imm64 of map i (BPF_PSEUDO_MAP_FD) or of map i's value + off (BPF_PSEUDO_MAP_VALUE):
-	   emit IR that puts the 64-bit address into register dst, before `pos` in f. The maps
-	   engineer provides this; a NULL hook rejects programs that use maps. */
+	   emit IR that puts the 64-bit address into register dst, appended to f (where the
+	   lowering is). The maps engineer provides this; a NULL hook rejects programs that use
+	   maps. Returns 0 or a negative errno. Functions the hooks add to m may go anywhere: the
+	   lowered functions are appended to m only after all hooks ran, so they come later. */
 	int (*emit_map_ref)(void *user, ir_module *m, ir_func *f, const char *dst, int map_index,
 			    int value_form, int32_t off);
 	/* helpers whose device implementation belongs to maps/ (map_lookup/update/delete,
@@ -28,10 +30,16 @@ struct gp_lower_opts {
 
 	/* Additions of the lowering engineer (zero-initialised opts keep the defaults): */
 	uint64_t pid_tgid;    /* what get_current_pid_tgid (14) returns: tgid << 32 | pid */
-	/* bpftime's puts (501): name of an IR .func (.param .b64 ret) f(.param .b64 str) that the
-	   caller adds to the module; NULL: puts lowers to vprintf("%s\n"-less) of the string itself,
-	   declaring vprintf's prototype in the module when absent. */
+	/* bpftime's puts (501): name of an IR .func (.param .b64 ret) f(.param .b64 str) in the
+	   module; NULL: puts lowers to vprintf("%s\n", str), declaring vprintf when absent. */
 	const char *puts_func;
+	/* .param .b64 arguments of the function: r1..r<nargs>; 0 means 1 (r1 = ctx), at most 5.
+	   The conformance corpus passes r1 = memory and r2 = its length. */
+	unsigned nargs;
+	/* Loads and stores whose alignment is not known statically (any base but r10) check it at
+	   run time and fall back to byte accesses, as misaligned accesses fault on the GPU; set
+	   when the verifier proved every access aligned to skip the check. */
+	int assume_aligned;
 };
 
 /* Adds `.func (.param .b64 ret) func_name(.param .b64 ctx)` to m; r1 = ctx on entry, the value
@@ -42,8 +50,5 @@ struct gp_lower_opts {
  * Returns 0, or a negative errno with one line in err ("insn N: message"). */
 int gp_lower_program(ir_module *m, const struct bpf_insn *insns, size_t n, const char *func_name,
 		     const struct gp_lower_opts *opts, char *err, size_t errlen);
-
-/* "%s\n"-style one-line description of why an opcode is rejected, exposed for tests. */
-const char *gp_lower_opcode_name(uint8_t code);
 
 #endif
