@@ -9,6 +9,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Newer than Debian 12's <linux/bpf.h> (Linux 6.1): sign-extending loads (BPF_LDX | BPF_MEMSX). */
+#ifndef BPF_MEMSX
+#define BPF_MEMSX 0x80
+#endif
+
 #include "ebpf/object.h"
 
 struct gp_interp_env {
