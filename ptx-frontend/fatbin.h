@@ -31,7 +31,12 @@ extern "C" {
 #define FATBIN_FLAG_LZ4        0x2000ull /* payload is one raw LZ4 block */
 #define FATBIN_FLAG_ZSTD       0x8000ull /* payload is one zstd frame */
 
-enum fatbin_kind { FATBIN_KIND_PTX = 1, FATBIN_KIND_ELF = 2 };
+#define FATBIN_FLAG_ARCH_SPECIFIC 0x100000ull /* sm_90a-style target */
+#define FATBIN_FLAG_FAMILY        0x200000ull /* sm_100f-style target */
+
+/* PTX and ELF (cubin) are the contract; other kinds (NVVM LTO IR from code=lto_XX, 8) are kept as
+ * read so that a listing can name them, but they are not decoded. */
+enum fatbin_kind { FATBIN_KIND_PTX = 1, FATBIN_KIND_ELF = 2, FATBIN_KIND_LTOIR = 8 };
 
 enum fatbin_compression { FATBIN_COMPRESS_NONE, FATBIN_COMPRESS_ZSTD, FATBIN_COMPRESS_LZ4 };
 
@@ -44,7 +49,16 @@ struct fatbin_entry {
 	const uint8_t *payload;           /* points into the image (or the file's buffer) */
 	size_t payload_size;              /* bytes at payload (compressed size when compressed) */
 	size_t uncompressed_size;         /* size after decompression (payload_size when raw) */
-	size_t offset;                    /* of the entry header, from the image start */
+	size_t offset;                    /* of the entry header, from the image start (for a
+	                                     container reached through a wrapper pointer outside a
+	                                     sized image: from that container's start) */
+	/* Beyond the contract: the options nvcc recorded for the JIT (e.g. " -g --dont-merge-
+	 * basicblocks", "--compile-only") and the source file name (-G builds); both point into the
+	 * image, are not NUL-terminated, and are NULL/0 when absent. */
+	const char *options;
+	size_t options_len;
+	const char *source_name;
+	size_t source_name_len;
 };
 
 /* Every fatbin found in one image (wrapper v1/v2, container(s), ELF sections). */
@@ -67,9 +81,11 @@ int fatbin__entry_data(const struct fatbin_entry *e, void **out, size_t *len, ch
 
 void fatbin__close(struct fatbin *fb);
 
-/* Names for printing: "ptx"/"cubin"; "none"/"zstd"/"lz4". */
+/* Names for printing: "ptx", "cubin", "ltoir" ("other" otherwise); "none", "zstd", "lz4";
+ * the target as "sm_90", "sm_90a", "sm_100f" (buf of at least 16 bytes). */
 const char *fatbin_kind_name(enum fatbin_kind kind);
 const char *fatbin_compression_name(enum fatbin_compression c);
+const char *fatbin_entry_target(const struct fatbin_entry *e, char *buf, size_t buflen);
 
 enum module_image_kind { MODULE_IMAGE_UNKNOWN, MODULE_IMAGE_PTX, MODULE_IMAGE_CUBIN,
 	MODULE_IMAGE_FATBIN, MODULE_IMAGE_WRAPPER };
@@ -79,7 +95,7 @@ enum module_image_kind { MODULE_IMAGE_UNKNOWN, MODULE_IMAGE_PTX, MODULE_IMAGE_CU
 enum module_image_kind module_image_classify(const void *image, size_t size);
 
 /* Byte size of an image given without size (headers for fatbins, ELF headers for cubins,
- * strlen+1 for PTX). For a wrapper: the wrapper struct (16 bytes). Returns 0 or -EINVAL. */
+ * strlen+1 for PTX). For a wrapper: the wrapper struct (24 bytes). Returns 0 or -EINVAL. */
 int module_image_size(const void *image, enum module_image_kind kind, size_t *size);
 
 #ifdef __cplusplus
