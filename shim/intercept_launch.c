@@ -1,0 +1,216 @@
+/* Interception of every launch path: direct launches (and their _ptsz forms), cooperative and
+ * legacy launches, and kernel nodes of CUDA graphs. The fast path adds one relaxed load and a
+ * predictable branch to a forwarded call: no lock, no allocation. */
+#include "shim/intercept.h"
+#include "shim/log.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int shim_launch_watch;
+
+__attribute__((constructor)) static void shim_launch_env(void)
+{
+	shim_launch_watch = shim_log_enabled;
+}
+
+__attribute__((noinline, cold)) void shim_launch_slow(const void *f, const char *api)
+{
+	struct shim_kernel *k = registry_get(REGISTRY_KERNELS, f);
+	if (!k) {
+		/* A handle the shim never saw being looked up (e.g. one obtained through a path the
+		 * driver keeps private). Ask the driver its name once; this allocation happens at
+		 * most once per such handle, and only while launches are watched. */
+		const char *name = NULL;
+		shim_fnty_cuFuncGetName *fn = SHIM_REAL(cuFuncGetName);
+		shim_fnty_cuKernelGetName *kn = SHIM_REAL(cuKernelGetName);
+		if (!(fn && fn((const char **)&name, (CUfunction)f) == CUDA_SUCCESS) &&
+		    !(kn && kn((const char **)&name, (CUkernel)f) == CUDA_SUCCESS))
+			name = NULL;
+		shim_kernel_record(f, NULL, name);
+		k = registry_get(REGISTRY_KERNELS, f);
+		if (!k)
+			return;
+	}
+	if (__atomic_exchange_n(&k->launched, 1, __ATOMIC_RELAXED))
+		return;
+	if (k->module)
+		shim_log("first launch of %s (module %u, PTX %s) via %s", k->name ? k->name : "?",
+			 k->module->seq, k->has_ptx ? "present" : "absent", api);
+	else
+		shim_log("first launch of %s (module not seen by the shim) via %s",
+			 k->name ? k->name : "?", api);
+}
+
+#define REAL_OR_FAIL(name, var)                                  \
+	shim_fnty_##name *var = SHIM_REAL(name);                 \
+	if (!var)                                                \
+		return shim_unavailable(SHIM_FN_##name)
+
+/* Each hot launch entry is two tail calls: the watched variant (out of line, only while
+ * launches are watched) or straight to the driver. */
+#define WATCHED_LAUNCH(name, params, f, ...)                                                  \
+	static __attribute__((noinline, cold)) CUresult name##_watched params                 \
+	{                                                                                     \
+		shim_launch_slow(f, #name);                                                   \
+		SHIM_TAILCALL(name, __VA_ARGS__);                                             \
+	}                                                                                     \
+	CUresult name params                                                                  \
+	{                                                                                     \
+		if (__builtin_expect(__atomic_load_n(&shim_launch_watch, __ATOMIC_RELAXED), 0)) \
+			return name##_watched(__VA_ARGS__);                                   \
+		SHIM_TAILCALL(name, __VA_ARGS__);                                             \
+	}
+
+#define PARAMS_KERNEL                                                                         \
+	(CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ,   \
+	 unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ,              \
+	 unsigned int sharedMemBytes, CUstream hStream, void **kernelParams, void **extra)
+#define ARGS_KERNEL f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, \
+	sharedMemBytes, hStream, kernelParams, extra
+#define PARAMS_KERNEL_EX (const CUlaunchConfig *config, CUfunction f, void **kernelParams, void **extra)
+#define ARGS_KERNEL_EX config, f, kernelParams, extra
+#define PARAMS_COOP                                                                           \
+	(CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ,   \
+	 unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ,              \
+	 unsigned int sharedMemBytes, CUstream hStream, void **kernelParams)
+#define ARGS_COOP f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, \
+	sharedMemBytes, hStream, kernelParams
+
+WATCHED_LAUNCH(cuLaunchKernel, PARAMS_KERNEL, f, ARGS_KERNEL)
+WATCHED_LAUNCH(cuLaunchKernel_ptsz, PARAMS_KERNEL, f, ARGS_KERNEL)
+WATCHED_LAUNCH(cuLaunchKernelEx, PARAMS_KERNEL_EX, f, ARGS_KERNEL_EX)
+WATCHED_LAUNCH(cuLaunchKernelEx_ptsz, PARAMS_KERNEL_EX, f, ARGS_KERNEL_EX)
+WATCHED_LAUNCH(cuLaunchCooperativeKernel, PARAMS_COOP, f, ARGS_COOP)
+WATCHED_LAUNCH(cuLaunchCooperativeKernel_ptsz, PARAMS_COOP, f, ARGS_COOP)
+
+CUresult cuLaunchCooperativeKernelMultiDevice(CUDA_LAUNCH_PARAMS *launchParamsList,
+					      unsigned int numDevices, unsigned int flags)
+{
+	for (unsigned i = 0; launchParamsList && i < numDevices; i++)
+		shim_launch_seen(launchParamsList[i].function, __func__);
+	REAL_OR_FAIL(cuLaunchCooperativeKernelMultiDevice, real);
+	return real(launchParamsList, numDevices, flags);
+}
+
+CUresult cuLaunch(CUfunction f)
+{
+	shim_launch_seen(f, __func__);
+	REAL_OR_FAIL(cuLaunch, real);
+	return real(f);
+}
+
+CUresult cuLaunchGrid(CUfunction f, int grid_width, int grid_height)
+{
+	shim_launch_seen(f, __func__);
+	REAL_OR_FAIL(cuLaunchGrid, real);
+	return real(f, grid_width, grid_height);
+}
+
+CUresult cuLaunchGridAsync(CUfunction f, int grid_width, int grid_height, CUstream hStream)
+{
+	shim_launch_seen(f, __func__);
+	REAL_OR_FAIL(cuLaunchGridAsync, real);
+	return real(f, grid_width, grid_height, hStream);
+}
+
+/* --- graph kernel nodes: the kernel is named when the node is made or changed ------------- */
+
+static void node_seen_v1(const CUDA_KERNEL_NODE_PARAMS_v1 *p, const char *api)
+{
+	if (p)
+		shim_launch_seen(p->func, api);
+}
+
+static void node_seen_v2(const CUDA_KERNEL_NODE_PARAMS_v2 *p, const char *api)
+{
+	if (p)
+		shim_launch_seen(p->func ? (const void *)p->func : (const void *)p->kern, api);
+}
+
+static void node_seen_generic(const CUgraphNodeParams *p, const char *api)
+{
+	if (p && p->type == CU_GRAPH_NODE_TYPE_KERNEL)
+		shim_launch_seen(p->kernel.func ? (const void *)p->kernel.func
+						: (const void *)p->kernel.kern, api);
+}
+
+CUresult cuGraphAddKernelNode(CUgraphNode *phGraphNode, CUgraph hGraph,
+			      const CUgraphNode *dependencies, size_t numDependencies,
+			      const CUDA_KERNEL_NODE_PARAMS_v1 *nodeParams)
+{
+	node_seen_v1(nodeParams, __func__);
+	REAL_OR_FAIL(cuGraphAddKernelNode, real);
+	return real(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
+}
+
+CUresult cuGraphAddKernelNode_v2(CUgraphNode *phGraphNode, CUgraph hGraph,
+				 const CUgraphNode *dependencies, size_t numDependencies,
+				 const CUDA_KERNEL_NODE_PARAMS *nodeParams)
+{
+	node_seen_v2(nodeParams, __func__);
+	REAL_OR_FAIL(cuGraphAddKernelNode_v2, real);
+	return real(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
+}
+
+CUresult cuGraphKernelNodeSetParams(CUgraphNode hNode, const CUDA_KERNEL_NODE_PARAMS_v1 *nodeParams)
+{
+	node_seen_v1(nodeParams, __func__);
+	REAL_OR_FAIL(cuGraphKernelNodeSetParams, real);
+	return real(hNode, nodeParams);
+}
+
+CUresult cuGraphKernelNodeSetParams_v2(CUgraphNode hNode, const CUDA_KERNEL_NODE_PARAMS *nodeParams)
+{
+	node_seen_v2(nodeParams, __func__);
+	REAL_OR_FAIL(cuGraphKernelNodeSetParams_v2, real);
+	return real(hNode, nodeParams);
+}
+
+CUresult cuGraphExecKernelNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode,
+					const CUDA_KERNEL_NODE_PARAMS_v1 *nodeParams)
+{
+	node_seen_v1(nodeParams, __func__);
+	REAL_OR_FAIL(cuGraphExecKernelNodeSetParams, real);
+	return real(hGraphExec, hNode, nodeParams);
+}
+
+CUresult cuGraphExecKernelNodeSetParams_v2(CUgraphExec hGraphExec, CUgraphNode hNode,
+					   const CUDA_KERNEL_NODE_PARAMS *nodeParams)
+{
+	node_seen_v2(nodeParams, __func__);
+	REAL_OR_FAIL(cuGraphExecKernelNodeSetParams_v2, real);
+	return real(hGraphExec, hNode, nodeParams);
+}
+
+CUresult cuGraphAddNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies,
+			size_t numDependencies, CUgraphNodeParams *nodeParams)
+{
+	node_seen_generic(nodeParams, __func__);
+	REAL_OR_FAIL(cuGraphAddNode, real);
+	return real(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
+}
+
+CUresult cuGraphAddNode_v2(CUgraphNode *phGraphNode, CUgraph hGraph,
+			   const CUgraphNode *dependencies, const CUgraphEdgeData *dependencyData,
+			   size_t numDependencies, CUgraphNodeParams *nodeParams)
+{
+	node_seen_generic(nodeParams, __func__);
+	REAL_OR_FAIL(cuGraphAddNode_v2, real);
+	return real(phGraphNode, hGraph, dependencies, dependencyData, numDependencies, nodeParams);
+}
+
+CUresult cuGraphNodeSetParams(CUgraphNode hNode, CUgraphNodeParams *nodeParams)
+{
+	node_seen_generic(nodeParams, __func__);
+	REAL_OR_FAIL(cuGraphNodeSetParams, real);
+	return real(hNode, nodeParams);
+}
+
+CUresult cuGraphExecNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode,
+				  CUgraphNodeParams *nodeParams)
+{
+	node_seen_generic(nodeParams, __func__);
+	REAL_OR_FAIL(cuGraphExecNodeSetParams, real);
+	return real(hGraphExec, hNode, nodeParams);
+}

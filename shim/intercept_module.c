@@ -1,0 +1,320 @@
+/* Interception of every module load path, link step and kernel lookup. Each load goes through
+ * load_begin() (inspect, then shim_module_transform) and load_end() (record, log). */
+#include "shim/intercept.h"
+#include "shim/image.h"
+#include "shim/log.h"
+#include "shim/transform.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static unsigned module_seq;
+
+struct link_info {
+	int has_ptx;
+	unsigned inputs;
+};
+
+struct load {
+	struct shim_image img;
+	struct shim_module *m;
+	int transformed;       /* load img.data instead of what the application named */
+	char desc[512];
+};
+
+static void load_begin(struct load *l, const char *api, const char *path, const void *data,
+		       size_t size)
+{
+	memset(l, 0, sizeof(*l));
+	l->img.api = api;
+	l->img.path = path;
+	l->img.data = data;
+	l->img.size = size;
+	l->m = calloc(1, sizeof(*l->m));
+	if (!l->m)
+		return;
+	l->m->seq = __atomic_add_fetch(&module_seq, 1, __ATOMIC_RELAXED);
+	l->m->api = api;
+	l->m->origin = path ? strdup(path) : NULL;
+	if (shim_image_open(&l->img)) {
+		snprintf(l->desc, sizeof(l->desc), "unreadable image");
+		return;
+	}
+	shim_image_inspect(&l->img, l->m, l->desc, sizeof(l->desc), 0);
+	if (l->img.kind == MODULE_IMAGE_CUBIN) {
+		/* A cubin that cuLinkComplete produced: PTX exists among its link inputs. */
+		const struct link_info *li = registry_get(REGISTRY_LINKS, l->img.data);
+		if (li && li->has_ptx) {
+			l->m->has_ptx = 1;
+			size_t n = strlen(l->desc);
+			snprintf(l->desc + n, sizeof(l->desc) - n, " linked from %u inputs", li->inputs);
+		}
+	}
+	const void *before = l->img.data;
+	l->transformed = shim_module_transform(&l->img, l->m) && l->img.data != before;
+}
+
+static CUresult load_end(struct load *l, const void *handle, CUresult rc)
+{
+	struct shim_module *m = l->m;
+	if (m && rc == CUDA_SUCCESS) {
+		registry_put(REGISTRY_MODULES, handle, m);
+		shim_log("module %u via %s%s%s: %s; %u kernels; PTX %s", m->seq, m->api,
+			 m->origin ? " " : "", m->origin ? m->origin : "", l->desc, m->kernels,
+			 m->has_ptx ? "present" :
+			 "absent (cannot be instrumented: rebuild with -arch=sm_XX or "
+			 "-gencode arch=compute_XX,code=compute_XX to embed PTX)");
+	} else {
+		if (m)
+			shim_log("module %u via %s failed (CUDA error %d)", m->seq, m->api, (int)rc);
+		if (m)
+			free((void *)m->origin);
+		free(m);
+	}
+	shim_image_close(&l->img);
+	return rc;
+}
+
+#define REAL_OR_FAIL(name, var)                                  \
+	shim_fnty_##name *var = SHIM_REAL(name);                 \
+	if (!var)                                                \
+		return shim_unavailable(SHIM_FN_##name)
+
+CUresult cuModuleLoad(CUmodule *module, const char *fname)
+{
+	REAL_OR_FAIL(cuModuleLoad, real);
+	struct load l;
+	load_begin(&l, "cuModuleLoad", fname, NULL, SIZE_MAX);
+	CUresult rc = l.transformed ? SHIM_REAL(cuModuleLoadData)(module, l.img.data)
+				    : real(module, fname);
+	return load_end(&l, rc == CUDA_SUCCESS ? *module : NULL, rc);
+}
+
+CUresult cuModuleLoadData(CUmodule *module, const void *image)
+{
+	REAL_OR_FAIL(cuModuleLoadData, real);
+	struct load l;
+	load_begin(&l, "cuModuleLoadData", NULL, image, SIZE_MAX);
+	CUresult rc = real(module, l.img.data ? l.img.data : image);
+	return load_end(&l, rc == CUDA_SUCCESS ? *module : NULL, rc);
+}
+
+CUresult cuModuleLoadDataEx(CUmodule *module, const void *image, unsigned int numOptions,
+			    CUjit_option *options, void **optionValues)
+{
+	REAL_OR_FAIL(cuModuleLoadDataEx, real);
+	struct load l;
+	load_begin(&l, "cuModuleLoadDataEx", NULL, image, SIZE_MAX);
+	CUresult rc = real(module, l.img.data ? l.img.data : image, numOptions, options,
+			   optionValues);
+	return load_end(&l, rc == CUDA_SUCCESS ? *module : NULL, rc);
+}
+
+CUresult cuModuleLoadFatBinary(CUmodule *module, const void *fatCubin)
+{
+	REAL_OR_FAIL(cuModuleLoadFatBinary, real);
+	struct load l;
+	load_begin(&l, "cuModuleLoadFatBinary", NULL, fatCubin, SIZE_MAX);
+	CUresult rc = l.transformed ? SHIM_REAL(cuModuleLoadData)(module, l.img.data)
+				    : real(module, fatCubin);
+	return load_end(&l, rc == CUDA_SUCCESS ? *module : NULL, rc);
+}
+
+CUresult cuLibraryLoadData(CUlibrary *library, const void *code, CUjit_option *jitOptions,
+			   void **jitOptionsValues, unsigned int numJitOptions,
+			   CUlibraryOption *libraryOptions, void **libraryOptionValues,
+			   unsigned int numLibraryOptions)
+{
+	REAL_OR_FAIL(cuLibraryLoadData, real);
+	struct load l;
+	load_begin(&l, "cuLibraryLoadData", NULL, code, SIZE_MAX);
+	CUresult rc = real(library, l.img.data ? l.img.data : code, jitOptions, jitOptionsValues,
+			   numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions);
+	return load_end(&l, rc == CUDA_SUCCESS ? *library : NULL, rc);
+}
+
+CUresult cuLibraryLoadFromFile(CUlibrary *library, const char *fileName, CUjit_option *jitOptions,
+			       void **jitOptionsValues, unsigned int numJitOptions,
+			       CUlibraryOption *libraryOptions, void **libraryOptionValues,
+			       unsigned int numLibraryOptions)
+{
+	REAL_OR_FAIL(cuLibraryLoadFromFile, real);
+	struct load l;
+	load_begin(&l, "cuLibraryLoadFromFile", fileName, NULL, SIZE_MAX);
+	CUresult rc = l.transformed
+		? SHIM_REAL(cuLibraryLoadData)(library, l.img.data, jitOptions, jitOptionsValues,
+					       numJitOptions, libraryOptions, libraryOptionValues,
+					       numLibraryOptions)
+		: real(library, fileName, jitOptions, jitOptionsValues, numJitOptions,
+		       libraryOptions, libraryOptionValues, numLibraryOptions);
+	return load_end(&l, rc == CUDA_SUCCESS ? *library : NULL, rc);
+}
+
+/* --- linking: remember whether PTX went in, so the cubin that comes out is known to have it */
+
+static void link_note(CUlinkState state, CUjitInputType type, const void *data, size_t size,
+		      const char *path)
+{
+	struct link_info *li = registry_get(REGISTRY_LINKS, state);
+	if (!li) {
+		li = calloc(1, sizeof(*li));
+		if (!li || registry_put(REGISTRY_LINKS, state, li))
+			return;
+	}
+	li->inputs++;
+	int has_ptx = type == CU_JIT_INPUT_PTX;
+	if (type == CU_JIT_INPUT_FATBINARY) {
+		struct shim_image img = {.api = "cuLinkAdd", .path = path, .data = data, .size = size};
+		struct shim_module probe = {0};
+		char desc[256];
+		if (shim_image_open(&img) == 0) {
+			shim_image_inspect(&img, &probe, desc, sizeof(desc), 1);
+			has_ptx = probe.has_ptx;
+		}
+		shim_image_close(&img);
+	}
+	li->has_ptx |= has_ptx;
+}
+
+CUresult cuLinkAddData_v2(CUlinkState state, CUjitInputType type, void *data, size_t size,
+			  const char *name, unsigned int numOptions, CUjit_option *options,
+			  void **optionValues)
+{
+	REAL_OR_FAIL(cuLinkAddData_v2, real);
+	CUresult rc = real(state, type, data, size, name, numOptions, options, optionValues);
+	if (rc == CUDA_SUCCESS)
+		link_note(state, type, data, size, NULL);
+	return rc;
+}
+
+CUresult cuLinkAddData(CUlinkState state, CUjitInputType type, void *data, size_t size,
+		       const char *name, unsigned int numOptions, CUjit_option *options,
+		       void **optionValues)
+{
+	REAL_OR_FAIL(cuLinkAddData, real);
+	CUresult rc = real(state, type, data, size, name, numOptions, options, optionValues);
+	if (rc == CUDA_SUCCESS)
+		link_note(state, type, data, size, NULL);
+	return rc;
+}
+
+CUresult cuLinkAddFile_v2(CUlinkState state, CUjitInputType type, const char *path,
+			  unsigned int numOptions, CUjit_option *options, void **optionValues)
+{
+	REAL_OR_FAIL(cuLinkAddFile_v2, real);
+	CUresult rc = real(state, type, path, numOptions, options, optionValues);
+	if (rc == CUDA_SUCCESS)
+		link_note(state, type, NULL, SIZE_MAX, path);
+	return rc;
+}
+
+CUresult cuLinkAddFile(CUlinkState state, CUjitInputType type, const char *path,
+		       unsigned int numOptions, CUjit_option *options, void **optionValues)
+{
+	REAL_OR_FAIL(cuLinkAddFile, real);
+	CUresult rc = real(state, type, path, numOptions, options, optionValues);
+	if (rc == CUDA_SUCCESS)
+		link_note(state, type, NULL, SIZE_MAX, path);
+	return rc;
+}
+
+CUresult cuLinkComplete(CUlinkState state, void **cubinOut, size_t *sizeOut)
+{
+	REAL_OR_FAIL(cuLinkComplete, real);
+	CUresult rc = real(state, cubinOut, sizeOut);
+	struct link_info *li = registry_get(REGISTRY_LINKS, state);
+	if (rc == CUDA_SUCCESS && li && cubinOut && *cubinOut)
+		registry_put(REGISTRY_LINKS, *cubinOut, li);
+	return rc;
+}
+
+/* --- kernel lookups ------------------------------------------------------------------------ */
+
+void shim_kernel_record(const void *handle, const struct shim_module *m, const char *name)
+{
+	const struct shim_kernel *old = registry_get(REGISTRY_KERNELS, handle);
+	if (old && old->module == m && old->name && name && !strcmp(old->name, name))
+		return;   /* looked up again: nothing new */
+	struct shim_kernel *k = calloc(1, sizeof(*k));
+	if (!k)
+		return;
+	k->module = m;
+	k->name = name ? strdup(name) : NULL;
+	k->has_ptx = m && m->has_ptx;
+	registry_put(REGISTRY_KERNELS, handle, k);
+}
+
+CUresult cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const char *name)
+{
+	REAL_OR_FAIL(cuModuleGetFunction, real);
+	CUresult rc = real(hfunc, hmod, name);
+	if (rc == CUDA_SUCCESS)
+		shim_kernel_record(*hfunc, registry_get(REGISTRY_MODULES, hmod), name);
+	return rc;
+}
+
+CUresult cuLibraryGetKernel(CUkernel *pKernel, CUlibrary library, const char *name)
+{
+	REAL_OR_FAIL(cuLibraryGetKernel, real);
+	CUresult rc = real(pKernel, library, name);
+	if (rc == CUDA_SUCCESS)
+		shim_kernel_record(*pKernel, registry_get(REGISTRY_MODULES, library), name);
+	return rc;
+}
+
+CUresult cuKernelGetFunction(CUfunction *pFunc, CUkernel kernel)
+{
+	REAL_OR_FAIL(cuKernelGetFunction, real);
+	CUresult rc = real(pFunc, kernel);
+	if (rc == CUDA_SUCCESS) {
+		const struct shim_kernel *k = registry_get(REGISTRY_KERNELS, kernel);
+		if (k && registry_get(REGISTRY_KERNELS, *pFunc) != k)
+			registry_put(REGISTRY_KERNELS, *pFunc, (void *)k);
+	}
+	return rc;
+}
+
+CUresult cuLibraryGetModule(CUmodule *pMod, CUlibrary library)
+{
+	REAL_OR_FAIL(cuLibraryGetModule, real);
+	CUresult rc = real(pMod, library);
+	if (rc == CUDA_SUCCESS) {
+		void *m = registry_get(REGISTRY_MODULES, library);
+		if (m)
+			registry_put(REGISTRY_MODULES, *pMod, m);
+	}
+	return rc;
+}
+
+CUresult cuModuleEnumerateFunctions(CUfunction *functions, unsigned int numFunctions,
+				    CUmodule mod)
+{
+	REAL_OR_FAIL(cuModuleEnumerateFunctions, real);
+	CUresult rc = real(functions, numFunctions, mod);
+	shim_fnty_cuFuncGetName *get_name = SHIM_REAL(cuFuncGetName);
+	const struct shim_module *m = registry_get(REGISTRY_MODULES, mod);
+	for (unsigned i = 0; rc == CUDA_SUCCESS && functions && i < numFunctions; i++) {
+		const char *name = NULL;
+		if (get_name && get_name(&name, functions[i]) != CUDA_SUCCESS)
+			name = NULL;
+		shim_kernel_record(functions[i], m, name);
+	}
+	return rc;
+}
+
+CUresult cuLibraryEnumerateKernels(CUkernel *kernels, unsigned int numKernels, CUlibrary lib)
+{
+	REAL_OR_FAIL(cuLibraryEnumerateKernels, real);
+	CUresult rc = real(kernels, numKernels, lib);
+	shim_fnty_cuKernelGetName *get_name = SHIM_REAL(cuKernelGetName);
+	const struct shim_module *m = registry_get(REGISTRY_MODULES, lib);
+	for (unsigned i = 0; rc == CUDA_SUCCESS && kernels && i < numKernels; i++) {
+		const char *name = NULL;
+		if (get_name && get_name(&name, kernels[i]) != CUDA_SUCCESS)
+			name = NULL;
+		shim_kernel_record(kernels[i], m, name);
+	}
+	return rc;
+}
