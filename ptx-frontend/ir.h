@@ -100,6 +100,14 @@ struct ir_stmt {
 		ir_decl decl;
 		const char *text;
 	};
+	/* Source text of a parsed statement, with the blank lines and comments around it. ptxas
+	 * embeds the PTX text itself in the cubin of a module with .loc lines, so the printer writes
+	 * this text verbatim while the statement still matches src_hash (a fingerprint of its
+	 * structured form taken at parse time): edit a parsed statement in place freely, it is then
+	 * printed from its fields. NULL for generated statements. */
+	const char *src;
+	uint32_t src_len;
+	uint32_t src_hash;
 };
 
 /* ---- functions and modules ------------------------------------------------------------- */
@@ -119,6 +127,8 @@ struct ir_func {
 	unsigned nperf;
 	bool has_body;          /* false for a prototype ending in ';' */
 	ir_stmt *first, *last;  /* body statements, outer braces excluded */
+	const char *end_src;    /* parsed: the closing '}' with the text around it, or NULL */
+	uint32_t end_len;
 };
 
 enum ir_top_kind {
@@ -138,6 +148,11 @@ struct ir_top {
 		ir_decl decl;
 		ir_func func;
 	};
+	/* As for ir_stmt: source text (for a function, its header through the opening '{' or the
+	 * closing ';'), printed verbatim while the node matches src_hash. */
+	const char *src;
+	uint32_t src_len;
+	uint32_t src_hash;
 };
 
 struct ir_module {
@@ -146,6 +161,8 @@ struct ir_module {
 	const char *target;     /* "sm_90" (first target), or NULL */
 	unsigned address_size;  /* 64 or 32; 0 when absent */
 	struct ir_arena *arena;
+	const char *tail_src;   /* parsed: comments and blank lines after the last node */
+	uint32_t tail_len;
 };
 
 /* ---- construction and editing ----------------------------------------------------------- */
@@ -243,9 +260,14 @@ bool ir_insn_has_mod(const ir_insn *insn, const char *mod);
 
 /* ---- text ------------------------------------------------------------------------------- */
 
-/* Parse PTX text. On error returns NULL and writes "LINE:COL: message" into err. */
+/* Parse PTX text. On error returns NULL and writes "LINE:COL: message" into err.
+ * The module keeps its own copy of the text (parsed nodes point into it). */
 ir_module *ptx_parse(const char *text, size_t len, char *err, size_t errlen);
 /* Print as PTX. Returns a malloc'd NUL-terminated string (caller frees), length in *len. */
 char *ptx_print(const ir_module *m, size_t *len);
+/* Print every node from its structured form, ignoring the source text of parsed nodes: clean,
+ * uniformly formatted PTX (ptxas gives the same code; debug sections of modules with .loc then
+ * differ, since they embed the PTX text). */
+char *ptx_print_canonical(const ir_module *m, size_t *len);
 
 #endif

@@ -1,16 +1,14 @@
-/* IR to PTX text. The output is canonical (one statement per line, tab-separated operands), and
- * carries everything ptxas looks at, so a parsed-and-printed module compiles to the same cubin.
- * The output buffer grows geometrically; no printf on the hot path. */
-#include "ptx-frontend/ir.h"
+/* IR to PTX text. A parsed node that is still as parsed (its fingerprint matches) is written
+ * from its source text, so ptxas sees the module exactly as written (it embeds the PTX text in
+ * the debug sections of modules with .loc). Any other node is printed canonically: one statement
+ * per line, operands separated by ", ". The output buffer grows geometrically; no printf. */
+#include "ptx-frontend/ptx_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-struct outbuf {
-	char *p;
-	size_t len, cap;
-};
+#define outbuf ptx_outbuf
 
 static void ob_grow(struct outbuf *b, size_t need)
 {
@@ -195,7 +193,7 @@ static void print_decl(struct outbuf *b, const ir_decl *d)
 	}
 }
 
-static void print_stmt(struct outbuf *b, const ir_stmt *s)
+void ptx_print_stmt_canonical(struct outbuf *b, const ir_stmt *s)
 {
 	switch (s->kind) {
 	case IR_STMT_INSN:
@@ -254,37 +252,92 @@ static void print_func(struct outbuf *b, const ir_func *f)
 		ob_puts(b, f->perf[i]);
 		ob_putc(b, '\n');
 	}
-	if (!f->has_body) {
-		ob_puts(b, ";\n");
-		return;
-	}
-	ob_puts(b, "{\n");
-	for (const ir_stmt *s = f->first; s; s = s->next)
-		print_stmt(b, s);
-	ob_puts(b, "}\n");
+	ob_puts(b, f->has_body ? "{\n" : ";\n");
 }
 
-char *ptx_print(const ir_module *m, size_t *len)
+void ptx_print_top_canonical(struct outbuf *b, const ir_top *t)
+{
+	switch (t->kind) {
+	case IR_TOP_DIRECTIVE:
+		ob_puts(b, t->text);
+		ob_putc(b, '\n');
+		break;
+	case IR_TOP_DECL:
+		print_decl(b, &t->decl);
+		ob_puts(b, ";\n");
+		break;
+	case IR_TOP_FUNC:
+		print_func(b, &t->func);
+		break;
+	}
+}
+
+void ptx_ob_free(struct outbuf *b)
+{
+	free(b->p);
+	b->p = NULL;
+	b->len = b->cap = 0;
+}
+
+uint32_t ptx_hash_bytes(const char *p, size_t n)
+{
+	uint32_t h = 2166136261u;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ (unsigned char)p[i]) * 16777619u;
+	return h;
+}
+
+uint32_t ptx_stmt_fingerprint(struct outbuf *scratch, const ir_stmt *s)
+{
+	scratch->len = 0;
+	ptx_print_stmt_canonical(scratch, s);
+	return ptx_hash_bytes(scratch->p, scratch->len);
+}
+
+uint32_t ptx_top_fingerprint(struct outbuf *scratch, const ir_top *t)
+{
+	scratch->len = 0;
+	ptx_print_top_canonical(scratch, t);
+	return ptx_hash_bytes(scratch->p, scratch->len);
+}
+
+/* Print one node: from source while it is as parsed (verbatim mode), else canonically. The
+ * canonical text is printed into the output and dropped again when the source text is used. */
+#define EMIT_NODE(b, node, canonical_fn, verbatim)                                      \
+	do {                                                                            \
+		size_t start_ = (b)->len;                                               \
+		canonical_fn((b), (node));                                              \
+		if ((verbatim) && (node)->src &&                                        \
+		    ptx_hash_bytes((b)->p + start_, (b)->len - start_) == (node)->src_hash) { \
+			(b)->len = start_;                                              \
+			ob_putn((b), (node)->src, (node)->src_len);                     \
+		}                                                                       \
+	} while (0)
+
+static char *print_module(const ir_module *m, size_t *len, bool verbatim)
 {
 	struct outbuf b = {0};
 	ob_grow(&b, 1 << 16);
 	for (const ir_top *t = m->first; t; t = t->next) {
-		switch (t->kind) {
-		case IR_TOP_DIRECTIVE:
-			ob_puts(&b, t->text);
-			ob_putc(&b, '\n');
-			break;
-		case IR_TOP_DECL:
-			print_decl(&b, &t->decl);
-			ob_puts(&b, ";\n");
-			break;
-		case IR_TOP_FUNC:
-			print_func(&b, &t->func);
-			break;
-		}
+		EMIT_NODE(&b, t, ptx_print_top_canonical, verbatim);
+		if (t->kind != IR_TOP_FUNC || !t->func.has_body)
+			continue;
+		const ir_func *f = &t->func;
+		for (const ir_stmt *s = f->first; s; s = s->next)
+			EMIT_NODE(&b, s, ptx_print_stmt_canonical, verbatim);
+		if (verbatim && f->end_src)
+			ob_putn(&b, f->end_src, f->end_len);
+		else
+			ob_puts(&b, "}\n");
 	}
+	if (verbatim && m->tail_src)
+		ob_putn(&b, m->tail_src, m->tail_len);
 	b.p[b.len] = 0;
 	if (len)
 		*len = b.len;
 	return b.p;
 }
+
+char *ptx_print(const ir_module *m, size_t *len) { return print_module(m, len, true); }
+
+char *ptx_print_canonical(const ir_module *m, size_t *len) { return print_module(m, len, false); }
