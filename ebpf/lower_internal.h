@@ -1,0 +1,98 @@
+/* Shared state of the eBPF lowering (ebpf/lower*.c): one lowering context per program, the
+ * emitters every part uses, and the per-job entry points. Not part of the public API. */
+#ifndef GPUPROBE_EBPF_LOWER_INTERNAL_H
+#define GPUPROBE_EBPF_LOWER_INTERNAL_H
+
+#include "ebpf/lower.h"
+
+#include <stdbool.h>
+
+/* Temporaries per function: 64-bit, 32-bit and predicate scratch registers. */
+enum { LOWER_NTMP64 = 8, LOWER_NTMP32 = 8, LOWER_NTMPPRED = 4 };
+
+struct lower_subprog {
+	size_t start, end;          /* instruction range [start, end) */
+	const char *name;           /* .func name */
+	ir_top *top;                /* the .func being built (not yet in the module) */
+};
+
+struct lower_ctx {
+	ir_module *m;
+	const struct gp_lower_opts *opts;
+	const struct bpf_insn *insns;
+	size_t n;
+	const char *prefix;
+	const char *func_name;
+	char *err;
+	size_t errlen;
+
+	bool *is_target;            /* n entries: some jump lands here, needs a label */
+	struct lower_subprog *subs; /* subs[0] is the main program */
+	size_t nsubs;
+	bool uses_exit_helper;      /* helper 507 somewhere: subprograms carry an exit flag */
+	unsigned nargs;             /* main function's .param arguments (r1..) */
+
+	/* current function */
+	ir_func *f;
+	size_t sub;                 /* index in subs */
+	size_t pc;                  /* instruction being lowered */
+	unsigned label_seq;         /* local labels made by lowering sequences */
+
+	/* register names */
+	const char *r[11];
+	const char *t[LOWER_NTMP64];
+	const char *w[LOWER_NTMP32];
+	const char *p[LOWER_NTMPPRED];
+	const char *ret_param, *ctx_param, *stack, *exit_flag;
+	const char *vprintf_fmt;    /* module global "%s\n" for puts, once made */
+};
+
+/* ---- errors ---- */
+int lower_fail(struct lower_ctx *c, int errnum, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* ---- operands ---- */
+ir_operand lo_reg(struct lower_ctx *c, const char *name);  /* a register by full name */
+ir_operand lo_imm(struct lower_ctx *c, uint64_t v);        /* hex literal */
+ir_operand lo_sym(struct lower_ctx *c, const char *name);
+ir_operand lo_addr(struct lower_ctx *c, const char *base, int64_t off);
+ir_operand lo_vec2(struct lower_ctx *c, const char *a, const char *b);
+ir_operand lo_list(struct lower_ctx *c, unsigned n, const char *const *names);
+
+/* ---- statements ---- */
+/* Append `op<mods> ops...` to the current function; nops operands follow as ir_operand. */
+void lo_emit(struct lower_ctx *c, const char *op, const char *mods, unsigned nops, ...);
+/* Same, guarded by @pred (or @!pred when neg). */
+void lo_emit_if(struct lower_ctx *c, const char *pred, bool neg, const char *op, const char *mods,
+		unsigned nops, ...);
+void lo_label(struct lower_ctx *c, const char *name);
+const char *lo_new_label(struct lower_ctx *c);             /* fresh local label name */
+const char *lo_insn_label(struct lower_ctx *c, size_t idx); /* label of instruction idx */
+void lo_decl_stmt(struct lower_ctx *c, const char *space, unsigned align, const char *type,
+		  const char *name, const char *dims);
+void lo_block_open(struct lower_ctx *c);
+void lo_block_close(struct lower_ctx *c);
+
+/* Low 32 bits of a 64-bit register into a 32-bit one, and back zero-extended. */
+void lo_lo32(struct lower_ctx *c, const char *w, const char *r);
+void lo_zext32(struct lower_ctx *c, const char *r, const char *w);
+
+/* ---- jobs: each lowers the instruction at c->pc; returns 0, or lower_fail's value ---- */
+int lower_alu(struct lower_ctx *c, const struct bpf_insn *in);      /* ALU, ALU64 */
+int lower_jump(struct lower_ctx *c, const struct bpf_insn *in);     /* JMP, JMP32 but calls/exit */
+int lower_mem(struct lower_ctx *c, const struct bpf_insn *in);      /* LD (lddw), LDX, ST, STX */
+int lower_call(struct lower_ctx *c, const struct bpf_insn *in);     /* call helper/local/callx */
+int lower_exit(struct lower_ctx *c);                                /* exit: return r0 */
+
+/* Store of the low size bytes of val at [b+off], byte-wise when misaligned unless aligned. */
+void lower_store_at(struct lower_ctx *c, const char *b, bool aligned, int16_t off, unsigned size,
+		    ir_operand val);
+
+/* Frames: building a subprogram's .func shell and its entry sequence (lower_frame.c). */
+int lower_frame_begin(struct lower_ctx *c, size_t sub);
+/* Return from the current function with r0 (ret param); exits the probe when from_helper. */
+void lower_frame_return(struct lower_ctx *c);
+
+const char *lower_helper_name(int id);                      /* NULL for an unknown id */
+
+#endif

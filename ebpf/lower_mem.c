@@ -1,0 +1,314 @@
+/* Memory (RFC 9669 section 5): lddw, loads (zero- and sign-extending), stores, atomics.
+ * Every access is a generic ld/st/atom so it works on the stack, the context and map values
+ * alike. Two GPU facts shape the code:
+ * - A misaligned access faults. Accesses whose alignment is not known at lowering time (any
+ *   base but r10) test it and fall back to byte accesses, unless opts->assume_aligned.
+ * - atom on a generic address that points into local memory (the stack) is undefined. The
+ *   stack is private to the thread, so there a plain load-modify-store is exact: r10-based
+ *   atomics use it directly, others test isspacep.local. */
+#include "ebpf/lower_internal.h"
+
+#include <errno.h>
+#include <string.h>
+
+#define R(x) lo_reg(c, (x))
+#define IMM(v) lo_imm(c, (uint64_t)(v))
+
+#ifndef BPF_MEMSX
+#define BPF_MEMSX 0x80
+#endif
+#ifndef BPF_ATOMIC
+#define BPF_ATOMIC 0xc0
+#endif
+#ifndef BPF_FETCH
+#define BPF_FETCH 0x01
+#endif
+#ifndef BPF_XCHG
+#define BPF_XCHG (0xe0 | BPF_FETCH)
+#endif
+#ifndef BPF_CMPXCHG
+#define BPF_CMPXCHG (0xf0 | BPF_FETCH)
+#endif
+#define LOWER_LOAD_ACQ 0x100
+#define LOWER_STORE_REL 0x110
+
+static unsigned size_bytes(uint8_t code)
+{
+	switch (BPF_SIZE(code)) {
+	case BPF_B: return 1;
+	case BPF_H: return 2;
+	case BPF_W: return 4;
+	default: return 8;
+	}
+}
+
+static bool known_aligned(struct lower_ctx *c, unsigned base, int16_t off, unsigned size)
+{
+	return size == 1 || c->opts->assume_aligned || (base == 10 && off % (int)size == 0);
+}
+
+/* Load size bytes at [base+off] into register dst, sign-extending when sx. */
+static void emit_load(struct lower_ctx *c, unsigned base, int16_t off, unsigned size, bool sx,
+		      const char *dst)
+{
+	const char *ty = ir_strfmt(c->m, ".%c%u", sx ? 's' : 'u', size * 8);
+	const char *b = c->r[base];
+	if (known_aligned(c, base, off, size)) {
+		lo_emit(c, "ld", ty, 2, R(dst), lo_addr(c, b, off));
+		return;
+	}
+	const char *a = c->t[1], *v = c->t[2], *byte = c->t[3];
+	const char *slow = lo_new_label(c), *done = lo_new_label(c);
+	lo_emit(c, "add", ".s64", 3, R(a), R(b), IMM((int64_t)off));
+	lo_emit(c, "and", ".b64", 3, R(c->t[0]), R(a), IMM(size - 1));
+	lo_emit(c, "setp", ".ne.u64", 3, R(c->p[3]), R(c->t[0]), IMM(0));
+	lo_emit_if(c, c->p[3], false, "bra", "", 1, lo_sym(c, slow));
+	lo_emit(c, "ld", ty, 2, R(dst), lo_addr(c, a, 0));
+	lo_emit(c, "bra", ".uni", 1, lo_sym(c, done));
+	lo_label(c, slow);
+	lo_emit(c, "ld", ".u8", 2, R(v), lo_addr(c, a, 0));
+	for (unsigned k = 1; k < size; k++) {
+		lo_emit(c, "ld", ".u8", 2, R(byte), lo_addr(c, a, k));
+		lo_emit(c, "shl", ".b64", 3, R(byte), R(byte), IMM(8 * k));
+		lo_emit(c, "or", ".b64", 3, R(v), R(v), R(byte));
+	}
+	if (sx)
+		lo_emit(c, "bfe", ".s64", 4, R(dst), R(v), IMM(0), IMM(8 * size));
+	else
+		lo_emit(c, "mov", ".b64", 2, R(dst), R(v));
+	lo_label(c, done);
+}
+
+/* Store the low size bytes of val (a register or an immediate) at [b+off]; b is any 64-bit
+ * register, aligned says its alignment is known. Uses t0-t3 and p3. */
+void lower_store_at(struct lower_ctx *c, const char *b, bool aligned, int16_t off, unsigned size,
+		    ir_operand val)
+{
+	const char *ty = ir_strfmt(c->m, ".u%u", size * 8);
+	if (aligned || size == 1 || c->opts->assume_aligned) {
+		lo_emit(c, "st", ty, 2, lo_addr(c, b, off), val);
+		return;
+	}
+	const char *a = c->t[1], *v = c->t[2], *byte = c->t[3];
+	const char *slow = lo_new_label(c), *done = lo_new_label(c);
+	lo_emit(c, "add", ".s64", 3, R(a), R(b), IMM((int64_t)off));
+	lo_emit(c, "and", ".b64", 3, R(c->t[0]), R(a), IMM(size - 1));
+	lo_emit(c, "setp", ".ne.u64", 3, R(c->p[3]), R(c->t[0]), IMM(0));
+	lo_emit_if(c, c->p[3], false, "bra", "", 1, lo_sym(c, slow));
+	lo_emit(c, "st", ty, 2, lo_addr(c, a, 0), val);
+	lo_emit(c, "bra", ".uni", 1, lo_sym(c, done));
+	lo_label(c, slow);
+	lo_emit(c, "mov", ".b64", 2, R(v), val);
+	lo_emit(c, "st", ".u8", 2, lo_addr(c, a, 0), R(v));
+	for (unsigned k = 1; k < size; k++) {
+		lo_emit(c, "shr", ".u64", 3, R(byte), R(v), IMM(8 * k));
+		lo_emit(c, "st", ".u8", 2, lo_addr(c, a, k), R(byte));
+	}
+	lo_label(c, done);
+}
+
+static void emit_store(struct lower_ctx *c, unsigned base, int16_t off, unsigned size,
+		       ir_operand val)
+{
+	lower_store_at(c, c->r[base], known_aligned(c, base, off, size), off, size, val);
+}
+
+static int lower_lddw(struct lower_ctx *c, const struct bpf_insn *in)
+{
+	const struct bpf_insn *hi = in + 1;
+	const char *d = c->r[in->dst_reg];
+	if (in->dst_reg >= 10)
+		return lower_fail(c, EINVAL, "lddw into r%u", in->dst_reg);
+	if (hi->code || hi->dst_reg || hi->src_reg || hi->off)
+		return lower_fail(c, EINVAL, "malformed second half of lddw");
+	if (in->src_reg == 0) {
+		uint64_t v = (uint32_t)in->imm | (uint64_t)(uint32_t)hi->imm << 32;
+		lo_emit(c, "mov", ".b64", 2, R(d), IMM(v));
+		return 0;
+	}
+	if (in->src_reg != BPF_PSEUDO_MAP_FD && in->src_reg != BPF_PSEUDO_MAP_VALUE)
+		return lower_fail(c, EINVAL, "lddw with source %u (only maps, as map index, are known)",
+				  in->src_reg);
+	if (!c->opts->emit_map_ref)
+		return lower_fail(c, EINVAL, "lddw of map %d, but no map runtime was given", in->imm);
+	int value_form = in->src_reg == BPF_PSEUDO_MAP_VALUE;
+	int rc = c->opts->emit_map_ref(c->opts->user, c->m, c->f, d, in->imm, value_form,
+				       value_form ? hi->imm : 0);
+	if (rc)
+		return lower_fail(c, rc < 0 ? -rc : EINVAL, "map %d: the map runtime could not reference it",
+				  in->imm);
+	return 0;
+}
+
+/* Read-modify-write of the value at address register a (size 4 or 8), for the atomic op. */
+static void atomic_native(struct lower_ctx *c, int op, bool is64, const char *a, const char *s)
+{
+	const char *r0 = c->r[0];
+	const char *bt = is64 ? ".b64" : ".b32";
+	bool fetch = op & BPF_FETCH;
+	const char *name = NULL;
+	switch (op & ~BPF_FETCH) {
+	case BPF_ADD: name = "add"; break;
+	case BPF_OR: name = "or"; break;
+	case BPF_AND: name = "and"; break;
+	case BPF_XOR: name = "xor"; break;
+	}
+	const char *v = s, *old = s, *cmp = r0, *res = r0;
+	if (!is64) {
+		lo_lo32(c, c->w[1], s);
+		v = c->w[1];
+		old = c->w[2];
+	}
+	if (op == BPF_CMPXCHG) {
+		if (!is64) {
+			lo_lo32(c, c->w[0], r0);
+			cmp = c->w[0];
+			res = c->w[2];
+		}
+		lo_emit(c, "atom", ir_strfmt(c->m, ".cas%s", bt), 4, R(res), lo_addr(c, a, 0), R(cmp), R(v));
+		if (!is64)
+			lo_zext32(c, r0, res);
+		return;
+	}
+	if (op == BPF_XCHG) {
+		lo_emit(c, "atom", ir_strfmt(c->m, ".exch%s", bt), 3, R(old), lo_addr(c, a, 0), R(v));
+	} else {
+		const char *ty = !strcmp(name, "add") ? (is64 ? ".u64" : ".u32") : bt;
+		if (!fetch) {
+			lo_emit(c, "red", ir_strfmt(c->m, ".%s%s", name, ty), 2, lo_addr(c, a, 0), R(v));
+			return;
+		}
+		lo_emit(c, "atom", ir_strfmt(c->m, ".%s%s", name, ty), 3, R(old), lo_addr(c, a, 0), R(v));
+	}
+	if (!is64)
+		lo_zext32(c, s, old);
+}
+
+/* The same on thread-private memory: a plain load, operation and store. */
+static void atomic_plain(struct lower_ctx *c, int op, bool is64, const char *a, const char *s)
+{
+	const char *r0 = c->r[0];
+	const char *ty = is64 ? ".u64" : ".u32", *bt = is64 ? ".b64" : ".b32";
+	const char *old = is64 ? c->t[2] : c->w[2], *nv = is64 ? c->t[3] : c->w[3];
+	const char *v = s;
+	if (!is64) {
+		lo_lo32(c, c->w[1], s);
+		v = c->w[1];
+	}
+	lo_emit(c, "ld", ty, 2, R(old), lo_addr(c, a, 0));
+	if (op == BPF_CMPXCHG) {
+		const char *cmp = r0;
+		if (!is64) {
+			lo_lo32(c, c->w[0], r0);
+			cmp = c->w[0];
+		}
+		lo_emit(c, "setp", is64 ? ".eq.b64" : ".eq.b32", 3, R(c->p[2]), R(old), R(cmp));
+		lo_emit_if(c, c->p[2], false, "st", ty, 2, lo_addr(c, a, 0), R(v));
+		if (is64)
+			lo_emit(c, "mov", ".b64", 2, R(r0), R(old));
+		else
+			lo_zext32(c, r0, old);
+		return;
+	}
+	if (op == BPF_XCHG) {
+		lo_emit(c, "st", ty, 2, lo_addr(c, a, 0), R(v));
+	} else {
+		const char *name = NULL;
+		switch (op & ~BPF_FETCH) {
+		case BPF_ADD: name = "add"; break;
+		case BPF_OR: name = "or"; break;
+		case BPF_AND: name = "and"; break;
+		case BPF_XOR: name = "xor"; break;
+		}
+		lo_emit(c, name, !strcmp(name, "add") ? ty : bt, 3, R(nv), R(old), R(v));
+		lo_emit(c, "st", ty, 2, lo_addr(c, a, 0), R(nv));
+		if (!(op & BPF_FETCH))
+			return;
+	}
+	if (is64)
+		lo_emit(c, "mov", ".b64", 2, R(s), R(old));
+	else
+		lo_zext32(c, s, old);
+}
+
+static int lower_atomic(struct lower_ctx *c, const struct bpf_insn *in)
+{
+	unsigned size = size_bytes(in->code);
+	int op = in->imm;
+	if (op == LOWER_LOAD_ACQ || op == LOWER_STORE_REL) {
+		/* Acquire/release as a plain access fenced on the right side (exact on every space). */
+		if (op == LOWER_LOAD_ACQ) {
+			if (in->dst_reg >= 10)
+				return lower_fail(c, EACCES, "load into r%u", in->dst_reg);
+			emit_load(c, in->src_reg, in->off, size, false, c->r[in->dst_reg]);
+			lo_emit(c, "membar", ".gl", 0);
+		} else {
+			lo_emit(c, "membar", ".gl", 0);
+			emit_store(c, in->dst_reg, in->off, size, R(c->r[in->src_reg]));
+		}
+		return 0;
+	}
+	bool known = op == BPF_XCHG || op == BPF_CMPXCHG;
+	switch (op & ~BPF_FETCH) {
+	case BPF_ADD: case BPF_OR: case BPF_AND: case BPF_XOR: known = true;
+	}
+	if (!known || (size != 4 && size != 8))
+		return lower_fail(c, EINVAL, "unknown atomic operation 0x%x of size %u", (unsigned)op, size);
+	if (in->src_reg == 10 && (op & BPF_FETCH))
+		return lower_fail(c, EACCES, "atomic fetch into r10");
+	const char *a = c->t[1];
+	lo_emit(c, "add", ".s64", 3, R(a), R(c->r[in->dst_reg]), IMM((int64_t)in->off));
+	if (in->dst_reg == 10) {
+		atomic_plain(c, op, size == 8, a, c->r[in->src_reg]);
+		return 0;
+	}
+	const char *local = lo_new_label(c), *done = lo_new_label(c);
+	lo_emit(c, "isspacep", ".local", 2, R(c->p[3]), R(a));
+	lo_emit_if(c, c->p[3], false, "bra", "", 1, lo_sym(c, local));
+	atomic_native(c, op, size == 8, a, c->r[in->src_reg]);
+	lo_emit(c, "bra", ".uni", 1, lo_sym(c, done));
+	lo_label(c, local);
+	atomic_plain(c, op, size == 8, a, c->r[in->src_reg]);
+	lo_label(c, done);
+	return 0;
+}
+
+int lower_mem(struct lower_ctx *c, const struct bpf_insn *in)
+{
+	uint8_t cls = BPF_CLASS(in->code), mode = BPF_MODE(in->code);
+	if (in->dst_reg > 10 || in->src_reg > 10)
+		return lower_fail(c, EINVAL, "register r%u does not exist",
+				  in->dst_reg > 10 ? in->dst_reg : in->src_reg);
+	unsigned size = size_bytes(in->code);
+	switch (cls) {
+	case BPF_LD:
+		if (in->code == (BPF_LD | BPF_IMM | BPF_DW))
+			return lower_lddw(c, in);
+		if (mode == BPF_ABS || mode == BPF_IND)
+			return lower_fail(c, EINVAL, "legacy packet access (ld_abs/ld_ind) has no packet on the GPU");
+		break;
+	case BPF_LDX:
+		if (mode != BPF_MEM && !(mode == BPF_MEMSX && size < 8))
+			break;
+		if (in->dst_reg == 10)
+			return lower_fail(c, EACCES, "r10 is read-only");
+		emit_load(c, in->src_reg, in->off, size, mode == BPF_MEMSX, c->r[in->dst_reg]);
+		return 0;
+	case BPF_ST:
+		if (mode != BPF_MEM)
+			break;
+		/* The immediate, truncated to the stored width (ptxas wants it to fit). */
+		emit_store(c, in->dst_reg, in->off, size,
+			   lo_imm(c, size == 8 ? (uint64_t)(int64_t)in->imm
+				  : (uint32_t)in->imm & (0xffffffffu >> (32 - 8 * size))));
+		return 0;
+	case BPF_STX:
+		if (mode == BPF_ATOMIC)
+			return lower_atomic(c, in);
+		if (mode != BPF_MEM)
+			break;
+		emit_store(c, in->dst_reg, in->off, size, R(c->r[in->src_reg]));
+		return 0;
+	}
+	return lower_fail(c, EINVAL, "unknown opcode 0x%02x", in->code);
+}
