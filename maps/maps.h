@@ -1,0 +1,129 @@
+/* Maps on the host side: creation from the gp_map definitions of a BPF object (ebpf/object.h)
+ * through an allocator the caller provides (the shim: cuMemAlloc / cuMemHostAlloc(DEVICEMAP) /
+ * cuMemcpy; tests and the host interpreter: gp_map_allocator_host), host-side access with the
+ * same semantics the device helpers have, and reading while the application runs.
+ * Layout: maps/map_layout.h. libbpf style: opaque objects, gp_map_inst__verb, negative errno. */
+#ifndef GPUPROBE_MAPS_MAPS_H
+#define GPUPROBE_MAPS_MAPS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ebpf/object.h"
+#include "maps/map_layout.h"
+
+/* Where the memory of a map comes from. Device addresses are uint64_t. Every function returns 0
+ * or a negative errno. */
+struct gp_map_allocator {
+	void *user;
+	unsigned nsms;  /* shards of per-SM maps and rings: the device's SM count (or %nsmid) */
+	int (*dev_alloc)(void *user, size_t size, uint64_t *dptr);        /* device memory */
+	void (*dev_free)(void *user, uint64_t dptr);
+	int (*host_alloc)(void *user, size_t size, void **hptr);          /* pinned, device-mapped */
+	void (*host_free)(void *user, void *hptr);
+	int (*host_dev_ptr)(void *user, void *hptr, uint64_t *dptr);      /* its device address */
+	int (*copy_to_dev)(void *user, uint64_t dst, const void *src, size_t n);
+	int (*copy_from_dev)(void *user, void *dst, uint64_t src, size_t n);
+	/* Optional: a host pointer to device memory the host can touch directly (the plain host
+	 * implementation returns the address itself); NULL or returning NULL: copies are used. */
+	void *(*dev_host_ptr)(void *user, uint64_t dptr);
+};
+
+/* A plain host-memory allocator: "device" memory is host memory, for tests and for host probes
+ * that run without a GPU. nsms: how many shards per-SM maps get. Static storage per nsms value is
+ * not needed: the returned object is malloc'd; free it with free(). */
+struct gp_map_allocator *gp_map_allocator_host(unsigned nsms);
+
+enum gp_map_placement {
+	GP_MAP_PLACE_DEVICE = 0,   /* device memory: fastest for the probes (default) */
+	GP_MAP_PLACE_HOST = 1,     /* host-mapped memory: the host reads it without copies */
+};
+
+struct gp_map_create_opts {
+	int sharded;               /* the verifier's map_atomic_only: shard ARRAY/HASH per SM */
+	enum gp_map_placement placement;
+	unsigned perthread_slots;  /* 1502 maps: thread slots (0: GP_MAP_PERTHREAD_DEFAULT_SLOTS) */
+	unsigned ring_bytes;       /* printk ring: bytes per SM (0: default) */
+};
+#define GP_MAP_PERTHREAD_DEFAULT_SLOTS 65536u
+#define GP_PRINTK_RING_DEFAULT_BYTES 65536u
+
+struct gp_map_inst;
+
+/* Create one map. Errors: -EINVAL (unsupported type or sizes), -ENOMEM, allocator errors; one
+ * line naming the map in err. Global data maps start with def->initial. */
+int gp_map_inst__create(const struct gp_map *def, const struct gp_map_create_opts *opts,
+			const struct gp_map_allocator *alloc, struct gp_map_inst **out,
+			char *err, size_t errlen);
+/* The printk ring (an internal ring map named ".printk"). */
+int gp_map_inst__create_printk(const struct gp_map_allocator *alloc, unsigned ring_bytes,
+			       struct gp_map_inst **out, char *err, size_t errlen);
+void gp_map_inst__free(struct gp_map_inst *m);
+
+const char *gp_map_inst__name(const struct gp_map_inst *m);
+const struct gp_map_desc *gp_map_inst__desc(const struct gp_map_inst *m);
+uint64_t gp_map_inst__desc_addr(const struct gp_map_inst *m);   /* device address */
+/* Bytes that lookup fills: value_size, or nshards * value_stride for per-CPU and per-thread. */
+size_t gp_map_inst__read_size(const struct gp_map_inst *m);
+unsigned gp_map_inst__nshards(const struct gp_map_inst *m);
+
+/* Host-side element access, thread-safe among host callers (a per-map lock). The device may run
+ * at the same time: reads may see a value half-updated at 8-byte granularity, never a torn key.
+ * Arrays take a u32 index as key. lookup: sharded maps give the sum of the copies, per-CPU and
+ * per-thread maps every copy (read_size bytes); -ENOENT when absent. update flags: BPF_ANY,
+ * BPF_NOEXIST (-EEXIST), BPF_EXIST (-ENOENT); -E2BIG when a hash is full; per-CPU values take
+ * every copy, a sharded map's value goes into copy 0 and zeroes the others. delete: -EINVAL on
+ * arrays (as Linux). next_key: key NULL gives the first; -ENOENT after the last. */
+int gp_map_inst__lookup(struct gp_map_inst *m, const void *key, void *value);
+int gp_map_inst__update(struct gp_map_inst *m, const void *key, const void *value, uint64_t flags);
+int gp_map_inst__delete(struct gp_map_inst *m, const void *key);
+int gp_map_inst__next_key(struct gp_map_inst *m, const void *key, void *next_key);
+/* A host pointer to the value of key in copy `shard` when the map's memory is host-reachable
+ * (host-mapped placement or the host allocator), for the host interpreter; NULL otherwise or when
+ * absent. The pointer stays valid while the element is not deleted. */
+void *gp_map_inst__value_ptr(struct gp_map_inst *m, const void *key, unsigned shard);
+
+/* Every element at one moment (one copy of the whole map): keys and values (read_size each,
+ * summed where sharded), in index order for arrays (every index) and bucket order for hashes. */
+struct gp_map_snapshot {
+	size_t count;
+	uint32_t key_size, value_size;  /* value_size: read_size of the map */
+	uint8_t *keys, *values;
+};
+int gp_map_inst__snapshot(struct gp_map_inst *m, struct gp_map_snapshot *out);
+void gp_map_snapshot__free(struct gp_map_snapshot *s);
+
+/* Rings. A host producer (host probes) writes records the same way the device does, into ring
+ * `shard`; returns 0 or -ENOSPC (and counts the drop). */
+int gp_map_inst__ring_output(struct gp_map_inst *m, unsigned shard, const void *data, size_t size);
+/* Consume every committed record of every ring, calling cb for each (ring index, payload);
+ * cb returns nonzero to stop early. Returns the number consumed. Safe while the device writes;
+ * one consumer at a time (the per-map lock). */
+typedef int (*gp_ring_cb)(void *user, unsigned ring, const void *data, size_t size);
+int gp_map_inst__ring_drain(struct gp_map_inst *m, gp_ring_cb cb, void *user);
+/* Records lost because a ring was full, all rings together (exact). */
+uint64_t gp_map_inst__ring_drops(struct gp_map_inst *m);
+
+/* Format one printk record as bpf_trace_printk would (%d %i %u %x %X %ld %lu %lx %lld %llu %llx
+ * %p %c %%, widths, '-' and '0' flags; %s prints "(%s unsupported)"). Returns the length
+ * (snprintf semantics) or -EINVAL for a malformed record. */
+int gp_printk_format(const void *rec, size_t size, char *out, size_t outlen);
+
+/* All maps of one BPF object plus the printk ring, created together. */
+struct gp_map_set;
+struct gp_map_set_opts {
+	const struct gp_map_allocator *alloc;
+	const uint8_t *atomic_only;            /* nmaps entries from the verifier, or NULL */
+	const enum gp_map_placement *placement;/* nmaps entries, or NULL (device) */
+	unsigned perthread_slots;              /* 0: default */
+	unsigned printk_ring_bytes;            /* 0: default */
+};
+int gp_map_set__create(const struct gp_map *defs, size_t n, const struct gp_map_set_opts *opts,
+		       struct gp_map_set **out, char *err, size_t errlen);
+void gp_map_set__free(struct gp_map_set *s);
+size_t gp_map_set__count(const struct gp_map_set *s);
+struct gp_map_inst *gp_map_set__map(const struct gp_map_set *s, size_t i);
+struct gp_map_inst *gp_map_set__find(const struct gp_map_set *s, const char *name);
+struct gp_map_inst *gp_map_set__printk(const struct gp_map_set *s);
+
+#endif
