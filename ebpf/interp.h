@@ -12,13 +12,26 @@
 /* Newer than Debian 12's <linux/bpf.h> (Linux 6.1): sign-extending loads (BPF_LDX | BPF_MEMSX). */
 #ifndef BPF_MEMSX
 #define BPF_MEMSX 0x80
+/* Record queues (RINGBUF, PERF_EVENT_ARRAY, bpftime's 1527): without env->on_record, records
+ * stay in the map; consume calls cb for each in order (a nonzero return stops) and removes them.
+ * Returns the number of records consumed or a negative errno. */
+int gp_host_ringbuf_push(void *state, const void *data, size_t size);
+int gp_host_ringbuf_consume(void *state, int (*cb)(void *user, const void *data, size_t size), void *user);
+
+/* Check the encoding of every instruction (RFC 9669): known opcodes, unused fields zero,
+ * registers in range, r10 never written, jumps and calls inside the program, ld_imm64 pairs whole.
+ * gp_interp_run does this first. Returns 0 or -EINVAL with "insn N: reason" in err. */
+int gp_interp_check(const struct bpf_insn *insns, size_t n, char *err, size_t errlen);
+
 #endif
 
 #include "ebpf/object.h"
 
 struct gp_interp_env {
 	const struct gp_map *maps;   /* ld_imm64 imm = map index into this array */
-	void **map_state;            /* nmaps entries from gp_host_map_create, or NULL: created per run */
+	void **map_state;            /* nmaps entries from gp_host_map_create, or NULL: maps are created
+	                              * for the run and freed after it; a NULL entry is created on first
+	                              * use and stored back (the caller frees it) */
 	size_t nmaps;
 	/* Optional override, called before the built-in helper: set *handled = 1 to take the call. */
 	uint64_t (*helper)(void *user, int id, const uint64_t args[5], int *handled);
@@ -54,5 +67,16 @@ int gp_host_map_update(void *state, const void *key, const void *value, uint64_t
 int gp_host_map_delete(void *state, const void *key);
 /* Iterate: next key after key (NULL: first); returns 0, or -ENOENT at the end. */
 int gp_host_map_next_key(void *state, const void *key, void *next_key);
+
+/* Record queues (RINGBUF, PERF_EVENT_ARRAY, bpftime's 1527): without env->on_record, records
+ * stay in the map; consume calls cb for each in order (a nonzero return stops) and removes them.
+ * Returns the number of records consumed or a negative errno. */
+int gp_host_ringbuf_push(void *state, const void *data, size_t size);
+int gp_host_ringbuf_consume(void *state, int (*cb)(void *user, const void *data, size_t size), void *user);
+
+/* Check the encoding of every instruction (RFC 9669): known opcodes, unused fields zero,
+ * registers in range, r10 never written, jumps and calls inside the program, ld_imm64 pairs whole.
+ * gp_interp_run does this first. Returns 0 or -EINVAL with "insn N: reason" in err. */
+int gp_interp_check(const struct bpf_insn *insns, size_t n, char *err, size_t errlen);
 
 #endif
