@@ -32,8 +32,29 @@ struct summary {
 	char targets[512];   /* space-separated, each once */
 	char ptx_targets[256];
 	bool zstd, lz4, none;
-	size_t kernels;
+	char **kernels;      /* distinct kernel names seen in every module */
+	size_t nkernels;
 };
+
+static void summary_kernel(struct summary *s, const char *name)
+{
+	for (size_t i = 0; i < s->nkernels; i++)
+		if (!strcmp(s->kernels[i], name))
+			return;
+	char **v = realloc(s->kernels, (s->nkernels + 1) * sizeof(*v));
+	if (!v)
+		return;
+	s->kernels = v;
+	if ((v[s->nkernels] = strdup(name)))
+		s->nkernels++;
+}
+
+static void summary_free(struct summary *s)
+{
+	for (size_t i = 0; i < s->nkernels; i++)
+		free(s->kernels[i]);
+	free(s->kernels);
+}
 
 static void add_word(char *list, size_t cap, const char *word)
 {
@@ -77,9 +98,9 @@ static void names_print(struct summary *s, struct names *k)
 		else
 			printf("  kernel %s\n", k->v[i]);
 		free(pretty);
+		summary_kernel(s, k->v[i]);
 		free(k->v[i]);
 	}
-	s->kernels += k->n;
 	free(k->v);
 	*k = (struct names){ 0 };
 }
@@ -195,8 +216,11 @@ static void print_module_line(size_t idx, const char *kind, const char *target, 
 		if (e->kind == FATBIN_KIND_PTX)
 			printf(", PTX ISA %u.%u", e->version_major, e->version_minor);
 		printf(", offset 0x%zx", e->offset);
-		if (e->options_len)
-			printf(", options \"%.*s\"", (int)e->options_len, e->options);
+		size_t olen = e->options_len;
+		while (olen && e->options[olen - 1] == ' ')
+			olen--;
+		if (olen)
+			printf(", options \"%.*s\"", (int)olen, e->options);
 	}
 	putchar('\n');
 }
@@ -264,7 +288,7 @@ static void print_summary(const struct summary *s)
 	if (s->none)
 		add_word(comp, sizeof(comp), "none");
 	printf("compression: %s\n", comp[0] ? comp : "none");
-	printf("kernels: %zu\n", s->kernels);
+	printf("kernels: %zu distinct\n", s->nkernels);
 }
 
 int cmd_list(int argc, char **argv)
@@ -334,7 +358,7 @@ int cmd_list(int argc, char **argv)
 		if (fatbin__open_mem(buf, len, &fb, err, sizeof(err))) {
 			status = cli_error("%s: %s", path, err);
 		} else {
-			printf("%s: %s, %zu modules\n", path, kind == MODULE_IMAGE_FATBIN ? "fatbin" : "ELF",
+			printf("%s: %s, %zu modules\n", path, kind == MODULE_IMAGE_FATBIN ? "fatbin" : kind == MODULE_IMAGE_WRAPPER ? "fatbin wrapper" : "ELF file",
 			       fatbin__entry_count(fb));
 			status = list_fatbin(&s, fb, path);
 			if (!status)
@@ -342,6 +366,7 @@ int cmd_list(int argc, char **argv)
 			fatbin__close(fb);
 		}
 	}
+	summary_free(&s);
 	free(buf);
 	return status;
 }

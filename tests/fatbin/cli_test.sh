@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# gpuprobe list / gpuprobe fatbin on the committed seeds: exact outputs (expected/*.txt), written
+# entries, --help, and one-line errors with a non-zero exit on bad input.
+# Usage: cli_test.sh PATH/TO/gpuprobe   (UPDATE=1 rewrites the expected files)
+set -uo pipefail
+G=$1
+here=$(cd "$(dirname "$0")" && pwd)
+seeds=$here/fuzz-seeds/fatbin
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+bad() { echo "FAIL: $*"; fail=1; }
+
+# golden NAME CMD...: stdout must equal expected/NAME.txt, exit 0, nothing on stderr
+golden() {
+	local name=$1; shift
+	(cd "$tmp" && "$@") >"$tmp/out.txt" 2>"$tmp/err.txt"
+	local rc=$?
+	[ $rc = 0 ] || bad "$name: exit $rc: $(cat "$tmp/err.txt")"
+	[ -s "$tmp/err.txt" ] && bad "$name: stderr: $(cat "$tmp/err.txt")"
+	if [ "${UPDATE:-}" = 1 ]; then cp "$tmp/out.txt" "$here/expected/$name.txt"; fi
+	diff -u "$here/expected/$name.txt" "$tmp/out.txt" || bad "$name: output differs"
+}
+
+# one_error WANT CMD...: exit 1, nothing on stdout, exactly the line WANT on stderr
+one_error() {
+	local want=$1; shift
+	(cd "$tmp" && "$@") >"$tmp/out.txt" 2>"$tmp/err.txt"
+	local rc=$?
+	[ $rc = 1 ] || bad "$*: exit $rc (want 1)"
+	[ -s "$tmp/out.txt" ] && bad "$*: wrote to stdout"
+	[ "$(cat "$tmp/err.txt")" = "$want" ] || bad "$*: stderr '$(cat "$tmp/err.txt")', want '$want'"
+}
+
+cp "$seeds"/* "$tmp/"
+for f in tiny_default.fatbin tiny_speed.fatbin tiny_size.fatbin tiny_multi.fatbin tiny_object.o tiny_rdc.o tiny_sm75.cubin; do
+	golden "list_${f//./_}" "$G" list "$f"
+done
+golden fatbin_tiny_default "$G" fatbin tiny_default.fatbin -o out
+cmp -s "$tmp/out/0-sm_75.cubin" "$seeds/tiny_sm75.cubin" || bad "extracted cubin differs from nvcc -cubin"
+golden fatbin_tiny_rdc "$G" fatbin tiny_rdc.o -o rdc
+cmp -s "$tmp/out/1-sm_75.ptx" "$tmp/rdc/1-sm_75.ptx" && bad "rdc PTX should differ (it is built with -rdc)"
+cp "$tmp/out/1-sm_75.ptx" "$tmp/tiny.ptx"
+golden list_tiny_ptx "$G" list tiny.ptx
+[ "$(tail -c 1 "$tmp/tiny.ptx" | od -An -tx1 | tr -d ' ')" != 00 ] || bad "PTX written with trailing NULs"
+
+"$G" list --help | grep -q '^usage: gpuprobe list FILE' || bad "list --help"
+"$G" fatbin --help | grep -q '^usage: gpuprobe fatbin FILE -o DIR' || bad "fatbin --help"
+
+printf 'hello\n' >"$tmp/junk.txt"
+head -c 1000 "$seeds/tiny_default.fatbin" >"$tmp/short.fatbin"
+head -c 3000 "$seeds/tiny_object.o" >"$tmp/short.o"
+one_error "gpuprobe: cannot open nosuch: No such file or directory" "$G" list nosuch
+one_error "gpuprobe: junk.txt: not an executable, shared library, object, fatbin, cubin or PTX file" "$G" list junk.txt
+one_error "gpuprobe: short.fatbin: offset 0x0: fatbin of 0x12a0 bytes runs past the end of the image (0x3d8 bytes left)" \
+	"$G" list short.fatbin
+one_error "gpuprobe: short.fatbin: offset 0x0: fatbin of 0x12a0 bytes runs past the end of the image (0x3d8 bytes left)" \
+	"$G" fatbin short.fatbin -o x
+one_error "gpuprobe: short.o: offset 0x28: ELF section headers at 0x2cd0 lie past the end of the file" "$G" list short.o
+one_error "gpuprobe: junk.txt: offset 0x0: not a fatbin: magic 0x6c6c6568 (expected a fatbin 0xba55ed50, a wrapper 0x466243b1 or an ELF file)" \
+	"$G" fatbin junk.txt -o x
+one_error "gpuprobe: tiny_sm75.cubin: offset 0x0: ELF file has no fatbin (no .nv_fatbin section: not a CUDA binary?)" \
+	"$G" fatbin tiny_sm75.cubin -o x
+one_error "gpuprobe: fatbin: no output directory given (-o DIR)" "$G" fatbin tiny_default.fatbin
+one_error "gpuprobe: fatbin: no FILE given (see 'gpuprobe fatbin --help')" "$G" fatbin -o x
+one_error "gpuprobe: list: no FILE given (see 'gpuprobe list --help')" "$G" list
+one_error "gpuprobe: list: unknown option '--bogus' (see 'gpuprobe list --help')" "$G" list --bogus x
+one_error "gpuprobe: list: one FILE only ('b' is extra)" "$G" list a b
+
+[ $fail = 0 ] && echo "fatbin cli: all checks passed"
+exit $fail
