@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# LD_AUDIT redirect: under `gpuprobe run`, a dlopen of an absolute libcuda.so.1 path and a
+# libcuda.so.1 found through DT_RPATH both get the shim, and the shim still reaches the driver.
+# usage: audit.sh GPUPROBE ABSDLOPEN FAKE_DRIVER SHIM
+set -u
+gpuprobe=$1 app=$2 fake=$3 shim=$4
+out=$(mktemp); trap 'rm -f "$out"' EXIT
+fail() { echo "FAIL: $*"; cat "$out"; exit 1; }
+
+# Control: without gpuprobe the app gets the fake driver both ways (so the test can fail).
+"$app" "$fake" >"$out" 2>&1 || fail "control run: exit $?"
+[ "$(cat "$out")" = "dlopen: $fake
+linked: $fake
+cuDriverGetVersion 0 version 13000
+cuInit 0" ] || fail "control run output"
+echo "ok control: the app alone loads $fake"
+
+GPUPROBE_REAL_LIBCUDA=$fake "$gpuprobe" run -- "$app" "$fake" >"$out" 2>&1 || fail "gpuprobe run: exit $?"
+[ "$(cat "$out")" = "dlopen: $shim
+linked: $shim
+cuDriverGetVersion 0 version 13000
+cuInit 0" ] || fail "under gpuprobe run the shim must answer both, forwarding to the fake driver"
+echo "ok gpuprobe run: absolute dlopen and DT_RPATH both reach the shim, which reaches the driver"
+
+# gpuprobe run finds the driver itself when GPUPROBE_REAL_LIBCUDA is unset; with none on this
+# machine the shim says so in one line and the app sees errors, not a crash.
+if ! ldconfig -p 2>/dev/null | grep -q 'libcuda\.so\.1 ' && [ ! -e /usr/local/nvidia/lib64/libcuda.so.1 ] \
+   && [ ! -e /usr/lib/x86_64-linux-gnu/libcuda.so.1 ]; then
+  env -u GPUPROBE_REAL_LIBCUDA "$gpuprobe" run -- "$app" "$fake" >"$out" 2>&1 || fail "exit $?"
+  grep -q '^cuInit 100$' "$out" && [ "$(grep -c '^gpuprobe: no real CUDA driver found' "$out")" = 1 ] \
+    || fail "no driver under gpuprobe run"
+  echo "ok gpuprobe run without a driver: cuInit 100 and one line"
+fi

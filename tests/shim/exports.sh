@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# The shim's dynamic symbol table is exactly the generated export list, the list covers the
+# forms the driver exports (_v2, _ptds/_ptsz, legacy names), and it equals the CUDA toolkit's
+# own libcuda stub's exports when the stub is present.
+# usage: exports.sh SHIM GENERATED_LIST [STUB]
+set -u
+shim=$1 list=$2 stub=${3:-}
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+
+nm -D --defined-only "$shim" | awk '{print $3}' | sort >"$tmp/shim"
+sort "$list" >"$tmp/list"
+diff "$tmp/list" "$tmp/shim" >"$tmp/diff" || { cat "$tmp/diff"; fail "dynamic symbols differ from the generated list"; }
+n=$(wc -l <"$tmp/shim")
+[ "$n" -ge 600 ] || fail "only $n exports"
+echo "ok $n exports, exactly the generated list"
+
+for s in cuInit cuGetProcAddress cuGetProcAddress_v2 cuMemcpyHtoD cuMemcpyHtoD_v2 \
+         cuMemcpyHtoD_v2_ptds cuLaunchKernel cuLaunchKernel_ptsz cuLaunchKernelEx_ptsz \
+         cuCtxCreate_v4 cuStreamGetCaptureInfo_v3_ptsz cuGraphInstantiateWithFlags \
+         cuGetExportTable cuLibraryLoadData cuProfilerStart; do
+  grep -qx "$s" "$tmp/shim" || fail "missing $s"
+done
+echo "ok _v2/_v3/_v4, _ptds/_ptsz and legacy names present"
+
+# Nothing but cu* names: no helper of the shim or of the libraries linked into it leaks.
+grep -v '^cu' "$tmp/shim" && fail "non-cu symbols exported"
+readelf -d "$shim" | grep -q 'Library soname: \[libcuda.so.1\]' || fail "SONAME is not libcuda.so.1"
+readelf -d "$shim" | grep -q 'R.*PATH.*\[\$ORIGIN\]' || fail "no \$ORIGIN run path"
+echo "ok SONAME libcuda.so.1, RUNPATH \$ORIGIN, only cu* symbols"
+
+if [ -n "$stub" ] && [ -e "$stub" ]; then
+  nm -D --defined-only "$stub" | awk '{print $3}' | grep '^cu' | sort >"$tmp/stub"
+  diff "$tmp/stub" "$tmp/shim" >"$tmp/diff" || { cat "$tmp/diff"; fail "exports differ from $stub"; }
+  echo "ok identical to the exports of $stub"
+fi

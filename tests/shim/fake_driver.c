@@ -1,0 +1,141 @@
+/* A stand-in for NVIDIA's libcuda.so.1, so that the shim's forwarding, cuGetProcAddress mapping
+ * and interception can be tested without a GPU. It exports a handful of driver entry points
+ * (with made-up but recognisable results) and counts every call; the tests read the counts
+ * through fake_calls(). Types are spelled out here (ABI-equal to cuda.h) because cuda.h's
+ * macros would rename the very names this file must define. */
+#include <dlfcn.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+typedef int CUresult;
+#define OK 0
+#define NOT_FOUND 500
+#define INVALID_VALUE 1
+
+enum { C_INIT, C_MEMCPY_V2, C_MEMCPY_PTDS, C_LAUNCH, C_LAUNCH_PTSZ, C_MODLOAD, C_GETFUNC,
+       C_LIBLOAD, C_GETKERNEL, C_KERNFUNC, C_GRAPHNODE, C_MAX };
+static unsigned long calls[C_MAX];
+
+static void count(int c) { __atomic_add_fetch(&calls[c], 1, __ATOMIC_RELAXED); }
+
+unsigned long fake_calls(int c) { return c >= 0 && c < C_MAX ? calls[c] : 0; }
+
+/* An entry point the driver hands out through cuGetProcAddress without exporting it. */
+static CUresult hidden_entry(void) { return 42; }
+void *fake_hidden_entry(void) { return (void *)hidden_entry; }
+
+static const void *export_table[4] = {(void *)1, (void *)2, (void *)3, (void *)4};
+void *fake_export_table(void) { return export_table; }
+
+CUresult cuInit(unsigned flags) { count(C_INIT); return flags == 0 ? OK : INVALID_VALUE; }
+CUresult cuDriverGetVersion(int *v) { *v = 13000; return OK; }
+
+CUresult cuMemcpyHtoD_v2(unsigned long long dst, const void *src, size_t n)
+{ (void)dst; (void)src; (void)n; count(C_MEMCPY_V2); return OK; }
+CUresult cuMemcpyHtoD_v2_ptds(unsigned long long dst, const void *src, size_t n)
+{ (void)dst; (void)src; (void)n; count(C_MEMCPY_PTDS); return OK; }
+
+/* A launch with 11 arguments (5 on the stack): checks they all arrive intact. */
+static CUresult check_launch(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+			     unsigned by, unsigned bz, unsigned shmem, void *stream, void **params,
+			     void **extra)
+{
+	if (!f || gx != 1 || gy != 2 || gz != 3 || bx != 4 || by != 5 || bz != 6 || shmem != 7 ||
+	    stream != (void *)8 || params != (void **)9 || extra != (void **)10)
+		return INVALID_VALUE;
+	return OK;
+}
+CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+			unsigned bz, unsigned shmem, void *stream, void **params, void **extra)
+{ count(C_LAUNCH); return check_launch(f, gx, gy, gz, bx, by, bz, shmem, stream, params, extra); }
+CUresult cuLaunchKernel_ptsz(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+			     unsigned by, unsigned bz, unsigned shmem, void *stream, void **params,
+			     void **extra)
+{ count(C_LAUNCH_PTSZ); return check_launch(f, gx, gy, gz, bx, by, bz, shmem, stream, params, extra); }
+
+/* Handles are made-up pointers: module 0x1000+n, library 0x3000+n, function 0x200000+...,
+ * kernel 0x400000+..., function of a kernel 0x500000+... (from the module and the name). */
+static uintptr_t next_module, next_library;
+
+CUresult cuModuleLoadData(void **mod, const void *image)
+{ count(C_MODLOAD); if (!image) return INVALID_VALUE; *mod = (void *)(0x1000 + ++next_module); return OK; }
+CUresult cuModuleLoadDataEx(void **mod, const void *image, unsigned n, void *o, void **v)
+{ (void)n; (void)o; (void)v; return cuModuleLoadData(mod, image); }
+static uintptr_t name_hash(const char *name)
+{
+	uintptr_t h = 0;
+	while (*name)
+		h = h * 31 + (unsigned char)*name++;
+	return h & 0xfff;
+}
+CUresult cuModuleGetFunction(void **f, void *mod, const char *name)
+{
+	count(C_GETFUNC);
+	*f = (void *)(0x200000 + ((uintptr_t)mod & 0xff) * 0x1000 + name_hash(name));
+	return OK;
+}
+CUresult cuLibraryLoadData(void **lib, const void *code, void *a, void **b, unsigned c, void *d,
+			   void **e, unsigned f)
+{
+	(void)a; (void)b; (void)c; (void)d; (void)e; (void)f;
+	count(C_LIBLOAD);
+	if (!code) return INVALID_VALUE;
+	*lib = (void *)(0x3000 + ++next_library);
+	return OK;
+}
+CUresult cuLibraryGetKernel(void **k, void *lib, const char *name)
+{ count(C_GETKERNEL); *k = (void *)(0x400000 + ((uintptr_t)lib & 0xff) * 0x1000 + name_hash(name)); return OK; }
+CUresult cuKernelGetFunction(void **f, void *k)
+{ count(C_KERNFUNC); *f = (void *)((uintptr_t)k + 0x100000); return OK; }
+CUresult cuFuncGetName(const char **name, void *f)
+{ (void)f; *name = "unnamed_by_shim"; return OK; }
+
+struct kernel_node_params_v2 { void *func; unsigned g[3], b[3], shmem; void **params, **extra;
+			       void *kern, *ctx; };
+CUresult cuGraphAddKernelNode_v2(void **node, void *graph, const void *deps, size_t n,
+				 const struct kernel_node_params_v2 *p)
+{ (void)graph; (void)deps; (void)n; count(C_GRAPHNODE); *node = p->func; return OK; }
+
+CUresult cuGetExportTable(const void **table, const void *uuid)
+{ (void)uuid; *table = export_table; return OK; }
+
+/* cuGetProcAddress: the real driver's rules, reduced to what the tests use. */
+#define PER_THREAD 2ull
+static void *self_symbol(const char *name)
+{
+	Dl_info di;
+	if (!dladdr((void *)cuInit, &di))
+		return NULL;
+	void *h = dlopen(di.dli_fname, RTLD_NOW | RTLD_NOLOAD);
+	void *p = h ? dlsym(h, name) : NULL;
+	if (h)
+		dlclose(h);
+	return p;
+}
+
+CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version, unsigned long long flags,
+			     int *status)
+{
+	char name[128];
+	if (!strcmp(symbol, "cuFakeHidden")) {
+		*pfn = (void *)hidden_entry;
+		return OK;
+	}
+	if (!strcmp(symbol, "cuGetProcAddress"))
+		snprintf(name, sizeof(name), "cuGetProcAddress_v2");
+	else if (!strcmp(symbol, "cuMemcpyHtoD"))
+		snprintf(name, sizeof(name), "cuMemcpyHtoD%s%s", version >= 3020 ? "_v2" : "",
+			 flags & PER_THREAD ? "_ptds" : "");
+	else if (!strcmp(symbol, "cuLaunchKernel"))
+		snprintf(name, sizeof(name), "cuLaunchKernel%s", flags & PER_THREAD ? "_ptsz" : "");
+	else
+		snprintf(name, sizeof(name), "%s", symbol);
+	*pfn = self_symbol(name);
+	if (status)
+		*status = *pfn ? 0 : 1;
+	return *pfn ? OK : NOT_FOUND;
+}
+
+CUresult cuGetProcAddress(const char *symbol, void **pfn, int version, unsigned long long flags)
+{ return cuGetProcAddress_v2(symbol, pfn, version, flags, NULL); }
