@@ -1,0 +1,249 @@
+/* Unit tests of the eBPF lowering: the shape of the IR it builds (functions, hooks, subprograms),
+ * its exact error lines, and ptxas accepting a module that uses every feature (sm_75, sm_90).
+ * usage: lower_unit [PTXAS]  (the ptxas part is skipped when PTXAS is missing). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ebpf/lower.h"
+
+static int failures;
+
+#define CHECK(cond, ...)                                             \
+	do {                                                         \
+		if (!(cond)) {                                       \
+			failures++;                                  \
+			printf("FAIL %s:%d: ", __FILE__, __LINE__);  \
+			printf(__VA_ARGS__);                         \
+			printf("\n");                                \
+		}                                                    \
+	} while (0)
+
+#define I(c, d, s, o, i) ((struct bpf_insn){.code = (c), .dst_reg = (d), .src_reg = (s), .off = (o), .imm = (i)})
+#define MOVK(d, v) I(BPF_ALU64 | BPF_MOV | BPF_K, d, 0, 0, v)
+#define EXIT I(BPF_JMP | BPF_EXIT, 0, 0, 0, 0)
+#define CALL(id) I(BPF_JMP | BPF_CALL, 0, 0, 0, id)
+
+/* Lower insns alone into a fresh module; return the error line ("" on success). */
+static const char *lower_err(const struct bpf_insn *insns, size_t n, const struct gp_lower_opts *o)
+{
+	static char err[256];
+	ir_module *m = ir_module_new();
+	int rc = gp_lower_program(m, insns, n, "t", o, err, sizeof(err));
+	if (!rc)
+		err[0] = 0;
+	else if (!err[0])
+		snprintf(err, sizeof(err), "(rc %d without a message)", rc);
+	ir_module_free(m);
+	return err;
+}
+
+static void expect_err(const struct bpf_insn *insns, size_t n, const struct gp_lower_opts *o,
+		       const char *want)
+{
+	const char *got = lower_err(insns, n, o);
+	CHECK(!strcmp(got, want), "error \"%s\", expected \"%s\"", got, want);
+}
+
+static void test_errors(void)
+{
+	struct bpf_insn ja_out[] = {I(BPF_JMP | BPF_JA, 0, 0, 5, 0)};
+	expect_err(ja_out, 1, NULL, "insn 0: jump to 6, outside the program (0..0)");
+	struct bpf_insn helper[] = {CALL(9999), EXIT};
+	expect_err(helper, 2, NULL, "insn 0: unknown helper 9999");
+	struct bpf_insn lookup[] = {CALL(1), EXIT};
+	expect_err(lookup, 2, NULL, "insn 0: helper map_lookup_elem (1) needs the maps runtime, which was not given");
+	struct bpf_insn mapref[] = {I(BPF_LD | BPF_IMM | BPF_DW, 1, BPF_PSEUDO_MAP_FD, 0, 3), I(0, 0, 0, 0, 0), EXIT};
+	expect_err(mapref, 3, NULL, "insn 0: lddw of map 3, but no map runtime was given");
+	struct bpf_insn falls[] = {MOVK(0, 0)};
+	expect_err(falls, 1, NULL, "insn 0: the last instruction of the program falls through past its end");
+	struct bpf_insn badop[] = {I(0xff, 0, 0, 0, 0), EXIT};
+	expect_err(badop, 2, NULL, "insn 0: unknown opcode 0xff");
+	struct bpf_insn r10[] = {MOVK(10, 0), EXIT};
+	expect_err(r10, 2, NULL, "insn 0: r10 is read-only");
+	struct bpf_insn into_lddw[] = {I(BPF_JMP | BPF_JA, 0, 0, 1, 0), I(BPF_LD | BPF_IMM | BPF_DW, 0, 0, 0, 1),
+				       I(0, 0, 0, 0, 0), EXIT};
+	expect_err(into_lddw, 4, NULL, "insn 0: jump into the middle of lddw at 1");
+	struct bpf_insn half[] = {I(BPF_LD | BPF_IMM | BPF_DW, 0, 0, 0, 1)};
+	expect_err(half, 1, NULL, "insn 0: lddw without its second half");
+	struct bpf_insn badswap[] = {I(BPF_ALU | BPF_END | BPF_TO_BE, 0, 0, 0, 24), EXIT};
+	expect_err(badswap, 2, NULL, "insn 0: byte swap width 24 (16, 32 or 64)");
+	struct bpf_insn kfunc[] = {I(BPF_JMP | BPF_CALL, 0, 2, 0, 7), EXIT};
+	expect_err(kfunc, 2, NULL, "insn 0: call with source 2 (kfuncs are not supported)");
+	struct bpf_insn leave[] = {I(BPF_JMP | BPF_CALL, 0, BPF_PSEUDO_CALL, 0, 1), I(BPF_JMP | BPF_JA, 0, 0, 1, 0),
+				   EXIT, MOVK(0, 1), EXIT};
+	expect_err(leave, 5, NULL, "insn 1: jump to 3 leaves the subprogram");
+	struct bpf_insn absld[] = {I(BPF_LD | BPF_ABS | BPF_W, 0, 0, 0, 0), EXIT};
+	expect_err(absld, 2, NULL, "insn 0: legacy packet access (ld_abs/ld_ind) has no packet on the GPU");
+	struct bpf_insn ok[] = {MOVK(0, 1), EXIT};
+	struct gp_lower_opts bad_prefix = {.prefix = "a-b"};
+	expect_err(ok, 2, &bad_prefix, "insn 0: bad prefix \"a-b\" (letters, digits, '_', '$' only)");
+	struct gp_lower_opts six = {.nargs = 6};
+	expect_err(ok, 2, &six, "insn 0: nargs 6: at most 5 arguments (r1..r5)");
+	expect_err(ok, 2, NULL, "");
+}
+
+/* Hooks of the maps runtime: record what the lowering asked for. */
+struct hook_log {
+	int map_index, value_form, off, calls;
+	int helpers[8], nhelpers;
+	int helper_added;
+};
+
+static int map_ref(void *user, ir_module *m, ir_func *f, const char *dst, int map_index,
+		   int value_form, int32_t off)
+{
+	struct hook_log *h = user;
+	h->map_index = map_index;
+	h->value_form = value_form;
+	h->off = off;
+	h->calls++;
+	ir_stmt_append(f, ir_insn_new(m, "mov", ".u64", 2, (ir_operand[]){ir_reg(m, dst), ir_sym(m, "test_map")}));
+	return 0;
+}
+
+static const char *helper_fn(void *user, ir_module *m, int id)
+{
+	struct hook_log *h = user;
+	if (h->nhelpers < 8)
+		h->helpers[h->nhelpers++] = id;
+	if (!h->helper_added++) {
+		/* a trivial device implementation: returns its first argument */
+		ir_top *t = ir_top_new(m, IR_TOP_DIRECTIVE);
+		t->text = ".func (.param .b64 r) test_helper(.param .b64 a1, .param .b64 a2, .param .b64 a3,"
+			  " .param .b64 a4, .param .b64 a5)\n{\n\t.reg .b64 %x;\n\tld.param.u64 %x, [a1];\n"
+			  "\tst.param.b64 [r], %x;\n\tret;\n}";
+		ir_top_append(m, t);
+	}
+	return "test_helper";
+}
+
+static void add_directive(ir_module *m, const char *text)
+{
+	ir_top *t = ir_top_new(m, IR_TOP_DIRECTIVE);
+	t->text = text;
+	ir_top_append(m, t);
+}
+
+/* Every feature in one program: ALU32/64 incl. division corners, byte swaps, movsx, sign
+ * loads, atomics on stack and through r1, every jump, gotol, a subprogram calling exit, GPU
+ * helpers, callx, maps through the hooks. */
+static const struct bpf_insn everything[] = {
+	/* 0 */ I(BPF_ALU64 | BPF_MOV | BPF_X, 6, 1, 0, 0),
+	I(BPF_ALU64 | BPF_DIV | BPF_X, 0, 6, 0, 0),
+	I(BPF_ALU64 | BPF_MOD | BPF_X, 0, 6, 1, 0),
+	I(BPF_ALU | BPF_DIV | BPF_X, 0, 6, 1, 0),
+	I(BPF_ALU | BPF_MOD | BPF_K, 0, 0, 1, -1),
+	I(BPF_ALU | BPF_LSH | BPF_X, 0, 6, 0, 0),
+	I(BPF_ALU64 | BPF_ARSH | BPF_X, 0, 6, 0, 0),
+	I(BPF_ALU | BPF_END | BPF_TO_BE, 0, 0, 0, 16),
+	I(BPF_ALU64 | BPF_END, 0, 0, 0, 64),
+	I(BPF_ALU64 | BPF_MOV | BPF_X, 2, 0, 16, 0),
+	/* 10 */ I(BPF_ALU | BPF_MOV | BPF_X, 2, 0, 8, 0),
+	I(BPF_LDX | 0x80 | BPF_H, 3, 1, 3, 0),               /* ldxsh, misaligned check */
+	I(BPF_STX | BPF_MEM | BPF_DW, 10, 3, -8, 0),
+	I(BPF_STX | 0xc0 | BPF_DW, 10, 3, -8, BPF_ADD | 1),   /* fetch add on the stack */
+	I(BPF_STX | 0xc0 | BPF_W, 1, 3, 4, 0xf1),            /* cmpxchg32 through r1 */
+	I(BPF_STX | 0xc0 | BPF_DW, 1, 3, 0, 0xa0),           /* xor, no fetch */
+	I(BPF_JMP32 | BPF_JSGT | BPF_K, 3, 0, 1, -5),
+	I(BPF_JMP | BPF_JSET | BPF_X, 3, 2, 0, 0),
+	I(BPF_JMP32 | BPF_JA, 0, 0, 0, 0),                    /* gotol +0 */
+	CALL(505),
+	/* 20 */ CALL(502),
+	CALL(513),
+	I(BPF_JMP | BPF_CALL | BPF_X, 4, 0, 0, 0),            /* callx r4 */
+	I(BPF_LD | BPF_IMM | BPF_DW, 1, BPF_PSEUDO_MAP_VALUE, 0, 2),
+	I(0, 0, 0, 0, 12),
+	CALL(1),
+	I(BPF_JMP | BPF_CALL, 0, BPF_PSEUDO_CALL, 0, 1),     /* -> 28 */
+	EXIT,
+	/* 28: subprogram */ I(BPF_JMP | BPF_JEQ | BPF_K, 1, 0, 1, 0),
+	CALL(507),
+	/* 30 */ I(BPF_ST | BPF_MEM | BPF_B, 10, 0, -1, 0x1ff),
+	I(BPF_ALU64 | BPF_ADD | BPF_X, 0, 10, 0, 0),
+	EXIT,
+};
+
+static void test_structure_and_ptxas(const char *ptxas)
+{
+	ir_module *m = ir_module_new();
+	add_directive(m, ".version 7.8");
+	add_directive(m, ".target sm_75");
+	add_directive(m, ".address_size 64");
+	add_directive(m, ".global .align 8 .b8 test_map[64];");
+	struct hook_log h = {0};
+	struct gp_lower_opts o = {.emit_map_ref = map_ref, .helper_func = helper_fn, .user = &h,
+				  .prefix = "__gp7_", .pid_tgid = 0x100000002ull};
+	char err[256];
+	size_t n = sizeof(everything) / sizeof(everything[0]);
+	int rc = gp_lower_program(m, everything, n, "probe_all", &o, err, sizeof(err));
+	CHECK(rc == 0, "lowering everything failed: %s", err);
+	CHECK(h.calls == 1 && h.map_index == 2 && h.value_form == 1 && h.off == 12,
+	      "map hook got calls %d map %d value_form %d off %d", h.calls, h.map_index, h.value_form, h.off);
+	CHECK(h.nhelpers >= 1 && h.helpers[0] == 1, "helper hook not asked for map_lookup_elem first");
+
+	ir_func *main_f = ir_module_find_func(m, "probe_all");
+	ir_func *sub = ir_module_find_func(m, "probe_all__sub28");
+	CHECK(main_f && main_f->has_body && main_f->nrets == 1 && main_f->nparams == 1,
+	      "main .func missing or wrong signature");
+	CHECK(sub && sub->has_body && sub->nparams == 6, "subprogram .func missing or without its exit flag");
+	/* order: prototype of the subprogram, its body, then main */
+	int seen_proto = 0, order_ok = 0;
+	for (ir_top *t = m->first; t; t = t->next) {
+		if (t->kind != IR_TOP_FUNC)
+			continue;
+		if (!strcmp(t->func.name, "probe_all__sub28") && !t->func.has_body)
+			seen_proto = 1;
+		if (!strcmp(t->func.name, "probe_all") && seen_proto)
+			order_ok = 1;
+	}
+	CHECK(order_ok, "subprogram prototype does not precede main");
+
+	size_t len;
+	char *text = ptx_print(m, &len);
+	CHECK(strstr(text, "%globaltimer") && strstr(text, "activemask.b32") && strstr(text, "%tid.z"),
+	      "GPU helpers not lowered to special registers");
+	CHECK(strstr(text, "isspacep.local") && strstr(text, "atom.cas.b32"), "atomics through r1 not guarded");
+	CHECK(strstr(text, "call.uni \t(__gp7_cret), test_helper"), "map helper call missing:\n%s", text);
+	CHECK(strstr(text, "0x100000002") != NULL, "pid_tgid value missing");
+	CHECK(!strstr(text, "trap"), "lowering emitted a trap");
+	CHECK(strstr(text, "st.u8 \t[%__gp7_r10+-1], 0xff") != NULL, "stb immediate not truncated to 8 bits");
+
+	if (ptxas && access(ptxas, X_OK) == 0) {
+		char path[] = "/tmp/lower_unit_XXXXXX";
+		int fd = mkstemp(path);
+		FILE *f = fdopen(fd, "w");
+		fwrite(text, 1, len, f);
+		fclose(f);
+		for (int k = 0; k < 2; k++) {
+			const char *sm = k ? "sm_90" : "sm_75";
+			char cmd[4400];
+			snprintf(cmd, sizeof(cmd), "%s -arch=%s %s -o %s.cubin", ptxas, sm, path, path);
+			int st = system(cmd);
+			CHECK(st == 0, "ptxas %s rejected the lowered module (kept in %s)", sm, path);
+			if (st == 0) {
+				snprintf(cmd, sizeof(cmd), "%s.cubin", path);
+				unlink(cmd);
+			}
+		}
+		if (!failures)
+			unlink(path);
+	} else {
+		printf("note: no ptxas at %s, PTX not compiled\n", ptxas ? ptxas : "(none)");
+	}
+	free(text);
+	ir_module_free(m);
+}
+
+int main(int argc, char **argv)
+{
+	test_errors();
+	test_structure_and_ptxas(argc > 1 ? argv[1] : NULL);
+	if (failures) {
+		printf("lower_unit: %d failures\n", failures);
+		return 1;
+	}
+	printf("lower_unit: all checks passed\n");
+	return 0;
+}
