@@ -40,6 +40,9 @@ struct gp_lower_opts {
 	   run time and fall back to byte accesses, as misaligned accesses fault on the GPU; set
 	   when the verifier proved every access aligned to skip the check. */
 	int assume_aligned;
+	/* Bytes of stack per frame, from the verifier's stack_depth (rounded up to 8); 0 means
+	   the ISA's 512. Accesses outside it are the verifier's to reject. */
+	unsigned stack_size;
 };
 
 /* Adds `.func (.param .b64 ret) func_name(.param .b64 ctx)` to m; r1 = ctx on entry, the value

@@ -1,7 +1,8 @@
-/* Frames: each subprogram is a .func with its own registers and its own 512-byte stack (a .local
- * array; under the PTX ABI it lives on the thread's call stack, so frames never overlap). r10 is
- * the generic address of the stack's top, so stack, context and map pointers all take the same
- * generic ld/st path.
+/* Frames: each subprogram is a .func with its own registers and its own stack (a .local array of
+ * opts->stack_size bytes, 512 by default; under the PTX ABI it lives on the thread's call stack,
+ * so frames never overlap). r10 is the generic address of the stack's top, so pointers to the
+ * stack, the context and map values all take the same generic ld/st path; accesses written as
+ * r10+constant address the array in .local directly (lower_mem.c).
  *
  * Main:        .func (.param .b64 ret) NAME(.param .b64 a1 [, a2 .. a5])
  * Subprogram:  .func (.param .b64 ret) NAME__subN(.param .b64 a1 .. a5 [, .param .b64 xf])
@@ -10,8 +11,6 @@
 #include "ebpf/lower_internal.h"
 
 #include <errno.h>
-
-enum { STACK_SIZE = 512 };
 
 static ir_decl param_decl(struct lower_ctx *c, const char *name)
 {
@@ -63,7 +62,7 @@ int lower_frame_begin(struct lower_ctx *c, size_t s)
 	ir_stmt_append(f, ir_reg_decl_new(m, ".pred", ir_strfmt(m, "%%%sp", P), LOWER_NTMPPRED));
 	if (flag)
 		ir_stmt_append(f, ir_reg_decl_new(m, ".b64", c->exit_flag, -1));
-	lo_decl_stmt(c, ".local", 8, ".b8", c->stack, "[512]");
+	lo_decl_stmt(c, ".local", 8, ".b8", c->stack, ir_strfmt(m, "[%u]", c->stack_size));
 	if (flag && main)
 		lo_decl_stmt(c, ".local", 4, ".b32", ir_strfmt(m, "%sxflag", P), NULL);
 
@@ -72,7 +71,7 @@ int lower_frame_begin(struct lower_ctx *c, size_t s)
 			lo_addr(c, f->params[i].name, 0));
 	lo_emit(c, "mov", ".u64", 2, lo_reg(c, c->t[0]), lo_sym(c, c->stack));
 	lo_emit(c, "cvta", ".local.u64", 2, lo_reg(c, c->t[0]), lo_reg(c, c->t[0]));
-	lo_emit(c, "add", ".u64", 3, lo_reg(c, c->r[10]), lo_reg(c, c->t[0]), lo_imm(c, STACK_SIZE));
+	lo_emit(c, "add", ".u64", 3, lo_reg(c, c->r[10]), lo_reg(c, c->t[0]), lo_imm(c, c->stack_size));
 	if (flag && main) {
 		lo_emit(c, "mov", ".u64", 2, lo_reg(c, c->exit_flag), lo_sym(c, ir_strfmt(m, "%sxflag", P)));
 		lo_emit(c, "cvta", ".local.u64", 2, lo_reg(c, c->exit_flag), lo_reg(c, c->exit_flag));

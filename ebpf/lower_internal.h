@@ -31,6 +31,7 @@ struct lower_ctx {
 	size_t nsubs;
 	bool uses_exit_helper;      /* helper 507 somewhere: subprograms carry an exit flag */
 	unsigned nargs;             /* main function's .param arguments (r1..) */
+	unsigned stack_size;        /* bytes of each frame's .local stack array */
 
 	/* current function */
 	ir_func *f;

@@ -47,12 +47,24 @@ static bool known_aligned(struct lower_ctx *c, unsigned base, int16_t off, unsig
 	return size == 1 || c->opts->assume_aligned || (base == 10 && off % (int)size == 0);
 }
 
+/* An r10-based access inside the frame, aligned: addressed in .local directly (stack+offset),
+ * which lets ptxas keep stack slots in registers. */
+static bool frame_slot(struct lower_ctx *c, unsigned base, int16_t off, unsigned size)
+{
+	return base == 10 && off < 0 && -(int)off <= (int)c->stack_size && off % (int)size == 0;
+}
+
 /* Load size bytes at [base+off] into register dst, sign-extending when sx. */
 static void emit_load(struct lower_ctx *c, unsigned base, int16_t off, unsigned size, bool sx,
 		      const char *dst)
 {
 	const char *ty = ir_strfmt(c->m, ".%c%u", sx ? 's' : 'u', size * 8);
 	const char *b = c->r[base];
+	if (frame_slot(c, base, off, size)) {
+		lo_emit(c, "ld", ir_strfmt(c->m, ".local%s", ty), 2, R(dst),
+			lo_addr(c, c->stack, (int64_t)c->stack_size + off));
+		return;
+	}
 	if (known_aligned(c, base, off, size)) {
 		lo_emit(c, "ld", ty, 2, R(dst), lo_addr(c, b, off));
 		return;
@@ -110,6 +122,11 @@ void lower_store_at(struct lower_ctx *c, const char *b, bool aligned, int16_t of
 static void emit_store(struct lower_ctx *c, unsigned base, int16_t off, unsigned size,
 		       ir_operand val)
 {
+	if (frame_slot(c, base, off, size)) {
+		lo_emit(c, "st", ir_strfmt(c->m, ".local.u%u", size * 8), 2,
+			lo_addr(c, c->stack, (int64_t)c->stack_size + off), val);
+		return;
+	}
 	lower_store_at(c, c->r[base], known_aligned(c, base, off, size), off, size, val);
 }
 

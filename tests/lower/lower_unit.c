@@ -208,7 +208,8 @@ static void test_structure_and_ptxas(const char *ptxas)
 	CHECK(strstr(text, "call.uni \t(__gp7_cret), test_helper"), "map helper call missing:\n%s", text);
 	CHECK(strstr(text, "0x100000002") != NULL, "pid_tgid value missing");
 	CHECK(!strstr(text, "trap"), "lowering emitted a trap");
-	CHECK(strstr(text, "st.u8 \t[%__gp7_r10+-1], 0xff") != NULL, "stb immediate not truncated to 8 bits");
+	CHECK(strstr(text, "st.local.u8 \t[__gp7_stack+511], 0xff") != NULL,
+	      "stb [r10-1] not a .local store of the immediate truncated to 8 bits");
 
 	if (ptxas && access(ptxas, X_OK) == 0) {
 		char path[] = "/tmp/lower_unit_XXXXXX";
@@ -236,9 +237,39 @@ static void test_structure_and_ptxas(const char *ptxas)
 	ir_module_free(m);
 }
 
+/* A smaller stack from the verifier: the array and r10 follow it; r10-relative accesses inside it
+ * are .local, others stay generic. */
+static void test_stack_size(void)
+{
+	struct bpf_insn prog[] = {
+		I(BPF_ST | BPF_MEM | BPF_DW, 10, 0, -16, 7),
+		I(BPF_LDX | BPF_MEM | BPF_DW, 0, 10, -16, 0),
+		I(BPF_LDX | BPF_MEM | BPF_W, 1, 10, -3, 0),   /* misaligned: generic, checked */
+		EXIT,
+	};
+	ir_module *m = ir_module_new();
+	struct gp_lower_opts o = {.stack_size = 13};
+	char err[256];
+	int rc = gp_lower_program(m, prog, 4, "small", &o, err, sizeof(err));
+	CHECK(rc == 0, "small stack: %s", err);
+	size_t len;
+	char *text = ptx_print(m, &len);
+	CHECK(strstr(text, ".local .align 8 .b8 \t__gp_stack[16];") != NULL, "stack array not 16 bytes:\n%s", text);
+	CHECK(strstr(text, "add.u64 \t%__gp_r10, %__gp_t0, 0x10;") != NULL, "r10 not at the top of 16 bytes");
+	CHECK(strstr(text, "st.local.u64 \t[__gp_stack], 0x7;") != NULL, "stdw [r10-16] not .local");
+	CHECK(strstr(text, "ld.local.u64 \t%__gp_r0, [__gp_stack];") != NULL, "ldxdw [r10-16] not .local");
+	CHECK(strstr(text, "ld.u8 \t%__gp_t2, [%__gp_t1];") != NULL, "misaligned ldxw [r10-3] has no byte path");
+	free(text);
+	ir_module_free(m);
+	struct bpf_insn ok[] = {MOVK(0, 1), EXIT};
+	struct gp_lower_opts big = {.stack_size = 513};
+	expect_err(ok, 2, &big, "insn 0: stack_size 513: the ISA's stack is 512 bytes");
+}
+
 int main(int argc, char **argv)
 {
 	test_errors();
+	test_stack_size();
 	test_structure_and_ptxas(argc > 1 ? argv[1] : NULL);
 	if (failures) {
 		printf("lower_unit: %d failures\n", failures);
