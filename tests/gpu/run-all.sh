@@ -1,0 +1,32 @@
+#!/bin/bash
+# Runs every GPU test script tests/gpu/*.sh (except this one) on the GPU machine, each with its
+# output in $OUT/<name>.out, continuing past failures, and prints a PASS/FAIL/SKIP table.
+# Each script builds or finds what it needs (see its header); exit 77 from a script is SKIP.
+# usage: tests/gpu/run-all.sh    (OUT defaults to a fresh temporary directory)
+set -u
+dir=$(cd "$(dirname "$0")" && pwd)
+OUT=${OUT:-$(mktemp -d)}
+export OUT
+mkdir -p "$OUT"
+names=() results=()
+failed=0
+for s in "$dir"/*.sh; do
+	name=$(basename "$s" .sh)
+	[ "$name" = run-all ] && continue
+	echo "=== $name"
+	start=$(date +%s)
+	OUT="$OUT/$name" bash "$s" >"$OUT/$name.out" 2>&1
+	rc=$?
+	secs=$(( $(date +%s) - start ))
+	tail -n 20 "$OUT/$name.out"
+	case $rc in
+	0) r=PASS ;;
+	77) r=SKIP ;;
+	*) r="FAIL (exit $rc)"; failed=1 ;;
+	esac
+	names+=("$name") results+=("$r ${secs}s")
+done
+echo
+printf '%-24s %s\n' TEST RESULT
+for i in "${!names[@]}"; do printf '%-24s %s\n' "${names[$i]}" "${results[$i]}"; done | tee "$OUT/summary.txt"
+exit $failed
