@@ -111,6 +111,7 @@ enum gp_ring_state { GP_REC_COMMITTED = 1, GP_REC_DISCARDED = 2, GP_REC_PAD = 3 
 #define GP_PRINTK_ARGS 8
 #define GP_PRINTK_FMT  32
 #define GP_PRINTK_MAX_FMT 256
+#define GP_PRINTK_LITERAL 255   /* nargs of a puts record: the text is printed as it is */
 
 /* FNV-1a over the key bytes, the hash both sides use. */
 static inline uint32_t gp_map_hash(const void *key, uint32_t size)

@@ -137,11 +137,15 @@ int gp_printk_format(const void *rec, size_t size, char *out, size_t outlen)
 	memcpy(&fmt_len, r, 4);
 	memcpy(&nargs, r + 4, 4);
 	memcpy(args, r + GP_PRINTK_ARGS, sizeof(args));
-	if (fmt_len > size - GP_PRINTK_FMT || nargs > 3)
+	if (fmt_len > size - GP_PRINTK_FMT || (nargs > 3 && nargs != GP_PRINTK_LITERAL))
 		return -EINVAL;
 	const char *fmt = (const char *)r + GP_PRINTK_FMT;
 	size_t n = strnlen(fmt, fmt_len);
 	struct sbuf b = {out, outlen, 0};
+	if (nargs == GP_PRINTK_LITERAL) {   /* puts: the text as it is */
+		sb_put(&b, fmt, n);
+		n = 0;
+	}
 	unsigned argi = 0;
 	for (size_t i = 0; i < n;) {
 		if (fmt[i] != '%') {

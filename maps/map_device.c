@@ -1,0 +1,750 @@
+/* Device helpers for maps, rings and printk, emitted into the IR (see map_device.h). Each
+ * public helper is a .func (.param .b64 ret) f(.param .b64 a1..a5); internal pieces they share
+ * (shard index, byte copy, value store, hash probe, ring reserve) are .funcs of their own.
+ * Registers: %rd1..%rd5 hold the arguments, %rd6 the result; the rest are temporaries. */
+#include "maps/map_device.h"
+#include "maps/map_emit.h"
+#include "maps/maps.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <linux/bpf.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define F_SHARD GP_EMIT_PREFIX "shard"
+#define F_COPY GP_EMIT_PREFIX "copy"
+#define F_STORE GP_EMIT_PREFIX "store"
+#define F_FIND GP_EMIT_PREFIX "hash_find"
+#define F_RESERVE GP_EMIT_PREFIX "ring_reserve"
+#define F_COMMIT GP_EMIT_PREFIX "ring_commit"
+
+static void load_args(struct gp_emit *e, unsigned n)
+{
+	for (unsigned i = 1; i <= n; i++)
+		gp_em(e, "ld.param.u64 %%rd%u, [gp_a%u]", i, i);
+}
+
+static void ret_reg(struct gp_emit *e, const char *reg)
+{
+	gp_em(e, "st.param.b64 [gp_ret], %s", reg);
+	gp_em(e, "ret");
+}
+
+static void ret_imm(struct gp_emit *e, long long v)
+{
+	gp_em(e, "mov.u64 %%rd6, %lld", v);
+	ret_reg(e, "%rd6");
+}
+
+static void call(struct gp_emit *e, const char *fn, const char *ret, unsigned n, ...)
+{
+	const char *args[5];
+	va_list ap;
+	va_start(ap, n);
+	for (unsigned i = 0; i < n; i++)
+		args[i] = va_arg(ap, const char *);
+	va_end(ap);
+	gp_em_call(e, fn, ret, n, args);
+}
+
+/* ---- internal functions ------------------------------------------------------------------- */
+
+/* shard(desc) -> copy index: 0 without copies, %smid % nshards per SM, the global linear thread
+ * id % nshards per thread slot. */
+static void def_shard(struct gp_emit *e)
+{
+	load_args(e, 1);
+	gp_em(e, "ld.global.u32 %%r1, [%%rd1+%d]", GP_MD_NSHARDS);
+	gp_em(e, "setp.le.u32 %%p1, %%r1, 1");
+	gp_em(e, "@%%p1 bra $L_zero");
+	gp_em(e, "ld.global.u32 %%r2, [%%rd1+%d]", GP_MD_FLAGS);
+	gp_em(e, "and.b32 %%r2, %%r2, %d", GP_MAPF_PERTHREAD);
+	gp_em(e, "setp.ne.u32 %%p1, %%r2, 0");
+	gp_em(e, "@%%p1 bra $L_thread");
+	gp_em(e, "mov.u32 %%r3, %%smid");
+	gp_em(e, "setp.lt.u32 %%p2, %%r3, %%r1");
+	gp_em(e, "@!%%p2 rem.u32 %%r3, %%r3, %%r1");
+	gp_em(e, "cvt.u64.u32 %%rd6, %%r3");
+	ret_reg(e, "%rd6");
+	gp_em_label(e, "$L_thread");
+	/* block = (ctaid.z * nctaid.y + ctaid.y) * nctaid.x + ctaid.x */
+	gp_em(e, "mov.u32 %%r4, %%ctaid.z");
+	gp_em(e, "mov.u32 %%r5, %%nctaid.y");
+	gp_em(e, "mov.u32 %%r6, %%ctaid.y");
+	gp_em(e, "mad.lo.u32 %%r4, %%r4, %%r5, %%r6");
+	gp_em(e, "mov.u32 %%r5, %%nctaid.x");
+	gp_em(e, "mov.u32 %%r6, %%ctaid.x");
+	gp_em(e, "mad.lo.u32 %%r4, %%r4, %%r5, %%r6");
+	/* threads per block, and the thread within it */
+	gp_em(e, "mov.u32 %%r7, %%ntid.x");
+	gp_em(e, "mov.u32 %%r8, %%ntid.y");
+	gp_em(e, "mov.u32 %%r9, %%ntid.z");
+	gp_em(e, "mul.lo.u32 %%r10, %%r7, %%r8");
+	gp_em(e, "mul.lo.u32 %%r10, %%r10, %%r9");
+	gp_em(e, "mov.u32 %%r11, %%tid.z");
+	gp_em(e, "mov.u32 %%r12, %%tid.y");
+	gp_em(e, "mad.lo.u32 %%r11, %%r11, %%r8, %%r12");
+	gp_em(e, "mov.u32 %%r12, %%tid.x");
+	gp_em(e, "mad.lo.u32 %%r11, %%r11, %%r7, %%r12");
+	gp_em(e, "mul.wide.u32 %%rd7, %%r4, %%r10");
+	gp_em(e, "cvt.u64.u32 %%rd8, %%r11");
+	gp_em(e, "add.u64 %%rd7, %%rd7, %%rd8");
+	gp_em(e, "cvt.u64.u32 %%rd8, %%r1");
+	gp_em(e, "rem.u64 %%rd6, %%rd7, %%rd8");
+	ret_reg(e, "%rd6");
+	gp_em_label(e, "$L_zero");
+	ret_imm(e, 0);
+}
+
+/* copy(dst, src, n): n bytes from src (generic) to dst; src 0 writes zeros. 8 bytes at a time
+ * when dst, src and n allow it, bytes otherwise (probe stacks give any alignment). */
+static void def_copy(struct gp_emit *e)
+{
+	load_args(e, 3);
+	gp_em(e, "mov.u64 %%rd7, 0");
+	gp_em(e, "or.b64 %%rd8, %%rd1, %%rd2");
+	gp_em(e, "or.b64 %%rd8, %%rd8, %%rd3");
+	gp_em(e, "and.b64 %%rd8, %%rd8, 7");
+	gp_em(e, "setp.ne.u64 %%p1, %%rd8, 0");
+	gp_em(e, "@%%p1 bra $L_bytes");
+	gp_em_label(e, "$L_w");
+	gp_em(e, "setp.ge.u64 %%p2, %%rd7, %%rd3");
+	gp_em(e, "@%%p2 bra $L_done");
+	gp_em(e, "mov.u64 %%rd9, 0");
+	gp_em(e, "setp.eq.u64 %%p3, %%rd2, 0");
+	gp_em(e, "add.u64 %%rd10, %%rd2, %%rd7");
+	gp_em(e, "@!%%p3 ld.u64 %%rd9, [%%rd10]");
+	gp_em(e, "add.u64 %%rd11, %%rd1, %%rd7");
+	gp_em(e, "st.u64 [%%rd11], %%rd9");
+	gp_em(e, "add.u64 %%rd7, %%rd7, 8");
+	gp_em(e, "bra.uni $L_w");
+	gp_em_label(e, "$L_bytes");
+	gp_em(e, "setp.ge.u64 %%p2, %%rd7, %%rd3");
+	gp_em(e, "@%%p2 bra $L_done");
+	gp_em(e, "mov.u32 %%r1, 0");
+	gp_em(e, "setp.eq.u64 %%p3, %%rd2, 0");
+	gp_em(e, "add.u64 %%rd10, %%rd2, %%rd7");
+	gp_em(e, "@!%%p3 ld.u8 %%r1, [%%rd10]");
+	gp_em(e, "add.u64 %%rd11, %%rd1, %%rd7");
+	gp_em(e, "st.u8 [%%rd11], %%r1");
+	gp_em(e, "add.u64 %%rd7, %%rd7, 1");
+	gp_em(e, "bra.uni $L_bytes");
+	gp_em_label(e, "$L_done");
+	ret_imm(e, 0);
+}
+
+/* store(desc, slot0, value, zero_others): write the value into this thread's copy of the slot
+ * whose copy 0 is at slot0; with zero_others, zero every other copy (a new element, or a
+ * sharded map whose sum must become the value). */
+static void def_store(struct gp_emit *e)
+{
+	load_args(e, 4);
+	gp_em(e, "ld.global.u32 %%r1, [%%rd1+%d]", GP_MD_NSHARDS);
+	gp_em(e, "ld.global.u32 %%r2, [%%rd1+%d]", GP_MD_VALUE_SIZE);
+	gp_em(e, "cvt.u64.u32 %%rd9, %%r2");
+	gp_em(e, "setp.gt.u32 %%p1, %%r1, 1");
+	gp_em(e, "@%%p1 bra $L_sharded");
+	call(e, F_COPY, "%rd6", 3, "%rd2", "%rd3", "%rd9");
+	ret_imm(e, 0);
+	gp_em_label(e, "$L_sharded");
+	call(e, F_SHARD, "%rd7", 1, "%rd1");
+	gp_em(e, "ld.global.u64 %%rd8, [%%rd1+%d]", GP_MD_SHARD_STRIDE);
+	gp_em(e, "setp.ne.u64 %%p2, %%rd4, 0");
+	gp_em(e, "@%%p2 bra $L_all");
+	gp_em(e, "mad.lo.u64 %%rd11, %%rd7, %%rd8, %%rd2");
+	call(e, F_COPY, "%rd6", 3, "%rd11", "%rd3", "%rd9");
+	ret_imm(e, 0);
+	gp_em_label(e, "$L_all");
+	gp_em(e, "mov.u64 %%rd12, 0");
+	gp_em(e, "mov.u32 %%r3, 0");
+	gp_em_label(e, "$L_loop");
+	gp_em(e, "setp.ge.u32 %%p3, %%r3, %%r1");
+	gp_em(e, "@%%p3 bra $L_done");
+	gp_em(e, "cvt.u64.u32 %%rd10, %%r3");
+	gp_em(e, "mad.lo.u64 %%rd11, %%rd10, %%rd8, %%rd2");
+	gp_em(e, "setp.eq.u64 %%p4, %%rd10, %%rd7");
+	gp_em(e, "selp.b64 %%rd13, %%rd3, %%rd12, %%p4");
+	call(e, F_COPY, "%rd6", 3, "%rd11", "%rd13", "%rd9");
+	gp_em(e, "add.u32 %%r3, %%r3, 1");
+	gp_em(e, "bra.uni $L_loop");
+	gp_em_label(e, "$L_done");
+	ret_imm(e, 0);
+}
+
+/* FNV-1a of the key at %rd2 (key_size into %r2) into %r3. */
+static void emit_hash(struct gp_emit *e)
+{
+	gp_em(e, "ld.global.u32 %%r2, [%%rd1+%d]", GP_MD_KEY_SIZE);
+	gp_em(e, "mov.u32 %%r3, %u", GP_FNV_OFFSET);
+	gp_em(e, "mov.u32 %%r4, 0");
+	gp_em_label(e, "$L_h");
+	gp_em(e, "setp.ge.u32 %%p1, %%r4, %%r2");
+	gp_em(e, "@%%p1 bra $L_hdone");
+	gp_em(e, "cvt.u64.u32 %%rd7, %%r4");
+	gp_em(e, "add.u64 %%rd7, %%rd2, %%rd7");
+	gp_em(e, "ld.u8 %%r5, [%%rd7]");
+	gp_em(e, "xor.b32 %%r3, %%r3, %%r5");
+	gp_em(e, "mul.lo.u32 %%r3, %%r3, %u", GP_FNV_PRIME);
+	gp_em(e, "add.u32 %%r4, %%r4, 1");
+	gp_em(e, "bra.uni $L_h");
+	gp_em_label(e, "$L_hdone");
+}
+
+/* The probe loop over buckets for the key at %rd2 (hash in %r3, size in %r2). Leaves at:
+ * $L_p_end (every bucket seen), $L_p_busy (a bucket stayed BUSY too long), $L_p_empty (an EMPTY
+ * bucket), $L_p_match (FULL or DELETED holding the key); there %r11 = bucket, %rd9 = its
+ * address, %r12 = its state. $L_p re-reads the current bucket; $L_p_next moves on. */
+static void emit_probe(struct gp_emit *e)
+{
+	gp_em(e, "ld.global.u32 %%r6, [%%rd1+%d]", GP_MD_CAPACITY);
+	gp_em(e, "sub.u32 %%r7, %%r6, 1");
+	gp_em(e, "mov.u32 %%r8, 0");
+	gp_em(e, "mov.u32 %%r9, 0");
+	gp_em(e, "ld.global.u32 %%r10, [%%rd1+%d]", GP_MD_BUCKET_STRIDE);
+	gp_em(e, "ld.global.u64 %%rd8, [%%rd1+%d]", GP_MD_DATA);
+	gp_em_label(e, "$L_p");
+	gp_em(e, "setp.gt.u32 %%p1, %%r8, %%r7");
+	gp_em(e, "@%%p1 bra $L_p_end");
+	gp_em(e, "add.u32 %%r11, %%r3, %%r8");
+	gp_em(e, "and.b32 %%r11, %%r11, %%r7");
+	gp_em(e, "mul.wide.u32 %%rd9, %%r11, %%r10");
+	gp_em(e, "add.u64 %%rd9, %%rd8, %%rd9");
+	gp_em(e, "ld.acquire.gpu.global.u32 %%r12, [%%rd9]");
+	gp_em(e, "setp.ne.u32 %%p1, %%r12, %d", GP_HASH_BUSY);
+	gp_em(e, "@%%p1 bra $L_p_nb");
+	gp_em(e, "add.u32 %%r9, %%r9, 1");
+	gp_em(e, "setp.gt.u32 %%p1, %%r9, %d", GP_HASH_SPIN_LIMIT);
+	gp_em(e, "@%%p1 bra $L_p_busy");
+	gp_em(e, "bra.uni $L_p");
+	gp_em_label(e, "$L_p_nb");
+	gp_em(e, "setp.eq.u32 %%p1, %%r12, %d", GP_HASH_EMPTY);
+	gp_em(e, "@%%p1 bra $L_p_empty");
+	gp_em(e, "ld.global.u32 %%r13, [%%rd9+%d]", GP_HB_HASH);
+	gp_em(e, "setp.ne.u32 %%p1, %%r13, %%r3");
+	gp_em(e, "@%%p1 bra $L_p_next");
+	gp_em(e, "mov.u32 %%r14, 0");
+	gp_em_label(e, "$L_c");
+	gp_em(e, "setp.ge.u32 %%p1, %%r14, %%r2");
+	gp_em(e, "@%%p1 bra $L_p_match");
+	gp_em(e, "cvt.u64.u32 %%rd10, %%r14");
+	gp_em(e, "add.u64 %%rd11, %%rd2, %%rd10");
+	gp_em(e, "ld.u8 %%r15, [%%rd11]");
+	gp_em(e, "add.u64 %%rd11, %%rd9, %%rd10");
+	gp_em(e, "ld.global.u8 %%r16, [%%rd11+%d]", GP_HB_KEY);
+	gp_em(e, "setp.ne.u32 %%p1, %%r15, %%r16");
+	gp_em(e, "@%%p1 bra $L_p_next");
+	gp_em(e, "add.u32 %%r14, %%r14, 1");
+	gp_em(e, "bra.uni $L_c");
+	gp_em_label(e, "$L_p_next");
+	gp_em(e, "add.u32 %%r8, %%r8, 1");
+	gp_em(e, "bra.uni $L_p");
+}
+
+/* hash_find(desc, key) -> the FULL bucket holding key, or -1. */
+static void def_find(struct gp_emit *e)
+{
+	load_args(e, 2);
+	emit_hash(e);
+	emit_probe(e);
+	gp_em_label(e, "$L_p_match");
+	gp_em(e, "setp.ne.u32 %%p1, %%r12, %d", GP_HASH_FULL);
+	gp_em(e, "@%%p1 bra $L_p_end");
+	gp_em(e, "cvt.u64.u32 %%rd6, %%r11");
+	ret_reg(e, "%rd6");
+	gp_em_label(e, "$L_p_empty");
+	gp_em_label(e, "$L_p_busy");
+	gp_em_label(e, "$L_p_end");
+	ret_imm(e, -1);
+}
+
+/* Address of copy 0 of the value of hash bucket %r11 (bucket address %rd9) into %rd12. */
+static void emit_hash_slot0(struct gp_emit *e, int tag)
+{
+	gp_em(e, "ld.global.u32 %%r21, [%%rd1+%d]", GP_MD_NSHARDS);
+	gp_em(e, "setp.gt.u32 %%p4, %%r21, 1");
+	gp_em(e, "@%%p4 bra $L_sv%d", tag);
+	gp_em(e, "ld.global.u32 %%r22, [%%rd1+%d]", GP_MD_KEY_SIZE);
+	gp_em(e, "add.u32 %%r22, %%r22, %d", GP_HB_KEY + 7);
+	gp_em(e, "and.b32 %%r22, %%r22, -8");
+	gp_em(e, "cvt.u64.u32 %%rd14, %%r22");
+	gp_em(e, "add.u64 %%rd12, %%rd9, %%rd14");
+	gp_em(e, "bra.uni $L_sdone%d", tag);
+	gp_em_label(e, ir_strfmt(e->m, "$L_sv%d", tag));
+	gp_em(e, "ld.global.u64 %%rd13, [%%rd1+%d]", GP_MD_VDATA);
+	gp_em(e, "ld.global.u32 %%r22, [%%rd1+%d]", GP_MD_VALUE_STRIDE);
+	gp_em(e, "mul.wide.u32 %%rd14, %%r11, %%r22");
+	gp_em(e, "add.u64 %%rd12, %%rd13, %%rd14");
+	gp_em_label(e, ir_strfmt(e->m, "$L_sdone%d", tag));
+}
+
+/* The u32 array index at the key %rd2 (any alignment) into %r11. */
+static void emit_array_index(struct gp_emit *e)
+{
+	gp_em(e, "ld.u8 %%r11, [%%rd2]");
+	for (int i = 1; i < 4; i++) {
+		gp_em(e, "ld.u8 %%r12, [%%rd2+%d]", i);
+		gp_em(e, "shl.b32 %%r12, %%r12, %d", 8 * i);
+		gp_em(e, "or.b32 %%r11, %%r11, %%r12");
+	}
+}
+
+/* Address of copy 0 of array element %r11 into %rd12. */
+static void emit_array_slot0(struct gp_emit *e)
+{
+	gp_em(e, "ld.global.u32 %%r22, [%%rd1+%d]", GP_MD_VALUE_STRIDE);
+	gp_em(e, "ld.global.u64 %%rd13, [%%rd1+%d]", GP_MD_DATA);
+	gp_em(e, "mul.wide.u32 %%rd14, %%r11, %%r22");
+	gp_em(e, "add.u64 %%rd12, %%rd13, %%rd14");
+}
+
+/* %rd12 += this thread's copy index * shard_stride. */
+static void emit_add_shard(struct gp_emit *e)
+{
+	gp_em(e, "ld.global.u32 %%r21, [%%rd1+%d]", GP_MD_NSHARDS);
+	gp_em(e, "setp.le.u32 %%p4, %%r21, 1");
+	gp_em(e, "@%%p4 bra $L_noshard");
+	call(e, F_SHARD, "%rd15", 1, "%rd1");
+	gp_em(e, "ld.global.u64 %%rd16, [%%rd1+%d]", GP_MD_SHARD_STRIDE);
+	gp_em(e, "mad.lo.u64 %%rd12, %%rd15, %%rd16, %%rd12");
+	gp_em_label(e, "$L_noshard");
+}
+
+/* ring_reserve(desc, size) -> payload address in this SM's ring, or 0 (and one more drop). */
+static void def_reserve(struct gp_emit *e)
+{
+	load_args(e, 2);
+	gp_em(e, "ld.global.u32 %%r1, [%%rd1+%d]", GP_MD_KIND);
+	gp_em(e, "setp.ne.u32 %%p1, %%r1, %d", GP_MAP_KIND_RING);
+	gp_em(e, "@%%p1 bra $L_none");
+	call(e, F_SHARD, "%rd7", 1, "%rd1");
+	gp_em(e, "ld.global.u32 %%r2, [%%rd1+%d]", GP_MD_CAPACITY);
+	gp_em(e, "cvt.u64.u32 %%rd8, %%r2");                  /* cap */
+	gp_em(e, "add.u64 %%rd9, %%rd2, %d", GP_RING_HDR + 7);
+	gp_em(e, "and.b64 %%rd9, %%rd9, -8");                 /* total = header + payload rounded */
+	gp_em(e, "ld.global.u64 %%rd10, [%%rd1+%d]", GP_MD_DATA);
+	gp_em(e, "mad.lo.u64 %%rd10, %%rd7, %d, %%rd10", GP_RING_STATE_STRIDE); /* producer */
+	gp_em(e, "ld.global.u64 %%rd11, [%%rd1+%d]", GP_MD_VDATA);
+	gp_em(e, "mad.lo.u64 %%rd11, %%rd7, %%rd8, %%rd11");  /* ring bytes */
+	gp_em(e, "ld.global.u64 %%rd12, [%%rd1+%d]", GP_MD_CONS);
+	gp_em(e, "mad.lo.u64 %%rd12, %%rd7, %d, %%rd12", GP_RING_STATE_STRIDE); /* consumer */
+	gp_em(e, "setp.gt.u64 %%p1, %%rd9, %%rd8");
+	gp_em(e, "@%%p1 bra $L_drop");
+	gp_em(e, "sub.u64 %%rd13, %%rd8, 1");                 /* mask */
+	gp_em(e, "mov.u32 %%r3, 0");
+	gp_em_label(e, "$L_try");
+	gp_em(e, "setp.ge.u32 %%p1, %%r3, %d", GP_RING_CAS_LIMIT);
+	gp_em(e, "@%%p1 bra $L_drop");
+	gp_em(e, "add.u32 %%r3, %%r3, 1");
+	gp_em(e, "ld.volatile.global.u64 %%rd14, [%%rd10+%d]", GP_RP_HEAD);
+	gp_em(e, "ld.volatile.global.u64 %%rd15, [%%rd12+%d]", GP_RC_POS);
+	gp_em(e, "and.b64 %%rd16, %%rd14, %%rd13");           /* off */
+	gp_em(e, "mov.u64 %%rd17, %%rd9");                     /* need */
+	gp_em(e, "add.u64 %%rd18, %%rd16, %%rd9");
+	gp_em(e, "setp.gt.u64 %%p2, %%rd18, %%rd8");           /* crosses the end: pad the tail */
+	gp_em(e, "sub.u64 %%rd19, %%rd8, %%rd16");
+	gp_em(e, "@%%p2 add.u64 %%rd17, %%rd17, %%rd19");
+	gp_em(e, "add.u64 %%rd20, %%rd14, %%rd17");
+	gp_em(e, "sub.u64 %%rd21, %%rd20, %%rd15");
+	gp_em(e, "setp.gt.u64 %%p1, %%rd21, %%rd8");
+	gp_em(e, "@%%p1 bra $L_drop");
+	gp_em(e, "atom.global.cas.b64 %%rd22, [%%rd10+%d], %%rd14, %%rd20", GP_RP_HEAD);
+	gp_em(e, "setp.ne.u64 %%p1, %%rd22, %%rd14");
+	gp_em(e, "@%%p1 bra $L_try");
+	gp_em(e, "@!%%p2 bra $L_place");
+	gp_em(e, "add.u64 %%rd23, %%rd11, %%rd16");
+	gp_em(e, "sub.u64 %%rd24, %%rd19, %d", GP_RING_HDR);
+	gp_em(e, "or.b64 %%rd24, %%rd24, %lld", (long long)GP_REC_PAD << 32);
+	gp_em(e, "st.volatile.global.u64 [%%rd23], %%rd24");
+	gp_em(e, "mov.u64 %%rd16, 0");
+	gp_em_label(e, "$L_place");
+	gp_em(e, "add.u64 %%rd23, %%rd11, %%rd16");
+	gp_em(e, "cvt.u32.u64 %%r4, %%rd2");
+	gp_em(e, "st.volatile.global.u32 [%%rd23], %%r4");      /* length now; state at commit */
+	gp_em(e, "add.u64 %%rd6, %%rd23, %d", GP_RING_HDR);
+	ret_reg(e, "%rd6");
+	gp_em_label(e, "$L_drop");
+	gp_em(e, "atom.global.add.u64 %%rd25, [%%rd10+%d], 1", GP_RP_DROPS);
+	gp_em_label(e, "$L_none");
+	ret_imm(e, 0);
+}
+
+/* ring_commit(payload, state): publish a reserved record to the host. */
+static void def_commit(struct gp_emit *e)
+{
+	load_args(e, 2);
+	gp_em(e, "cvt.u32.u64 %%r1, %%rd2");
+	gp_em(e, "membar.sys");
+	gp_em(e, "sub.u64 %%rd7, %%rd1, %d", GP_RING_HDR - 4);
+	gp_em(e, "st.volatile.global.u32 [%%rd7], %%r1");
+	ret_imm(e, 0);
+}
+
+/* ---- public helpers ------------------------------------------------------------------------ */
+
+/* map_lookup_elem(map, key) -> value address (this thread's copy) or 0. */
+static void def_lookup(struct gp_emit *e)
+{
+	load_args(e, 2);
+	gp_em(e, "ld.global.u32 %%r1, [%%rd1+%d]", GP_MD_KIND);
+	gp_em(e, "setp.eq.u32 %%p1, %%r1, %d", GP_MAP_KIND_ARRAY);
+	gp_em(e, "@%%p1 bra $L_array");
+	gp_em(e, "setp.ne.u32 %%p1, %%r1, %d", GP_MAP_KIND_HASH);
+	gp_em(e, "@%%p1 bra $L_null");
+	call(e, F_FIND, "%rd7", 2, "%rd1", "%rd2");
+	gp_em(e, "setp.eq.s64 %%p1, %%rd7, -1");
+	gp_em(e, "@%%p1 bra $L_null");
+	gp_em(e, "cvt.u32.u64 %%r11, %%rd7");
+	gp_em(e, "ld.global.u32 %%r10, [%%rd1+%d]", GP_MD_BUCKET_STRIDE);
+	gp_em(e, "ld.global.u64 %%rd8, [%%rd1+%d]", GP_MD_DATA);
+	gp_em(e, "mul.wide.u32 %%rd9, %%r11, %%r10");
+	gp_em(e, "add.u64 %%rd9, %%rd8, %%rd9");
+	emit_hash_slot0(e, 1);
+	gp_em(e, "bra.uni $L_found");
+	gp_em_label(e, "$L_array");
+	emit_array_index(e);
+	gp_em(e, "ld.global.u32 %%r13, [%%rd1+%d]", GP_MD_MAX_ENTRIES);
+	gp_em(e, "setp.ge.u32 %%p1, %%r11, %%r13");
+	gp_em(e, "@%%p1 bra $L_null");
+	emit_array_slot0(e);
+	gp_em_label(e, "$L_found");
+	emit_add_shard(e);
+	ret_reg(e, "%rd12");
+	gp_em_label(e, "$L_null");
+	ret_imm(e, 0);
+}
+
+/* map_update_elem(map, key, value, flags) -> 0 or -errno (maps/maps.h has the semantics). */
+static void def_update(struct gp_emit *e)
+{
+	load_args(e, 4);
+	gp_em(e, "setp.gt.u64 %%p1, %%rd4, %d", BPF_EXIST);
+	gp_em(e, "@%%p1 bra $L_einval");
+	gp_em(e, "ld.global.u32 %%r17, [%%rd1+%d]", GP_MD_FLAGS);
+	gp_em(e, "and.b32 %%r18, %%r17, %d", GP_MAPF_RDONLY);
+	gp_em(e, "setp.ne.u32 %%p1, %%r18, 0");
+	gp_em(e, "@%%p1 bra $L_eperm");
+	/* a sharded map's value becomes the sum: zero the other copies */
+	gp_em(e, "and.b32 %%r18, %%r17, %d", GP_MAPF_SHARDED);
+	gp_em(e, "cvt.u64.u32 %%rd20, %%r18");
+	gp_em(e, "ld.global.u32 %%r1, [%%rd1+%d]", GP_MD_KIND);
+	gp_em(e, "setp.eq.u32 %%p1, %%r1, %d", GP_MAP_KIND_ARRAY);
+	gp_em(e, "@%%p1 bra $L_array");
+	gp_em(e, "setp.ne.u32 %%p1, %%r1, %d", GP_MAP_KIND_HASH);
+	gp_em(e, "@%%p1 bra $L_einval");
+	emit_hash(e);
+	emit_probe(e);
+	gp_em_label(e, "$L_p_match");
+	gp_em(e, "setp.ne.u32 %%p1, %%r12, %d", GP_HASH_FULL);
+	gp_em(e, "@%%p1 bra $L_insert");   /* DELETED holding this key: revive it */
+	gp_em(e, "setp.eq.u64 %%p1, %%rd4, %d", BPF_NOEXIST);
+	gp_em(e, "@%%p1 bra $L_eexist");
+	emit_hash_slot0(e, 2);
+	call(e, F_STORE, "%rd6", 4, "%rd1", "%rd12", "%rd3", "%rd20");
+	ret_imm(e, 0);
+	gp_em_label(e, "$L_p_empty");
+	gp_em_label(e, "$L_insert");
+	gp_em(e, "setp.eq.u64 %%p1, %%rd4, %d", BPF_EXIST);
+	gp_em(e, "@%%p1 bra $L_enoent");
+	gp_em(e, "ld.global.u32 %%r19, [%%rd1+%d]", GP_MD_MAX_ENTRIES);
+	gp_em(e, "atom.global.add.u32 %%r20, [%%rd1+%d], 1", GP_MD_COUNT);
+	gp_em(e, "setp.ge.u32 %%p1, %%r20, %%r19");
+	gp_em(e, "@%%p1 bra $L_full");
+	gp_em(e, "atom.global.cas.b32 %%r20, [%%rd9], %%r12, %d", GP_HASH_BUSY);
+	gp_em(e, "setp.eq.u32 %%p1, %%r20, %%r12");
+	gp_em(e, "@%%p1 bra $L_claimed");
+	gp_em(e, "atom.global.add.u32 %%r20, [%%rd1+%d], -1", GP_MD_COUNT);
+	gp_em(e, "bra.uni $L_p");          /* someone else took it: look at it again */
+	gp_em_label(e, "$L_claimed");
+	gp_em(e, "st.global.u32 [%%rd9+%d], %%r3", GP_HB_HASH);
+	gp_em(e, "add.u64 %%rd21, %%rd9, %d", GP_HB_KEY);
+	gp_em(e, "cvt.u64.u32 %%rd22, %%r2");
+	call(e, F_COPY, "%rd6", 3, "%rd21", "%rd2", "%rd22");
+	emit_hash_slot0(e, 3);
+	gp_em(e, "mov.u64 %%rd23, 1");
+	call(e, F_STORE, "%rd6", 4, "%rd1", "%rd12", "%rd3", "%rd23");
+	gp_em(e, "st.release.gpu.global.u32 [%%rd9], %d", GP_HASH_FULL);
+	ret_imm(e, 0);
+	gp_em_label(e, "$L_full");
+	gp_em(e, "atom.global.add.u32 %%r20, [%%rd1+%d], -1", GP_MD_COUNT);
+	gp_em_label(e, "$L_p_end");
+	ret_imm(e, -GP_DEV_E2BIG);
+	gp_em_label(e, "$L_p_busy");
+	ret_imm(e, -GP_DEV_EBUSY);
+	gp_em_label(e, "$L_array");
+	emit_array_index(e);
+	gp_em(e, "ld.global.u32 %%r13, [%%rd1+%d]", GP_MD_MAX_ENTRIES);
+	gp_em(e, "setp.ge.u32 %%p1, %%r11, %%r13");
+	gp_em(e, "@%%p1 bra $L_p_end");
+	gp_em(e, "setp.eq.u64 %%p1, %%rd4, %d", BPF_NOEXIST);
+	gp_em(e, "@%%p1 bra $L_eexist");
+	emit_array_slot0(e);
+	call(e, F_STORE, "%rd6", 4, "%rd1", "%rd12", "%rd3", "%rd20");
+	ret_imm(e, 0);
+	gp_em_label(e, "$L_eexist");
+	ret_imm(e, -GP_DEV_EEXIST);
+	gp_em_label(e, "$L_enoent");
+	ret_imm(e, -GP_DEV_ENOENT);
+	gp_em_label(e, "$L_eperm");
+	ret_imm(e, -GP_DEV_EPERM);
+	gp_em_label(e, "$L_einval");
+	ret_imm(e, -GP_DEV_EINVAL);
+}
+
+/* map_delete_elem(map, key) -> 0, -ENOENT, -EINVAL (arrays). */
+static void def_delete(struct gp_emit *e)
+{
+	load_args(e, 2);
+	gp_em(e, "ld.global.u32 %%r1, [%%rd1+%d]", GP_MD_KIND);
+	gp_em(e, "setp.ne.u32 %%p1, %%r1, %d", GP_MAP_KIND_HASH);
+	gp_em(e, "@%%p1 bra $L_einval");
+	gp_em(e, "mov.u32 %%r9, 0");
+	gp_em_label(e, "$L_again");
+	call(e, F_FIND, "%rd7", 2, "%rd1", "%rd2");
+	gp_em(e, "setp.eq.s64 %%p1, %%rd7, -1");
+	gp_em(e, "@%%p1 bra $L_enoent");
+	gp_em(e, "cvt.u32.u64 %%r11, %%rd7");
+	gp_em(e, "ld.global.u32 %%r10, [%%rd1+%d]", GP_MD_BUCKET_STRIDE);
+	gp_em(e, "ld.global.u64 %%rd8, [%%rd1+%d]", GP_MD_DATA);
+	gp_em(e, "mul.wide.u32 %%rd9, %%r11, %%r10");
+	gp_em(e, "add.u64 %%rd9, %%rd8, %%rd9");
+	gp_em(e, "atom.global.cas.b32 %%r12, [%%rd9], %d, %d", GP_HASH_FULL, GP_HASH_BUSY);
+	gp_em(e, "setp.eq.u32 %%p1, %%r12, %d", GP_HASH_FULL);
+	gp_em(e, "@%%p1 bra $L_claimed");
+	gp_em(e, "add.u32 %%r9, %%r9, 1");
+	gp_em(e, "setp.lt.u32 %%p1, %%r9, %d", GP_HASH_SPIN_LIMIT);
+	gp_em(e, "@%%p1 bra $L_again");
+	ret_imm(e, -GP_DEV_EBUSY);
+	gp_em_label(e, "$L_claimed");
+	gp_em(e, "st.release.gpu.global.u32 [%%rd9], %d", GP_HASH_DELETED);
+	gp_em(e, "atom.global.add.u32 %%r12, [%%rd1+%d], -1", GP_MD_COUNT);
+	ret_imm(e, 0);
+	gp_em_label(e, "$L_enoent");
+	ret_imm(e, -GP_DEV_ENOENT);
+	gp_em_label(e, "$L_einval");
+	ret_imm(e, -GP_DEV_EINVAL);
+}
+
+/* ringbuf_output(map, data, size, flags) / perf_event_output(ctx, map, flags, data, size). */
+static void def_output(struct gp_emit *e, const char *map, const char *data, const char *size,
+		       int fail)
+{
+	load_args(e, 5);
+	call(e, F_RESERVE, "%rd7", 2, map, size);
+	gp_em(e, "setp.eq.u64 %%p1, %%rd7, 0");
+	gp_em(e, "@%%p1 bra $L_fail");
+	call(e, F_COPY, "%rd8", 3, "%rd7", data, size);
+	gp_em(e, "mov.u64 %%rd9, %d", GP_REC_COMMITTED);
+	call(e, F_COMMIT, "%rd8", 2, "%rd7", "%rd9");
+	ret_imm(e, 0);
+	gp_em_label(e, "$L_fail");
+	ret_imm(e, -fail);
+}
+
+static void def_ring_reserve(struct gp_emit *e)
+{
+	load_args(e, 2);
+	call(e, F_RESERVE, "%rd6", 2, "%rd1", "%rd2");
+	ret_reg(e, "%rd6");
+}
+
+static void def_ring_finish(struct gp_emit *e, int state)
+{
+	load_args(e, 1);
+	gp_em(e, "mov.u64 %%rd9, %d", state);
+	call(e, F_COMMIT, "%rd6", 2, "%rd1", "%rd9");
+	ret_imm(e, 0);
+}
+
+/* A printk record: fmt bytes at %rd1 (length %rd2, capped), args %rd3..%rd5, nargs %rd10. */
+static void emit_printk_record(struct gp_emit *e, uint64_t ring)
+{
+	gp_em(e, "min.u64 %%rd2, %%rd2, %d", GP_PRINTK_MAX_FMT);
+	gp_em(e, "mov.u64 %%rd7, %llu", (unsigned long long)ring);
+	gp_em(e, "add.u64 %%rd8, %%rd2, %d", GP_PRINTK_FMT);
+	call(e, F_RESERVE, "%rd9", 2, "%rd7", "%rd8");
+	gp_em(e, "setp.eq.u64 %%p1, %%rd9, 0");
+	gp_em(e, "@%%p1 bra $L_fail");
+	gp_em(e, "cvt.u32.u64 %%r1, %%rd2");
+	gp_em(e, "st.global.u32 [%%rd9], %%r1");
+	gp_em(e, "cvt.u32.u64 %%r2, %%rd10");
+	gp_em(e, "st.global.u32 [%%rd9+4], %%r2");
+	gp_em(e, "st.global.u64 [%%rd9+%d], %%rd3", GP_PRINTK_ARGS);
+	gp_em(e, "st.global.u64 [%%rd9+%d], %%rd4", GP_PRINTK_ARGS + 8);
+	gp_em(e, "st.global.u64 [%%rd9+%d], %%rd5", GP_PRINTK_ARGS + 16);
+	gp_em(e, "add.u64 %%rd11, %%rd9, %d", GP_PRINTK_FMT);
+	call(e, F_COPY, "%rd12", 3, "%rd11", "%rd1", "%rd2");
+	gp_em(e, "mov.u64 %%rd12, %d", GP_REC_COMMITTED);
+	call(e, F_COMMIT, "%rd13", 2, "%rd9", "%rd12");
+	ret_reg(e, "%rd2");
+	gp_em_label(e, "$L_fail");
+	ret_imm(e, -GP_DEV_EAGAIN);
+}
+
+static void def_printk(struct gp_emit *e, uint64_t ring)
+{
+	load_args(e, 5);
+	gp_em(e, "mov.u64 %%rd10, 3");
+	emit_printk_record(e, ring);
+}
+
+/* puts(str): the string up to its NUL (at most 255 bytes), printed as it is. */
+static void def_puts(struct gp_emit *e, uint64_t ring)
+{
+	load_args(e, 1);
+	gp_em(e, "mov.u64 %%rd2, 0");
+	gp_em_label(e, "$L_len");
+	gp_em(e, "setp.ge.u64 %%p1, %%rd2, %d", GP_PRINTK_MAX_FMT - 1);
+	gp_em(e, "@%%p1 bra $L_have");
+	gp_em(e, "add.u64 %%rd7, %%rd1, %%rd2");
+	gp_em(e, "ld.u8 %%r1, [%%rd7]");
+	gp_em(e, "setp.eq.u32 %%p1, %%r1, 0");
+	gp_em(e, "@%%p1 bra $L_have");
+	gp_em(e, "add.u64 %%rd2, %%rd2, 1");
+	gp_em(e, "bra.uni $L_len");
+	gp_em_label(e, "$L_have");
+	gp_em(e, "mov.u64 %%rd3, 0");
+	gp_em(e, "mov.u64 %%rd4, 0");
+	gp_em(e, "mov.u64 %%rd5, 0");
+	gp_em(e, "mov.u64 %%rd10, %d", GP_PRINTK_LITERAL);
+	emit_printk_record(e, ring);
+}
+
+/* ---- adding them to a module -------------------------------------------------------------- */
+
+typedef void (*def_fn)(struct gp_emit *e);
+
+/* Add one function to m (it must not exist yet). */
+static const char *define(ir_module *m, const char *name, unsigned nparams, def_fn def,
+			  void (*def_ring)(struct gp_emit *, uint64_t), uint64_t ring)
+{
+	struct gp_emit e = {.m = m, .f = gp_em_func(m, name, nparams)};
+	if (def)
+		def(&e);
+	else
+		def_ring(&e, ring);
+	return e.failed ? NULL : e.f->name;
+}
+
+/* The internal functions, callees before callers (a .func must precede its callers). */
+static int need_internals(ir_module *m)
+{
+	static const struct { const char *name; unsigned n; def_fn def; } fns[] = {
+		{F_COPY, 3, def_copy}, {F_SHARD, 1, def_shard}, {F_STORE, 4, def_store},
+		{F_FIND, 2, def_find}, {F_RESERVE, 2, def_reserve}, {F_COMMIT, 2, def_commit},
+	};
+	for (size_t i = 0; i < sizeof(fns) / sizeof(fns[0]); i++)
+		if (!ir_module_find_func(m, fns[i].name) && !define(m, fns[i].name, fns[i].n, fns[i].def, NULL, 0))
+			return -1;
+	return 0;
+}
+
+static const char *ensure(ir_module *m, const char *name, unsigned nparams, def_fn def,
+			  void (*def_ring)(struct gp_emit *, uint64_t), uint64_t ring)
+{
+	ir_func *f = ir_module_find_func(m, name);
+	if (f)
+		return f->name;
+	if (need_internals(m))
+		return NULL;
+	return define(m, name, nparams, def, def_ring, ring);
+}
+
+static void def_ring_output(struct gp_emit *e) { def_output(e, "%rd1", "%rd2", "%rd3", GP_DEV_EAGAIN); }
+static void def_perf_output(struct gp_emit *e) { def_output(e, "%rd2", "%rd4", "%rd5", GP_DEV_ENOSPC); }
+static void def_submit(struct gp_emit *e) { def_ring_finish(e, GP_REC_COMMITTED); }
+static void def_discard(struct gp_emit *e) { def_ring_finish(e, GP_REC_DISCARDED); }
+
+const char *gp_maps_helper_func(void *user, ir_module *m, int helper_id)
+{
+	struct gp_maps_device *dev = user;
+	switch (helper_id) {
+	case 1: return ensure(m, GP_EMIT_PREFIX "map_lookup_elem", 5, def_lookup, NULL, 0);
+	case 2: return ensure(m, GP_EMIT_PREFIX "map_update_elem", 5, def_update, NULL, 0);
+	case 3: return ensure(m, GP_EMIT_PREFIX "map_delete_elem", 5, def_delete, NULL, 0);
+	case 25: return ensure(m, GP_EMIT_PREFIX "perf_event_output", 5, def_perf_output, NULL, 0);
+	case 130: return ensure(m, GP_EMIT_PREFIX "ringbuf_output", 5, def_ring_output, NULL, 0);
+	case 131: return ensure(m, GP_EMIT_PREFIX "ringbuf_reserve", 5, def_ring_reserve, NULL, 0);
+	case 132: return ensure(m, GP_EMIT_PREFIX "ringbuf_submit", 5, def_submit, NULL, 0);
+	case 133: return ensure(m, GP_EMIT_PREFIX "ringbuf_discard", 5, def_discard, NULL, 0);
+	case 6:
+		if (!dev || !dev->printk_desc)
+			return NULL;
+		/* the ring's address is part of the code: one function per printk ring */
+		return ensure(m, ir_strfmt(m, GP_EMIT_PREFIX "trace_printk_%llx",
+					   (unsigned long long)dev->printk_desc),
+			      5, NULL, def_printk, dev->printk_desc);
+	}
+	return NULL;
+}
+
+const char *gp_maps_puts_func(struct gp_maps_device *dev, ir_module *m)
+{
+	if (!dev || !dev->printk_desc)
+		return NULL;
+	return ensure(m, ir_strfmt(m, GP_EMIT_PREFIX "puts_%llx", (unsigned long long)dev->printk_desc),
+		      1, NULL, def_puts, dev->printk_desc);
+}
+
+/* ---- map references --------------------------------------------------------------------- */
+
+int gp_maps_emit_map_ref(void *user, ir_module *m, ir_func *f, const char *dst, int map_index,
+			 int value_form, int32_t off)
+{
+	struct gp_maps_device *dev = user;
+	if (!dev || map_index < 0 || (size_t)map_index >= dev->nmaps)
+		return -ENOENT;
+	struct gp_emit e = {.m = m, .f = f};
+	const struct gp_map_desc *d = &dev->descs[map_index];
+	if (!value_form) {
+		gp_em(&e, "mov.u64 %s, %llu", dst, (unsigned long long)dev->desc_addrs[map_index]);
+		return e.failed ? -EINVAL : 0;
+	}
+	if (d->kind != GP_MAP_KIND_ARRAY || off < 0 || (uint32_t)off >= d->value_size)
+		return -EINVAL;
+	uint64_t base = d->data + (uint64_t)off;
+	if (d->nshards <= 1 || (d->flags & GP_MAPF_PERTHREAD)) {
+		gp_em(&e, "mov.u64 %s, %llu", dst, (unsigned long long)base);
+		return e.failed ? -EINVAL : 0;
+	}
+	/* A sharded global: this SM's copy. */
+	ir_stmt_append(f, ir_stmt_new(m, IR_STMT_BLOCK_OPEN));
+	ir_stmt_append(f, ir_reg_decl_new(m, ".u32", "%gpm_s", -1));
+	ir_stmt_append(f, ir_reg_decl_new(m, ".u64", "%gpm_o", -1));
+	gp_em(&e, "mov.u32 %%gpm_s, %%smid");
+	gp_em(&e, "rem.u32 %%gpm_s, %%gpm_s, %u", d->nshards);
+	gp_em(&e, "cvt.u64.u32 %%gpm_o, %%gpm_s");
+	gp_em(&e, "mul.lo.u64 %%gpm_o, %%gpm_o, %llu", (unsigned long long)d->shard_stride);
+	gp_em(&e, "add.u64 %s, %%gpm_o, %llu", dst, (unsigned long long)base);
+	ir_stmt_append(f, ir_stmt_new(m, IR_STMT_BLOCK_CLOSE));
+	return e.failed ? -EINVAL : 0;
+}
+
+/* ---- from a map set --------------------------------------------------------------------- */
+
+int gp_maps_device__init_from_set(struct gp_maps_device *dev, const struct gp_map_set *set)
+{
+	memset(dev, 0, sizeof(*dev));
+	size_t n = gp_map_set__count(set);
+	struct gp_map_desc *descs = calloc(n ? n : 1, sizeof(*descs) + sizeof(uint64_t));
+	if (!descs)
+		return -ENOMEM;
+	uint64_t *addrs = (uint64_t *)(descs + (n ? n : 1));
+	for (size_t i = 0; i < n; i++) {
+		descs[i] = *gp_map_inst__desc(gp_map_set__map(set, i));
+		addrs[i] = gp_map_inst__desc_addr(gp_map_set__map(set, i));
+	}
+	dev->descs = descs;
+	dev->desc_addrs = addrs;
+	dev->nmaps = n;
+	dev->owned = descs;
+	struct gp_map_inst *pk = gp_map_set__printk(set);
+	dev->printk_desc = pk ? gp_map_inst__desc_addr(pk) : 0;
+	return 0;
+}
+
+void gp_maps_device__release(struct gp_maps_device *dev)
+{
+	free(dev->owned);
+	memset(dev, 0, sizeof(*dev));
+}
