@@ -1,0 +1,271 @@
+/* Helper calls, checked against the one helper table (ebpf/helpers.def): the helper exists and
+ * may run at this attach point, each argument has the type the table names, maps suit the helper,
+ * ring-buffer reservations are released exactly once; then r1-r5 are clobbered and r0 typed. */
+#include "ebpf/verifier_priv.h"
+
+#include <errno.h>
+#include <string.h>
+
+enum { RET_INTEGER, RET_VOID, RET_MAP_VALUE_OR_NULL, RET_ALLOC_MEM_OR_NULL };
+enum {
+	ARG_NONE, ARG_ANYTHING, ARG_CONST_MAP_PTR, ARG_PTR_TO_MAP_KEY, ARG_PTR_TO_MAP_VALUE,
+	ARG_PTR_TO_MEM, ARG_CONST_SIZE, ARG_PTR_TO_CTX, ARG_PTR_TO_ALLOC_MEM, ARG_PTR_TO_U64_OUT,
+	ARG_PTR_TO_CONST_STR,
+};
+enum { HELPER_DEVICE, HELPER_HOST, HELPER_BOTH };
+
+struct helper_proto {
+	int id;
+	const char *name;
+	int ret;
+	int args[5];
+	int where;
+};
+
+static const struct helper_proto helpers[] = {
+#define HELPER(id, name, ret, a1, a2, a3, a4, a5, where) {id, #name, ret, {a1, a2, a3, a4, a5}, where},
+#include "ebpf/helpers.def"
+#undef HELPER
+};
+
+#define MAP_TYPE_PERF_EVENT_ARRAY 4
+#define MAP_TYPE_RINGBUF 27
+#define MAP_TYPE_GPU_RINGBUF 1527
+
+static const struct helper_proto *find_helper(int id)
+{
+	for (size_t i = 0; i < sizeof(helpers) / sizeof(helpers[0]); i++)
+		if (helpers[i].id == id)
+			return &helpers[i];
+	return NULL;
+}
+
+const char *gpv_helper_name(int id)
+{
+	const struct helper_proto *h = find_helper(id);
+	return h ? h->name : NULL;
+}
+
+static bool is_host_attach(enum gp_attach_kind k)
+{
+	return k == GP_ATTACH_HOST_ENTRY || k == GP_ATTACH_HOST_EXIT;
+}
+
+static bool is_ringbuf(uint32_t type)
+{
+	return type == MAP_TYPE_RINGBUF || type == MAP_TYPE_GPU_RINGBUF;
+}
+
+static int check_map_fits(struct gpv_env *env, const struct helper_proto *h, int map)
+{
+	uint32_t type = env->opts->maps[map].type;
+	bool ok;
+	switch (h->id) {
+	case 130: case 131: ok = is_ringbuf(type); break;
+	case 25: ok = type == MAP_TYPE_PERF_EVENT_ARRAY; break;
+	default: ok = !is_ringbuf(type) && type != MAP_TYPE_PERF_EVENT_ARRAY; break;
+	}
+	if (!ok)
+		return gpv_reject(env, -EACCES, "cannot pass map_type %u into func bpf_%s#%d", type, h->name,
+				  h->id);
+	return 0;
+}
+
+static int arg_type_error(struct gpv_env *env, int regno, const struct gpv_reg *r, const char *expected)
+{
+	return gpv_reject(env, -EACCES, "R%d type=%s expected=%s", regno, gpv_type_name(r->type), expected);
+}
+
+static int check_const_str(struct gpv_env *env, int regno, const struct gpv_reg *r)
+{
+	if (r->type != T_PTR_MAP_VALUE || !env->opts->maps[r->map].readonly)
+		return gpv_reject(env, -EACCES, "R%d does not point to a readonly map value (a string constant)",
+				  regno);
+	if (!tnum_is_const(r->var))
+		return gpv_reject(env, -EACCES, "R%d the string pointer must have a constant offset", regno);
+	const struct gp_map *m = &env->opts->maps[r->map];
+	int64_t o = (int64_t)r->off + (int64_t)r->var.value;
+	if (o < 0 || o >= (int64_t)m->value_size)
+		return gpv_reject(env, -EACCES, "R%d the string offset %lld is outside the map value (size %u)",
+				  regno, (long long)o, m->value_size);
+	if (m->initial && (size_t)o < m->initial_size &&
+	    !memchr((const char *)m->initial + o, 0, m->initial_size - (size_t)o))
+		return gpv_reject(env, -EACCES, "string is not zero-terminated");
+	return 0;
+}
+
+struct release_ref {
+	uint32_t ref;
+};
+
+static void drop_ref(struct gpv_reg *r, void *arg)
+{
+	if (r->type != T_NOT_INIT && r->ref_obj_id == ((struct release_ref *)arg)->ref)
+		reg_mark_unknown(r);
+}
+
+static void release_reference(struct gpv_env *env, uint32_t ref)
+{
+	struct gpv_state *st = &env->cur;
+	for (int i = 0; i < st->nrefs; i++) {
+		if (st->refs[i] != ref)
+			continue;
+		st->nrefs--;
+		st->refs[i] = st->refs[st->nrefs];
+		st->ref_insn[i] = st->ref_insn[st->nrefs];
+		break;
+	}
+	struct release_ref rr = {ref};
+	gpv_for_each_reg(st, drop_ref, &rr);
+}
+
+int gpv_check_helper_call(struct gpv_env *env, const struct bpf_insn *insn)
+{
+	const struct helper_proto *h = find_helper(insn->imm);
+	if (!h)
+		return gpv_reject(env, -EACCES, "invalid func unknown#%d", insn->imm);
+	enum gp_attach_kind at = env->opts->attach;
+	if (at != GP_ATTACH_NONE) {
+		if (h->where == HELPER_DEVICE && is_host_attach(at))
+			return gpv_reject(env, -EACCES,
+					  "helper bpf_%s#%d runs only on the GPU: not allowed at a host attach point",
+					  h->name, h->id);
+		if (h->where == HELPER_HOST && !is_host_attach(at))
+			return gpv_reject(env, -EACCES,
+					  "helper bpf_%s#%d runs only on the host: not allowed at a GPU attach point",
+					  h->name, h->id);
+	}
+	struct gpv_reg *regs = cur_regs(env);
+	int map = -1;
+	uint32_t release = 0;
+	int err;
+	for (int i = 0; i < 5 && h->args[i] != ARG_NONE; i++) {
+		int regno = i + 1;
+		struct gpv_reg *r = &regs[regno];
+		if (r->type == T_NOT_INIT)
+			return gpv_reject(env, -EACCES, "R%d !read_ok", regno);
+		switch (h->args[i]) {
+		case ARG_ANYTHING:
+			break;
+		case ARG_CONST_MAP_PTR:
+			if (r->type != T_CONST_MAP_PTR)
+				return arg_type_error(env, regno, r, "map_ptr");
+			map = r->map;
+			if ((err = check_map_fits(env, h, map)))
+				return err;
+			break;
+		case ARG_PTR_TO_MAP_KEY:
+		case ARG_PTR_TO_MAP_VALUE: {
+			bool key = h->args[i] == ARG_PTR_TO_MAP_KEY;
+			if (map < 0)
+				return gpv_reject(env, -EACCES, "R%d: map pointer argument missing before the %s",
+						  regno, key ? "key" : "value");
+			if (r->type != T_PTR_STACK && r->type != T_PTR_MAP_VALUE)
+				return arg_type_error(env, regno, r, "fp, map_value");
+			const struct gp_map *m = &env->opts->maps[map];
+			if ((err = gpv_check_helper_mem(env, regno, 0, key ? m->key_size : m->value_size,
+							false, true)))
+				return err;
+			break;
+		}
+		case ARG_PTR_TO_MEM: {
+			if (r->type != T_PTR_STACK && r->type != T_PTR_MAP_VALUE && r->type != T_PTR_MEM &&
+			    r->type != T_PTR_CTX)
+				return arg_type_error(env, regno, r, "fp, map_value, mem, ctx");
+			struct gpv_reg *sz = &regs[regno + 1];
+			if (i + 1 >= 5 || h->args[i + 1] != ARG_CONST_SIZE)
+				return gpv_reject(env, -EACCES, "helper table: memory argument without a size");
+			if (sz->type == T_NOT_INIT)
+				return gpv_reject(env, -EACCES, "R%d !read_ok", regno + 1);
+			if (sz->type != T_SCALAR)
+				return arg_type_error(env, regno + 1, sz, "scalar");
+			if (sz->smin < 0)
+				return gpv_reject(env, -EACCES,
+						  "R%d min value is negative, either use unsigned or 'var &= const'",
+						  regno + 1);
+			if (sz->umax == 0)
+				return gpv_reject(env, -EACCES, "R%d invalid zero-sized read", regno + 1);
+			if ((err = gpv_check_helper_mem(env, regno, (int64_t)sz->umin, sz->umax, false, true)))
+				return err;
+			break;
+		}
+		case ARG_CONST_SIZE:
+			break;   /* checked with the memory argument before it */
+		case ARG_PTR_TO_CTX:
+			if (r->type != T_PTR_CTX)
+				return arg_type_error(env, regno, r, "ctx");
+			if (r->off || !tnum_is_const(r->var) || r->var.value)
+				return gpv_reject(env, -EACCES, "dereference of modified ctx ptr R%d off=%d disallowed",
+						  regno, r->off);
+			break;
+		case ARG_PTR_TO_ALLOC_MEM:
+			if (r->type != T_PTR_MEM || !r->ref_obj_id)
+				return arg_type_error(env, regno, r, "ringbuf_mem");
+			if (r->off || !tnum_is_const(r->var) || r->var.value)
+				return gpv_reject(env, -EACCES, "R%d must have zero offset when passed to release func",
+						  regno);
+			release = r->ref_obj_id;
+			break;
+		case ARG_PTR_TO_U64_OUT:
+			if (r->type != T_PTR_STACK && r->type != T_PTR_MAP_VALUE)
+				return arg_type_error(env, regno, r, "fp, map_value");
+			if ((err = gpv_check_helper_mem(env, regno, 8, 8, true, false)))
+				return err;
+			break;
+		case ARG_PTR_TO_CONST_STR:
+			if ((err = check_const_str(env, regno, r)))
+				return err;
+			break;
+		}
+	}
+	regs = cur_regs(env);
+	struct gpv_reg r0;
+	reg_mark_unknown(&r0);
+	if (h->ret == RET_VOID) {
+		reg_mark_not_init(&r0);
+	} else if (h->ret == RET_MAP_VALUE_OR_NULL) {
+		r0 = (struct gpv_reg){0};
+		r0.type = T_PTR_MAP_VALUE_OR_NULL;
+		r0.map = (int16_t)map;
+		r0.var = tnum_const(0);
+		r0.id = ++env->next_id;
+	} else if (h->ret == RET_ALLOC_MEM_OR_NULL) {
+		struct gpv_reg *sz = &regs[BPF_REG_2];
+		if (!reg_is_const(sz))
+			return gpv_reject(env, -EACCES, "R2 is not a known constant: the record size must be constant");
+		if (sz->var.value == 0 || sz->var.value > (1u << 24))
+			return gpv_reject(env, -EACCES, "R2 record size %llu out of range",
+					  (unsigned long long)sz->var.value);
+		if (env->cur.nrefs >= GPV_MAX_REFS)
+			return gpv_reject(env, -EACCES, "too many unreleased ring-buffer reservations");
+		r0 = (struct gpv_reg){0};
+		r0.type = T_PTR_MEM_OR_NULL;
+		r0.mem_size = (uint32_t)sz->var.value;
+		r0.var = tnum_const(0);
+		r0.id = ++env->next_id;
+		r0.ref_obj_id = r0.id;
+		env->cur.refs[env->cur.nrefs] = r0.id;
+		env->cur.ref_insn[env->cur.nrefs++] = env->idx;
+	}
+	if (map >= 0 && (h->id == 2 || h->id == 3))
+		env->map_plain_write[map] = 1;
+	if (release)
+		release_reference(env, release);
+	regs = cur_regs(env);
+	for (int i = BPF_REG_1; i <= BPF_REG_5; i++)
+		reg_mark_not_init(&regs[i]);
+	regs[BPF_REG_0] = r0;
+	return 0;
+}
+
+/* Registers a helper reads (r1..rN), for the liveness analysis; 5 for an unknown id. */
+int gpv_helper_nargs(int id)
+{
+	const struct helper_proto *h = find_helper(id);
+	if (!h)
+		return 5;
+	int n = 0;
+	while (n < 5 && h->args[n] != ARG_NONE)
+		n++;
+	return n;
+}

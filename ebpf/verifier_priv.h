@@ -1,0 +1,224 @@
+/* Internals of the verifier (ebpf/verifier*.c), one job per file:
+ *   verifier_tnum.c     known-bits numbers and the range bookkeeping of scalar registers
+ *   verifier_alu.c      ALU instructions on register states, pointer arithmetic rules
+ *   verifier_branch.c   conditional jumps: which way they can go, ranges learnt on each side
+ *   verifier_mem.c      loads, stores, atomics: context, stack, map value, ring-buffer memory
+ *   verifier_helpers.c  helper calls checked against ebpf/helpers.def
+ *   verifier_cfg.c      static checks: opcodes, reserved fields, jumps, subprograms, liveness
+ *   verifier_state.c    state copies, the pruning comparison, the infinite-loop comparison
+ *   verifier_log.c      the disassembler and the Linux-style log
+ *   verifier.c          path exploration, BPF-to-BPF calls, gp_verify itself */
+#ifndef GPUPROBE_EBPF_VERIFIER_PRIV_H
+#define GPUPROBE_EBPF_VERIFIER_PRIV_H
+
+#include "ebpf/verifier.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Debian 12's linux/bpf.h predates the sign-extending loads (ISA v4). */
+#ifndef BPF_MEMSX
+#define BPF_MEMSX 0x80
+#endif
+
+#define GPV_MAX_FRAMES 8
+#define GPV_STACK 512
+#define GPV_SLOTS (GPV_STACK / 8)
+#define GPV_MAX_REFS 16
+#define GPV_MAX_VAR_OFF (1LL << 29)     /* like Linux: pointer offsets stay well inside s32 */
+#define GPV_DEFAULT_MAX_INSNS 1000000UL
+#define GPV_DEFAULT_MAX_STATES 200000u
+
+/* A number whose bits are partly known: bit set in mask = unknown; value holds the known bits. */
+struct tnum {
+	uint64_t value, mask;
+};
+
+enum gpv_type {
+	T_NOT_INIT = 0,
+	T_SCALAR,
+	T_PTR_CTX,
+	T_PTR_STACK,
+	T_PTR_MAP_VALUE,
+	T_PTR_MAP_VALUE_OR_NULL,
+	T_CONST_MAP_PTR,
+	T_PTR_MEM,              /* ring-buffer record from ringbuf_reserve */
+	T_PTR_MEM_OR_NULL,
+};
+
+struct gpv_reg {
+	uint8_t type;           /* enum gpv_type */
+	uint8_t frameno;        /* T_PTR_STACK: the frame whose stack it points into */
+	int16_t map;            /* map index for map pointers and map values */
+	int32_t off;            /* pointers: the fixed part of the offset */
+	uint32_t mem_size;      /* T_PTR_MEM: bytes of the record */
+	uint32_t id;            /* or-null pointers: copies share it; scalars: copies share it */
+	uint32_t ref_obj_id;    /* ring-buffer records: the reservation that must be released */
+	struct tnum var;        /* scalar value, or the variable part of a pointer's offset */
+	uint64_t umin, umax;
+	int64_t smin, smax;
+};
+
+/* Byte states of the stack. */
+enum { S_INVALID = 0, S_MISC, S_SPILL };
+
+struct gpv_slot {
+	uint8_t type[8];        /* per byte; S_SPILL on all 8 when a register was spilled here */
+	struct gpv_reg spill;
+};
+
+struct gpv_frame {
+	struct gpv_reg regs[11];
+	int callsite;           /* index of the call insn in the caller, -1 for the main program */
+	int subprog;
+	int nslots;             /* slot i covers offsets [-8(i+1), -8i) */
+	struct gpv_slot slots[];
+};
+
+struct gpv_checkpoint;
+
+struct gpv_state {
+	struct gpv_frame *frame[GPV_MAX_FRAMES];
+	int curframe;
+	int nrefs;
+	uint32_t refs[GPV_MAX_REFS];       /* unreleased ring-buffer reservations (ids) */
+	int ref_insn[GPV_MAX_REFS];
+	struct gpv_checkpoint *parent;     /* the latest checkpoint on this path */
+};
+
+struct gpv_checkpoint {
+	struct gpv_state st;
+	struct gpv_checkpoint *next;       /* same instruction */
+	unsigned branches;                 /* paths from here not yet finished */
+	unsigned hits, misses;
+};
+
+struct gpv_pending {
+	struct gpv_state st;
+	int insn;
+	int from;                          /* the branch insn, for the log */
+};
+
+struct gpv_subprog {
+	int start, end;                    /* [start, end) */
+	unsigned stack_depth;
+};
+
+struct gpv_env {
+	const struct bpf_insn *insns;
+	int n;
+	struct gp_verify_opts *opts;
+	bool generic;                      /* GP_ATTACH_NONE: r1 is plain memory, alignment not enforced */
+
+	/* static facts */
+	uint8_t *prune;                    /* checkpoint here */
+	uint16_t *live;                    /* registers live on entry */
+	int *subprog_of;
+	struct gpv_subprog *subs;
+	int nsubs;
+
+	/* exploration */
+	struct gpv_checkpoint **cps;
+	unsigned nstates;
+	struct gpv_pending *stack;
+	size_t nstack, capstack;
+	struct gpv_state cur;
+	int idx;
+	unsigned long processed, max_insns;
+	uint32_t next_id;
+
+	/* what the program does to maps */
+	uint8_t *map_plain_write;
+	uint8_t *map_atomic_add;
+
+	/* the log */
+	char *log;
+	size_t log_size, log_len;
+	int log_level;
+	char reason[320];
+	int err_idx;
+};
+
+/* verifier_tnum.c */
+struct tnum tnum_const(uint64_t v);
+struct tnum tnum_unknown(void);
+struct tnum tnum_range(uint64_t min, uint64_t max);
+struct tnum tnum_add(struct tnum a, struct tnum b);
+struct tnum tnum_sub(struct tnum a, struct tnum b);
+struct tnum tnum_and(struct tnum a, struct tnum b);
+struct tnum tnum_or(struct tnum a, struct tnum b);
+struct tnum tnum_xor(struct tnum a, struct tnum b);
+struct tnum tnum_mul(struct tnum a, struct tnum b);
+struct tnum tnum_lshift(struct tnum a, unsigned k);
+struct tnum tnum_rshift(struct tnum a, unsigned k);
+struct tnum tnum_arshift(struct tnum a, unsigned k, unsigned width);
+struct tnum tnum_intersect(struct tnum a, struct tnum b);
+struct tnum tnum_cast(struct tnum a, unsigned bytes);
+bool tnum_is_const(struct tnum a);
+bool tnum_in(struct tnum outer, struct tnum inner);
+bool tnum_is_aligned(struct tnum a, uint64_t size);
+void reg_mark_unknown(struct gpv_reg *r);
+void reg_mark_const(struct gpv_reg *r, uint64_t v);
+void reg_mark_not_init(struct gpv_reg *r);
+void reg_mark_unknown_width(struct gpv_reg *r, unsigned bytes, bool sign_extend);
+void reg_sync_bounds(struct gpv_reg *r);
+bool reg_bounds_sane(const struct gpv_reg *r);
+bool reg_is_const(const struct gpv_reg *r);
+void reg_zext32(struct gpv_reg *r);
+bool reg_is_pointer(const struct gpv_reg *r);
+
+/* verifier_log.c */
+const char *gpv_type_name(int type);
+void gpv_log(struct gpv_env *env, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int gpv_reject(struct gpv_env *env, int err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void gpv_log_state(struct gpv_env *env, const struct gpv_state *st);
+void gpv_log_insn(struct gpv_env *env, int idx);
+void gpv_finish_log(struct gpv_env *env, int ret);
+const char *gpv_helper_name(int id);
+
+/* verifier_cfg.c */
+int gpv_check_cfg(struct gpv_env *env);
+
+/* verifier_state.c */
+struct gpv_frame *gpv_frame_new(int callsite, int subprog);
+int gpv_frame_grow(struct gpv_state *st, int fno, int nslots);
+int gpv_state_copy(struct gpv_state *dst, const struct gpv_state *src);
+void gpv_state_free(struct gpv_state *st);
+bool gpv_states_equal(struct gpv_env *env, const struct gpv_state *old, const struct gpv_state *cur,
+		      bool exact);
+void gpv_clear_dead(struct gpv_env *env, struct gpv_state *st, int idx);
+void gpv_for_each_reg(struct gpv_state *st, void (*fn)(struct gpv_reg *, void *), void *arg);
+
+/* verifier_alu.c */
+int gpv_check_alu(struct gpv_env *env, const struct bpf_insn *insn);
+uint64_t gpv_alu_eval(uint8_t code, int16_t off, int32_t imm, uint64_t dst, uint64_t src);
+
+/* verifier_branch.c: returns 1 always taken, 0 never, -1 unknown */
+int gpv_branch_taken(const struct gpv_reg *dst, const struct gpv_reg *src, uint8_t op, bool is32);
+/* refine dst/src (copies in the state with the same id too) for the branch outcome;
+ * returns false when that outcome is impossible */
+bool gpv_refine(struct gpv_state *st, struct gpv_reg *dst, struct gpv_reg *src, uint8_t op,
+		bool is32, bool taken, bool src_is_imm);
+void gpv_mark_null_checked(struct gpv_state *st, uint32_t id, bool is_null);
+
+/* verifier_mem.c */
+int gpv_check_mem(struct gpv_env *env, const struct bpf_insn *insn);
+int gpv_check_atomic(struct gpv_env *env, const struct bpf_insn *insn);
+/* check that [reg+off, +size) is readable (write=false) or writable; for helper arguments */
+int gpv_check_helper_mem(struct gpv_env *env, int regno, int64_t size_min, uint64_t size_max,
+			 bool write, bool need_init);
+
+/* verifier_helpers.c */
+int gpv_check_helper_call(struct gpv_env *env, const struct bpf_insn *insn);
+int gpv_helper_nargs(int id);
+
+static inline struct gpv_frame *cur_frame(struct gpv_env *env)
+{
+	return env->cur.frame[env->cur.curframe];
+}
+static inline struct gpv_reg *cur_regs(struct gpv_env *env)
+{
+	return cur_frame(env)->regs;
+}
+
+#endif
