@@ -57,7 +57,7 @@ same() {   # same NAME FILE_A FILE_B: identical, else FAIL with the first differ
 	if cmp -s "$2" "$3"; then return 0; fi
 	echo "$1: outputs differ:"; diff "$2" "$3" | head -20; return 1
 }
-T=240   # per-run limit (s)
+T=${SHIM_TIMEOUT:-240}   # per-run limit (s)
 
 # runtime app
 timeout $T "$apps/rt_app" >"$out/rt.direct" 2>&1; a=$?
