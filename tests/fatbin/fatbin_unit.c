@@ -425,13 +425,35 @@ static void test_module_image(void)
 	expect_error("ab", 2, "offset 0x0: image too small (2 bytes)", "tiny image");
 }
 
+/* Inputs the fuzzer found (regressions/): each must read or give an error naming an offset.
+ * The file list says what each must give. */
+static void test_regressions(const char *dir)
+{
+	static const struct {
+		const char *file, *want;
+	} cases[] = {
+		/* found by fuzz_fatbin: a container header cut short (module_image_size was called on it) */
+		{ "short-header.bin", "offset 0x0: fatbin header truncated (16 bytes needed, 11 available)" },
+	};
+	const char *saved = seed_dir;
+	seed_dir = dir;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		size_t n;
+		uint8_t *p = load(cases[i].file, &n);
+		expect_error(p, n, cases[i].want, cases[i].file);
+		free(p);
+	}
+	seed_dir = saved;
+}
+
 int main(int argc, char **argv)
 {
-	if (argc != 2) {
-		fprintf(stderr, "usage: fatbin_unit SEED_DIR\n");
+	if (argc != 3) {
+		fprintf(stderr, "usage: fatbin_unit SEED_DIR REGRESSION_DIR\n");
 		return 2;
 	}
 	seed_dir = argv[1];
+	test_regressions(argv[2]);
 	test_seeds();
 	test_unknown_size();
 	test_corrupt_fields();
