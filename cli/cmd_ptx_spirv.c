@@ -1,0 +1,88 @@
+/* gpuprobe ptx spirv FILE.ptx -o OUT.spv: the module lowered to SPIR-V (validated). */
+#include "cli/cmd_ptx.h"
+
+#include "cli/cli.h"
+#include "ptx-frontend/ir.h"
+#include "spirv/spirv.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void usage(FILE *out)
+{
+	fputs("usage: gpuprobe ptx spirv [-S] [--no-validate] -o OUT.spv FILE.ptx\n\n"
+	      "Lower a PTX module to SPIR-V for OpenCL (Kernel, Physical64, OpenCL.std) and validate it\n"
+	      "with SPIRV-Tools. What cannot be lowered is named with its line.\n\n"
+	      "  -o OUT        write the SPIR-V binary to OUT ('-' for standard output)\n"
+	      "  -S            write the disassembly (text) instead of the binary\n"
+	      "  --no-validate skip the validator\n", out);
+}
+
+int cmd_ptx_spirv(int argc, char **argv)
+{
+	const char *path = NULL, *out_path = NULL;
+	int text_out = 0;
+	struct spirv_options opts = {0};
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			usage(stdout);
+			return 0;
+		} else if (!strcmp(argv[i], "-o")) {
+			if (++i == argc)
+				return cli_error("ptx spirv: -o needs a file name");
+			out_path = argv[i];
+		} else if (!strcmp(argv[i], "-S")) {
+			text_out = 1;
+		} else if (!strcmp(argv[i], "--no-validate")) {
+			opts.no_validate = 1;
+		} else if (argv[i][0] == '-' && argv[i][1]) {
+			return cli_error("ptx spirv: unknown option '%s'", argv[i]);
+		} else if (path) {
+			return cli_error("ptx spirv: one input file only");
+		} else {
+			path = argv[i];
+		}
+	}
+	if (!path || !out_path) {
+		usage(stderr);
+		return 2;
+	}
+	size_t len;
+	char *text = cli_read_file(path, &len);
+	if (!text)
+		return 1;
+	char err[1024];
+	ir_module *m = ptx_parse(text, len, err, sizeof(err));
+	free(text);
+	if (!m) {
+		fprintf(stderr, "gpuprobe: %s:%s\n", path, err);
+		return 1;
+	}
+	uint32_t *words;
+	size_t n;
+	int r = spirv_lower_module(m, &opts, &words, &n, err, sizeof(err));
+	ir_module_free(m);
+	if (r < 0) {
+		fprintf(stderr, "gpuprobe: %s:%s\n", path, err);
+		return 1;
+	}
+	FILE *f = strcmp(out_path, "-") ? fopen(out_path, "wb") : stdout;
+	if (!f) {
+		free(words);
+		return cli_error("ptx spirv: cannot create %s", out_path);
+	}
+	int bad;
+	if (text_out) {
+		char *s = spirv_disassemble(words, n);
+		bad = fputs(s, f) < 0;
+		free(s);
+	} else {
+		bad = fwrite(words, 4, n, f) != n;
+	}
+	free(words);
+	bad |= f != stdout ? fclose(f) : fflush(f);
+	if (bad)
+		return cli_error("ptx spirv: write failed on %s", out_path);
+	return 0;
+}

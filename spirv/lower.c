@@ -1,0 +1,603 @@
+/* The module and function driver: module-scope variables, the shared window, function
+ * signatures, registers, labels and blocks, guards, and dispatch to the instruction families. */
+#include "spirv/lower.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- declarations ---------------------------------------------------------------------- */
+
+/* Elements of "[16][4]" (16*4); 0 for "[]"; 1 when dims is NULL. */
+static uint64_t dims_count(const char *dims, bool *open)
+{
+	*open = false;
+	if (!dims)
+		return 1;
+	uint64_t n = 1;
+	for (const char *p = dims; (p = strchr(p, '['));) {
+		p++;
+		if (*p == ']') {
+			*open = true;
+			return 0;
+		}
+		n *= strtoull(p, NULL, 0);
+	}
+	return n;
+}
+
+static uint64_t decl_bytes(const ir_decl *d, bool *open)
+{
+	ptype t = ptype_parse(d->type);
+	unsigned vec = d->vec ? (unsigned)atoi(d->vec + 2) : 1;
+	unsigned eb = t.k == 'p' ? 1 : t.bits / 8;
+	return (uint64_t)eb * vec * dims_count(d->dims, open);
+}
+
+static struct sym *add_sym(lw *c, bool local)
+{
+	struct sym **arr = local ? &c->lsyms : &c->gsyms;
+	size_t *n = local ? &c->nlsyms : &c->ngsyms;
+	size_t *cap = local ? &c->caplsyms : &c->capgsyms;
+	if (*n == *cap) {
+		*cap = *cap ? *cap * 2 : 32;
+		*arr = realloc(*arr, *cap * sizeof(**arr));
+		if (!*arr)
+			abort();
+	}
+	struct sym *s = &(*arr)[(*n)++];
+	memset(s, 0, sizeof(*s));
+	return s;
+}
+
+/* Parse an initializer "{1, 2, 3}" or "5" into little-endian bytes of the element type. */
+static int init_bytes(lw *c, const ir_decl *d, uint8_t *out, uint64_t size)
+{
+	ptype t = ptype_parse(d->type);
+	unsigned eb = t.bits / 8;
+	const char *p = d->init;
+	uint64_t at = 0;
+	while (*p && at < size) {
+		while (*p == ' ' || *p == '{' || *p == ',' || *p == '\t' || *p == '\n' || *p == '}')
+			p++;
+		if (!*p)
+			break;
+		char *end;
+		uint64_t raw;
+		if (p[0] == '0' && (p[1] == 'f' || p[1] == 'F' || p[1] == 'd' || p[1] == 'D')) {
+			raw = strtoull(p + 2, &end, 16);
+		} else if (t.k == 'f' && strpbrk(p, ".eE") && strpbrk(p, ".eE") < p + strcspn(p, ",}")) {
+			double v = strtod(p, &end);
+			if (t.bits == 32) {
+				float f = (float)v;
+				uint32_t r;
+				memcpy(&r, &f, 4);
+				raw = r;
+			} else {
+				memcpy(&raw, &v, 8);
+			}
+		} else {
+			raw = (uint64_t)strtoll(p, &end, 0);
+			if (end == p)
+				return lw_fail(c, "cannot read the initializer of %s", d->name);
+		}
+		for (unsigned b = 0; b < eb && at < size; b++)
+			out[at++] = (uint8_t)(raw >> (8 * b));
+		p = end;
+		while (*p == 'U' || *p == 'u' || *p == 'L' || *p == 'l')
+			p++;
+	}
+	return 0;
+}
+
+/* A module-scope (or function-scope static) variable other than .shared: an i8 array. */
+static int declare_var(lw *c, const ir_decl *d, struct sym *s, SpvStorageClass sc, spv_buf *where)
+{
+	bool open;
+	uint64_t bytes = decl_bytes(d, &open);
+	if (open || !bytes)
+		return lw_fail(c, "%s %s has no size", d->space, d->name);
+	uint32_t i8 = spv_t_int(c->e, 8);
+	uint32_t at = spv_t_array(c->e, i8, spv_c_int(c->e, 32, bytes));
+	uint32_t pt = spv_t_ptr(c->e, sc, at);
+	uint32_t init = 0;
+	if (d->init || sc == SpvStorageClassUniformConstant) {
+		uint8_t *buf = calloc(1, bytes);
+		if (!buf)
+			abort();
+		if (d->init && init_bytes(c, d, buf, bytes) < 0) {
+			free(buf);
+			return -1;
+		}
+		bool zero = true;
+		for (uint64_t i = 0; i < bytes; i++)
+			zero &= buf[i] == 0;
+		if (zero) {
+			init = spv_c_null(c->e, at);
+		} else {
+			uint32_t *ops = malloc((bytes + 2) * sizeof(uint32_t));
+			ops[0] = at;
+			ops[1] = spv_id(c->e);
+			for (uint64_t i = 0; i < bytes; i++)
+				ops[2 + i] = spv_c_int(c->e, 8, buf[i]);
+			spv_inst(&c->e->globals, SpvOpConstantComposite, (unsigned)(bytes + 2), ops);
+			init = ops[1];
+			free(ops);
+		}
+		free(buf);
+	}
+	s->var = spv_id(c->e);
+	s->sc = sc;
+	s->t = ptype_parse(d->type);
+	if (init)
+		spv_op(where, SpvOpVariable, 4, pt, s->var, (uint32_t)sc, init);
+	else
+		spv_op(where, SpvOpVariable, 3, pt, s->var, (uint32_t)sc);
+	unsigned align = d->align ? d->align : (s->t.bits >= 8 ? s->t.bits / 8 : 1);
+	spv_decorate(c->e, s->var, SpvDecorationAlignment, 1, align);
+	spv_name(c->e, s->var, d->name);
+	return 0;
+}
+
+/* .shared variables share one Workgroup window; each gets an aligned offset. */
+static int place_shared(lw *c, const ir_decl *d)
+{
+	if (lw_sym(c, d->name))
+		return 0;
+	bool open;
+	uint64_t bytes = decl_bytes(d, &open);
+	if (open)
+		bytes = c->opts && c->opts->dynamic_shared_bytes ? c->opts->dynamic_shared_bytes : 48 * 1024;
+	unsigned align = d->align ? d->align : 16;
+	c->shared_size = (c->shared_size + align - 1) / align * align;
+	struct sym *s = add_sym(c, false);
+	s->name = d->name;
+	s->kind = SYM_SHARED;
+	s->offset = c->shared_size;
+	s->t = ptype_parse(d->type);
+	c->shared_size += bytes;
+	return 0;
+}
+
+static int module_vars(lw *c)
+{
+	/* shared variables first (module scope and those declared inside bodies), so the window's
+	 * size is known before any function refers to it */
+	for (ir_top *t = c->m->first; t; t = t->next) {
+		if (t->kind == IR_TOP_DECL && t->decl.space && !strcmp(t->decl.space, ".shared"))
+			place_shared(c, &t->decl);
+		if (t->kind != IR_TOP_FUNC)
+			continue;
+		for (ir_stmt *s = t->func.first; s; s = s->next)
+			if (s->kind == IR_STMT_DECL && s->decl.space && !strcmp(s->decl.space, ".shared"))
+				place_shared(c, &s->decl);
+	}
+	if (c->shared_size) {
+		uint64_t size = (c->shared_size + 15) & ~15ull;
+		uint32_t at = spv_t_array(c->e, spv_t_int(c->e, 8), spv_c_int(c->e, 32, size));
+		c->shared_window = spv_id(c->e);
+		spv_op(&c->e->globals, SpvOpVariable, 3, spv_t_ptr(c->e, SpvStorageClassWorkgroup, at),
+		       c->shared_window, (uint32_t)SpvStorageClassWorkgroup);
+		spv_decorate(c->e, c->shared_window, SpvDecorationAlignment, 1, 16u);
+		spv_name(c->e, c->shared_window, "gpuprobe_shared_window");
+	}
+	for (ir_top *t = c->m->first; t; t = t->next) {
+		if (t->kind != IR_TOP_DECL || !t->decl.space)
+			continue;
+		const ir_decl *d = &t->decl;
+		c->cur = NULL;
+		SpvStorageClass sc;
+		if (!strcmp(d->space, ".global"))
+			sc = SpvStorageClassCrossWorkgroup;
+		else if (!strcmp(d->space, ".const"))
+			sc = SpvStorageClassUniformConstant;
+		else if (!strcmp(d->space, ".shared"))
+			continue;
+		else
+			return lw_fail(c, "%u: module-scope %s variable %s is not supported", t->line, d->space, d->name);
+		if (d->linkage && !strcmp(d->linkage, ".extern"))
+			return lw_fail(c, "%u: external variable %s cannot be lowered alone", t->line, d->name);
+		struct sym *s = add_sym(c, false);
+		s->name = d->name;
+		s->kind = sc == SpvStorageClassUniformConstant ? SYM_CONST : SYM_GLOBAL;
+		if (declare_var(c, d, s, sc, &c->e->globals) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* ---- function signatures ----------------------------------------------------------------- */
+
+static int param_type(lw *c, const ir_func *f, const ir_decl *d, uint32_t *out)
+{
+	ptype t = ptype_parse(d->type);
+	if (!ptype_ok(t) || t.k == 'p' || d->dims || d->vec)
+		return lw_fail(c, "%s: parameter %s %s%s is not supported (only scalar parameters)",
+			       f->name, d->type ? d->type : "?", d->name, d->dims ? d->dims : "");
+	*out = lw_type(c, t);
+	return 0;
+}
+
+static int declare_funcs(lw *c)
+{
+	size_t n = 0;
+	for (ir_top *t = c->m->first; t; t = t->next)
+		n += t->kind == IR_TOP_FUNC;
+	c->funcs = calloc(n ? n : 1, sizeof(*c->funcs));
+	for (ir_top *t = c->m->first; t; t = t->next) {
+		if (t->kind != IR_TOP_FUNC)
+			continue;
+		const ir_func *f = &t->func;
+		struct lw_func_info *fi = NULL;
+		for (size_t i = 0; i < c->nfuncs; i++)
+			if (!strcmp(c->funcs[i].f->name, f->name))
+				fi = &c->funcs[i];
+		if (fi) { /* a prototype followed by its definition */
+			if (f->has_body)
+				fi->f = f;
+			continue;
+		}
+		fi = &c->funcs[c->nfuncs++];
+		fi->f = f;
+		struct sym *s = add_sym(c, false);
+		s->name = f->name;
+		s->kind = SYM_FUNC;
+		s->func = f;
+	}
+	for (size_t i = 0; i < c->nfuncs; i++) {
+		struct lw_func_info *fi = &c->funcs[i];
+		const ir_func *f = fi->f;
+		c->cur = NULL;
+		if (!f->has_body)
+			continue; /* a prototype: only a call to it fails */
+		if (f->nparams > 31)
+			return lw_fail(c, "%s: more than 31 parameters", f->name);
+		for (unsigned p = 0; p < f->nparams; p++)
+			if (param_type(c, f, &f->params[p], &fi->param_types[p]) < 0)
+				return -1;
+		if (f->nrets > 1)
+			return lw_fail(c, "%s: more than one return value", f->name);
+		fi->ret_type = spv_t_void(c->e);
+		if (f->nrets == 1 && param_type(c, f, &f->rets[0], &fi->ret_type) < 0)
+			return -1;
+		fi->fn_type = spv_t_func(c->e, fi->ret_type, f->nparams, fi->param_types);
+		fi->id = spv_id(c->e);
+		for (size_t k = 0; k < c->ngsyms; k++)
+			if (c->gsyms[k].kind == SYM_FUNC && !strcmp(c->gsyms[k].name, f->name))
+				c->gsyms[k].func_id = fi->id, c->gsyms[k].func = f;
+		spv_name(c->e, fi->id, f->name);
+	}
+	return 0;
+}
+
+/* ---- registers and function-scope declarations ------------------------------------------- */
+
+static void reg_insert(lw *c, const char *name, ptype t)
+{
+	if (c->nregs * 2 >= c->capregs) {
+		size_t oldcap = c->capregs;
+		struct reg *old = c->regs;
+		c->capregs = c->capregs ? c->capregs * 2 : 256;
+		c->regs = calloc(c->capregs, sizeof(*c->regs));
+		if (!c->regs)
+			abort();
+		c->nregs = 0;
+		for (size_t i = 0; i < oldcap; i++)
+			if (old[i].name) {
+				struct reg r = old[i];
+				size_t j = 0;
+				uint64_t h = 1469598103934665603ull;
+				for (const char *s = r.name; *s; s++)
+					h = (h ^ (unsigned char)*s) * 1099511628211ull;
+				for (j = h & (c->capregs - 1); c->regs[j].name; j = (j + 1) & (c->capregs - 1))
+					;
+				c->regs[j] = r;
+				c->nregs++;
+			}
+		free(old);
+	}
+	if (lw_reg(c, name))
+		return;
+	uint64_t h = 1469598103934665603ull;
+	for (const char *s = name; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	size_t j;
+	for (j = h & (c->capregs - 1); c->regs[j].name; j = (j + 1) & (c->capregs - 1))
+		;
+	c->regs[j].name = name;
+	c->regs[j].t = t;
+	c->regs[j].var = spv_id(c->e);
+	spv_op(&c->vars, SpvOpVariable, 3, spv_t_ptr(c->e, SpvStorageClassFunction, lw_type(c, t)),
+	       c->regs[j].var, (uint32_t)SpvStorageClassFunction);
+	c->nregs++;
+}
+
+static int body_decl(lw *c, ir_module *am, const ir_decl *d)
+{
+	if (!d->space)
+		return 0;
+	if (!strcmp(d->space, ".reg")) {
+		ptype t = ptype_parse(d->type);
+		if (!ptype_ok(t))
+			return lw_fail(c, "register type %s of %s is not supported", d->type ? d->type : "?", d->name);
+		if (d->vec)
+			return lw_fail(c, "vector registers (%s %s) are not supported", d->vec, d->name);
+		if (d->count > 0) {
+			for (int i = 0; i < d->count; i++)
+				reg_insert(c, ir_strfmt(am, "%s%d", d->name, i), t);
+		} else {
+			reg_insert(c, d->name, t);
+		}
+		return 0;
+	}
+	if (!strcmp(d->space, ".shared"))
+		return 0; /* placed in the window already */
+	SpvStorageClass sc;
+	enum sym_kind kind;
+	if (!strcmp(d->space, ".local") || !strcmp(d->space, ".param")) {
+		sc = SpvStorageClassFunction;
+		kind = d->space[1] == 'l' ? SYM_LOCAL : SYM_PARAM;
+	} else if (!strcmp(d->space, ".global")) {
+		sc = SpvStorageClassCrossWorkgroup;
+		kind = SYM_GLOBAL;
+	} else if (!strcmp(d->space, ".const")) {
+		sc = SpvStorageClassUniformConstant;
+		kind = SYM_CONST;
+	} else {
+		return lw_fail(c, "%s variable %s is not supported", d->space, d->name);
+	}
+	struct sym *s = add_sym(c, true);
+	s->name = d->name;
+	s->kind = kind;
+	if (sc == SpvStorageClassFunction) {
+		ptype t = ptype_parse(d->type);
+		if (!d->dims && !d->vec && ptype_ok(t) && t.k != 'p') {
+			/* a scalar: typed, so that call arguments load it directly */
+			s->var = spv_id(c->e);
+			s->sc = sc;
+			s->t = t;
+			spv_op(&c->vars, SpvOpVariable, 3, spv_t_ptr(c->e, sc, lw_type(c, t)), s->var, (uint32_t)sc);
+			return 0;
+		}
+		return declare_var(c, d, s, sc, &c->vars);
+	}
+	/* function-scope .global/.const: module-scope storage under the function's name */
+	return declare_var(c, d, s, sc, &c->e->globals);
+}
+
+/* ---- statements -------------------------------------------------------------------------- */
+
+static uint32_t label_id(lw *c, const char *name)
+{
+	for (size_t i = 0; i < c->nlabels; i++)
+		if (!strcmp(c->labels[i].name, name))
+			return c->labels[i].id;
+	return 0;
+}
+
+static int lower_insn(lw *c, const ir_insn *in)
+{
+	const ir_insn_info *info = in->info ? in->info : ir_insn_info_lookup(in->opcode);
+	if (info && (info->flags & IR_F_TENSOR))
+		return lw_unsupported(c, in, "tensor-core instructions have no SPIR-V equivalent");
+	if (info && (info->flags & IR_F_TEX))
+		return lw_unsupported(c, in, "texture and surface instructions are not lowered");
+	if (info && (info->flags & IR_F_ASYNC))
+		return lw_unsupported(c, in, "asynchronous copies are not lowered");
+	int (*fams[])(lw *, const ir_insn *) = {lw_control, lw_memory, lw_int_arith, lw_float_arith,
+						lw_convert, lw_warp};
+	for (size_t i = 0; i < sizeof(fams) / sizeof(fams[0]); i++) {
+		int r = fams[i](c, in);
+		if (r)
+			return r < 0 ? -1 : 0;
+	}
+	return lw_unsupported(c, in, "no SPIR-V lowering for this instruction");
+}
+
+static int lower_stmt(lw *c, const ir_stmt *s)
+{
+	c->cur = s;
+	switch (s->kind) {
+	case IR_STMT_LABEL:
+		lw_label(c, label_id(c, s->text));
+		return 0;
+	case IR_STMT_INSN: {
+		const ir_insn *in = &s->insn;
+		bool is_branch = !strcmp(in->opcode, "bra");
+		if (!in->guard || is_branch)
+			return lower_insn(c, in);
+		/* @p insn: a branch around it */
+		uint32_t p = lw_read(c, &(ir_operand){.kind = IR_OPND_REG, .name = in->guard, .neg = in->guard_neg},
+				     PT('p', 1));
+		if (!p)
+			return -1;
+		uint32_t then = spv_id(c->e), merge = spv_id(c->e);
+		lw_branch_cond(c, p, then, merge);
+		lw_label(c, then);
+		if (lower_insn(c, in) < 0)
+			return -1;
+		lw_label(c, merge);
+		return 0;
+	}
+	default:
+		return 0; /* declarations were done up front; directives carry no code */
+	}
+}
+
+static int lower_func(lw *c, struct lw_func_info *fi, ir_module *am)
+{
+	const ir_func *f = fi->f;
+	c->fn = f;
+	c->nregs = 0;
+	memset(c->regs, 0, c->capregs * sizeof(*c->regs));
+	c->nlsyms = 0;
+	c->nlabels = 0;
+	c->in_block = false;
+	c->clock_var = 0;
+	c->vars.n = c->prologue.n = c->body.n = 0;
+
+	spv_buf *out = &c->e->funcs;
+	spv_op(out, SpvOpFunction, 4, fi->ret_type, fi->id, (uint32_t)SpvFunctionControlMaskNone, fi->fn_type);
+	/* parameters: each copied into a Function variable that ld.param/st.param address */
+	for (unsigned p = 0; p < f->nparams; p++) {
+		uint32_t pid = spv_id(c->e);
+		spv_op(out, SpvOpFunctionParameter, 2, fi->param_types[p], pid);
+		spv_name(c->e, pid, f->params[p].name);
+		struct sym *s = add_sym(c, true);
+		s->name = f->params[p].name;
+		s->kind = SYM_PARAM;
+		s->sc = SpvStorageClassFunction;
+		s->t = ptype_parse(f->params[p].type);
+		s->var = spv_id(c->e);
+		spv_op(&c->vars, SpvOpVariable, 3, spv_t_ptr(c->e, SpvStorageClassFunction, fi->param_types[p]),
+		       s->var, (uint32_t)SpvStorageClassFunction);
+		spv_op(&c->prologue, SpvOpStore, 2, s->var, pid);
+	}
+	for (unsigned r = 0; r < f->nrets; r++) {
+		struct sym *s = add_sym(c, true);
+		s->name = f->rets[r].name;
+		s->kind = SYM_PARAM;
+		s->sc = SpvStorageClassFunction;
+		s->t = ptype_parse(f->rets[r].type);
+		s->var = spv_id(c->e);
+		spv_op(&c->vars, SpvOpVariable, 3, spv_t_ptr(c->e, SpvStorageClassFunction, fi->ret_type),
+		       s->var, (uint32_t)SpvStorageClassFunction);
+	}
+	/* declarations and labels first: branches and uses may come before them in the text */
+	size_t nlab = 0;
+	for (ir_stmt *s = f->first; s; s = s->next)
+		nlab += s->kind == IR_STMT_LABEL;
+	c->labels = realloc(c->labels, (nlab ? nlab : 1) * sizeof(*c->labels));
+	for (ir_stmt *s = f->first; s; s = s->next) {
+		c->cur = s;
+		if (s->kind == IR_STMT_DECL && body_decl(c, am, &s->decl) < 0)
+			return -1;
+		if (s->kind == IR_STMT_LABEL) {
+			c->labels[c->nlabels].name = s->text;
+			c->labels[c->nlabels++].id = spv_id(c->e);
+		}
+	}
+	uint32_t entry = spv_id(c->e), first = spv_id(c->e);
+	c->in_block = false;
+	lw_label(c, first);
+	for (ir_stmt *s = f->first; s; s = s->next)
+		if (lower_stmt(c, s) < 0)
+			return -1;
+	if (c->in_block) {
+		c->cur = NULL;
+		if (lw_control(c, &(ir_insn){.opcode = "ret"}) < 0)
+			return -1;
+	}
+	spv_op(out, SpvOpLabel, 1, entry);
+	spv_buf_append(out, &c->vars);
+	spv_buf_append(out, &c->prologue);
+	spv_op(out, SpvOpBranch, 1, first);
+	spv_buf_append(out, &c->body);
+	spv_op(out, SpvOpFunctionEnd, 0);
+	if (f->is_entry) {
+		c->entry_ids = realloc(c->entry_ids, (c->nentries + 1) * sizeof(*c->entry_ids));
+		c->entry_names = realloc(c->entry_names, (c->nentries + 1) * sizeof(*c->entry_names));
+		c->entry_ids[c->nentries] = fi->id;
+		c->entry_names[c->nentries++] = f->name;
+	}
+	return 0;
+}
+
+static void finish_module(lw *c)
+{
+	spv_emitter *e = c->e;
+	spv_capability(e, SpvCapabilityAddresses);
+	spv_capability(e, SpvCapabilityKernel);
+	spv_capability(e, SpvCapabilityLinkage); /* device functions are exported, see below */
+	spv_op(&e->memmodel, SpvOpMemoryModel, 2, (uint32_t)SpvAddressingModelPhysical64,
+	       (uint32_t)SpvMemoryModelOpenCL);
+	uint32_t iface[LW_B_COUNT];
+	unsigned niface = 0;
+	for (unsigned b = 0; b < LW_B_COUNT; b++)
+		if (c->builtins[b])
+			iface[niface++] = c->builtins[b];
+	for (size_t i = 0; i < c->nentries; i++) {
+		uint32_t before[2] = {(uint32_t)SpvExecutionModelKernel, c->entry_ids[i]};
+		spv_op_str(&e->entries, SpvOpEntryPoint, 2, before, c->entry_names[i], niface, iface);
+		/* PTX never contracts an explicit .rn add and mul into an fma: neither may we */
+		spv_op(&e->modes, SpvOpExecutionMode, 2, c->entry_ids[i], (uint32_t)SpvExecutionModeContractionOff);
+	}
+}
+
+int spirv_lower_module(const ir_module *m, const struct spirv_options *opts, uint32_t **words,
+		       size_t *nwords, char *err, size_t errlen)
+{
+	char dummy[8];
+	if (!err || !errlen)
+		err = dummy, errlen = sizeof(dummy);
+	err[0] = 0;
+	*words = NULL;
+	*nwords = 0;
+	if (!m)
+		return snprintf(err, errlen, "no module"), -EINVAL;
+	if (m->address_size && m->address_size != 64)
+		return snprintf(err, errlen, ".address_size %u: only 64-bit PTX is lowered", m->address_size), -ENOTSUP;
+	spv_emitter e;
+	spv_emitter_init(&e);
+	lw c = {.e = &e, .m = m, .opts = opts, .err = err, .errlen = errlen};
+	/* the arena owns the names of expanded registers (%r<5> -> %r0..%r4) */
+	ir_module *am = ir_module_new();
+	int ret = 0;
+	if (module_vars(&c) < 0 || declare_funcs(&c) < 0) {
+		ret = -ENOTSUP;
+		goto out;
+	}
+	for (size_t i = 0; i < c.nfuncs; i++) {
+		if (!c.funcs[i].f->has_body)
+			continue;
+		if (lower_func(&c, &c.funcs[i], am) < 0) {
+			ret = -ENOTSUP;
+			goto out;
+		}
+	}
+	if (!c.nentries && !c.nfuncs) {
+		snprintf(err, errlen, "the module has no function to lower");
+		ret = -EINVAL;
+		goto out;
+	}
+	/* device functions are given Export linkage so that a module of them alone is valid */
+	for (size_t i = 0; i < c.nfuncs; i++) {
+		const ir_func *f = c.funcs[i].f;
+		if (f->has_body && !f->is_entry && f->linkage && !strcmp(f->linkage, ".visible")) {
+			uint32_t before[1] = {c.funcs[i].id};
+			uint32_t after[2] = {(uint32_t)SpvDecorationLinkageAttributes, 0};
+			(void)after;
+			spv_buf *d = &e.decos;
+			/* OpDecorate id LinkageAttributes "name" Export */
+			uint32_t pre[2] = {before[0], (uint32_t)SpvDecorationLinkageAttributes};
+			uint32_t post[1] = {(uint32_t)SpvLinkageTypeExport};
+			spv_op_str(d, SpvOpDecorate, 2, pre, f->name, 1, post);
+		}
+	}
+	finish_module(&c);
+	*words = spv_emitter_finish(&e, nwords);
+	if (!opts || !opts->no_validate) {
+		int v = spirv_validate(*words, *nwords, err, errlen);
+		if (v < 0) {
+			free(*words);
+			*words = NULL;
+			*nwords = 0;
+			ret = v;
+		}
+	}
+out:
+	ir_module_free(am);
+	free(c.gsyms);
+	free(c.lsyms);
+	free(c.regs);
+	free(c.labels);
+	free(c.funcs);
+	free(c.entry_ids);
+	free(c.entry_names);
+	spv_buf_free(&c.vars);
+	spv_buf_free(&c.prologue);
+	spv_buf_free(&c.body);
+	spv_emitter_fini(&e);
+	return ret;
+}

@@ -1,0 +1,144 @@
+/* Internal to spirv/: the state shared by the lowering of each instruction family.
+ *
+ * Every PTX register is a Function-storage variable; an instruction loads its operands and stores
+ * its results. That keeps PTX's unstructured control flow trivially valid (no SSA to build);
+ * the consumer's compiler (LLVM mem2reg, IGC) promotes them back to registers. */
+#ifndef GPUPROBE_SPIRV_LOWER_H
+#define GPUPROBE_SPIRV_LOWER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ptx-frontend/ir.h"
+#include "spirv/emit.h"
+#include "spirv/spirv.h"
+#include <spirv/unified1/OpenCL.std.h>
+
+/* A PTX scalar type: kind 'u', 's', 'b', 'f' or 'p' (predicate), width in bits. */
+typedef struct ptype {
+	char k;
+	unsigned bits;
+} ptype;
+
+ptype ptype_parse(const char *s);            /* ".u32" -> {'u',32}; unknown: bits 0 */
+static inline bool ptype_ok(ptype t) { return t.bits != 0; }
+static inline ptype PT(char k, unsigned bits) { return (ptype){k, bits}; }
+
+enum sym_kind { SYM_GLOBAL, SYM_SHARED, SYM_LOCAL, SYM_CONST, SYM_PARAM, SYM_FUNC };
+
+struct reg {
+	const char *name;
+	uint32_t var;     /* OpVariable (Function) */
+	ptype t;
+};
+
+struct sym {
+	const char *name;
+	enum sym_kind kind;
+	uint32_t var;     /* the variable (SHARED: unused, its place is window + offset) */
+	SpvStorageClass sc;
+	uint64_t offset;  /* SHARED: byte offset in the shared window */
+	ptype t;          /* element type as declared */
+	uint32_t func_id; /* SYM_FUNC */
+	const ir_func *func;
+};
+
+struct lw_func_info { /* per IR function: its SPIR-V id and signature */
+	const ir_func *f;
+	uint32_t id, ret_type, fn_type;
+	uint32_t param_types[32];
+};
+
+typedef struct lw {
+	spv_emitter *e;
+	const ir_module *m;
+	const struct spirv_options *opts;
+	char *err;
+	size_t errlen;
+	int failed;
+
+	/* module scope */
+	struct sym *gsyms;
+	size_t ngsyms, capgsyms;
+	uint32_t shared_window;  /* Workgroup i8 array holding every .shared variable */
+	uint64_t shared_size;
+	uint32_t warp_scratch;   /* Workgroup u32[1024] for the warp emulation */
+	uint32_t builtins[16];   /* BuiltIn Input variables by enum lw_builtin; 0 until used */
+	struct lw_func_info *funcs;
+	size_t nfuncs;
+	uint32_t *entry_ids;
+	const char **entry_names;
+	size_t nentries;
+
+	/* function scope */
+	const ir_func *fn;
+	spv_buf vars, prologue, body;   /* entry block: variables, then parameter copies */
+	struct reg *regs;        /* open hash on name */
+	size_t capregs, nregs;
+	struct sym *lsyms;       /* params and function-scope variables */
+	size_t nlsyms, caplsyms;
+	struct { const char *name; uint32_t id; } *labels;
+	size_t nlabels;
+	bool in_block;
+	uint32_t ret_block;      /* kernel: the block that returns */
+	uint32_t clock_var;      /* per-thread counter behind %clock */
+	const ir_stmt *cur;      /* for error lines */
+} lw;
+
+/* Errors: the first one wins; always returns -1 so callers can `return lw_fail(...)`. */
+int lw_fail(lw *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int lw_unsupported(lw *c, const ir_insn *in, const char *why);
+
+/* Types and constants. */
+uint32_t lw_type(lw *c, ptype t);
+uint32_t lw_const(lw *c, ptype t, uint64_t v);        /* integer bits (float: raw bits) */
+uint32_t lw_u32(lw *c, uint32_t v);
+uint32_t lw_u64(lw *c, uint64_t v);
+
+/* Emission into the current block; starts an unreachable block after a terminator. */
+void lw_ensure_block(lw *c);
+uint32_t lw_op1(lw *c, SpvOp op, uint32_t type, uint32_t a);
+uint32_t lw_op2(lw *c, SpvOp op, uint32_t type, uint32_t a, uint32_t b);
+uint32_t lw_op3(lw *c, SpvOp op, uint32_t type, uint32_t a, uint32_t b, uint32_t d);
+uint32_t lw_ext(lw *c, uint32_t type, enum OpenCLstd_Entrypoints inst, unsigned n, ...);
+uint32_t lw_select(lw *c, uint32_t type, uint32_t cond, uint32_t a, uint32_t b);
+void lw_label(lw *c, uint32_t id);                    /* closes the open block with a branch */
+void lw_branch(lw *c, uint32_t target);
+void lw_branch_cond(lw *c, uint32_t cond, uint32_t t, uint32_t f);
+
+/* Convert value v of PTX type from to PTX type to (bit reinterpretation for equal widths,
+ * truncation, or extension by the signedness of `from`). */
+uint32_t lw_convert_bits(lw *c, uint32_t v, ptype from, ptype to);
+
+/* Operands. */
+struct reg *lw_reg(lw *c, const char *name);
+uint32_t lw_read(lw *c, const ir_operand *op, ptype want);      /* 0 on error (reported) */
+int lw_write(lw *c, const ir_operand *op, ptype t, uint32_t v);  /* `_` discards */
+uint32_t lw_read_pred(lw *c, const ir_operand *op);             /* honours `!p` */
+/* The pointer an address operand designates, for an access of type t in space sp. */
+uint32_t lw_address(lw *c, const ir_operand *op, enum ir_space sp, ptype t, SpvStorageClass *sc_out);
+struct sym *lw_sym(lw *c, const char *name);
+
+/* Instruction helpers. */
+ptype lw_insn_type(const ir_insn *in);           /* the last type modifier (.u32, .f64, ...) */
+ptype lw_insn_type_n(const ir_insn *in, int n);  /* n-th type modifier: cvt.f32.s32 has two */
+enum ir_space lw_insn_space(const ir_insn *in);
+const char *lw_insn_mod_in(const ir_insn *in, const char *const *set); /* first of set present */
+
+/* Special registers (%tid.x, ...). Returns 0 and sets *v, 1 if name is not special, -1 on error. */
+int lw_special_reg(lw *c, const char *name, uint32_t *v, ptype *t);
+enum lw_builtin { LW_B_LOCAL_ID, LW_B_WG_SIZE, LW_B_WG_ID, LW_B_NUM_WG, LW_B_COUNT };
+uint32_t lw_builtin_load(lw *c, enum lw_builtin b, unsigned comp); /* u32 */
+uint32_t lw_linear_tid(lw *c);   /* u32 */
+uint32_t lw_block_threads(lw *c); /* u32 */
+void lw_barrier(lw *c);
+
+/* The families: each returns 1 if it handled the opcode, 0 if not its opcode, -1 on error. */
+int lw_int_arith(lw *c, const ir_insn *in);
+int lw_float_arith(lw *c, const ir_insn *in);
+int lw_convert(lw *c, const ir_insn *in);     /* cvt, cvta, mov, setp, selp, set */
+int lw_memory(lw *c, const ir_insn *in);      /* ld, st, atom, red, prefetch */
+int lw_control(lw *c, const ir_insn *in);     /* bra, ret, exit, call, bar, membar, fence */
+int lw_warp(lw *c, const ir_insn *in);        /* shfl, vote, redux, activemask, bar.warp */
+
+#endif

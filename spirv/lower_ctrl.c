@@ -1,0 +1,141 @@
+/* Control flow and synchronization: bra (unstructured: the Kernel capability allows it), ret and
+ * exit, calls of device functions with their .param arguments and return value, barriers and
+ * memory fences. */
+#include "spirv/lower.h"
+
+#include <string.h>
+
+static struct lw_func_info *func_info(lw *c, const char *name)
+{
+	for (size_t i = 0; i < c->nfuncs; i++)
+		if (!strcmp(c->funcs[i].f->name, name))
+			return &c->funcs[i];
+	return NULL;
+}
+
+static int lower_ret(lw *c)
+{
+	lw_ensure_block(c);
+	if (c->fn && c->fn->nrets == 1) {
+		struct sym *s = lw_sym(c, c->fn->rets[0].name);
+		uint32_t rt = lw_type(c, ptype_parse(c->fn->rets[0].type));
+		uint32_t v = lw_op1(c, SpvOpLoad, rt, s->var);
+		spv_op(&c->body, SpvOpReturnValue, 1, v);
+	} else {
+		spv_op(&c->body, SpvOpReturn, 0);
+	}
+	c->in_block = false;
+	return 1;
+}
+
+static int lower_call(lw *c, const ir_insn *in)
+{
+	int fi = -1;
+	for (unsigned i = 0; i < in->nops; i++)
+		if (in->ops[i].kind == IR_OPND_SYMBOL || in->ops[i].kind == IR_OPND_REG) {
+			fi = (int)i;
+			break;
+		}
+	if (fi < 0)
+		return lw_unsupported(c, in, "no callee");
+	const char *name = in->ops[fi].name;
+	struct lw_func_info *f = func_info(c, name);
+	if (!f)
+		return lw_unsupported(c, in, "indirect calls (through a register) are not lowered");
+	if (!f->f->has_body)
+		return lw_fail(c, "cannot lower call to external function %s: it has no body in this module", name);
+	const ir_operand *rets = fi > 0 && in->ops[fi - 1].kind == IR_OPND_LIST ? &in->ops[fi - 1] : NULL;
+	const ir_operand *args = (unsigned)fi + 1 < in->nops && in->ops[fi + 1].kind == IR_OPND_LIST ? &in->ops[fi + 1] : NULL;
+	unsigned nargs = args ? args->nelems : 0;
+	if (nargs != f->f->nparams)
+		return lw_unsupported(c, in, "argument count differs from the callee's parameters");
+	uint32_t ops[34] = {f->ret_type, 0, f->id};
+	for (unsigned i = 0; i < nargs; i++) {
+		ptype pt = ptype_parse(f->f->params[i].type);
+		const ir_operand *a = &args->elems[i];
+		struct sym *s = a->kind == IR_OPND_SYMBOL ? lw_sym(c, a->name) : NULL;
+		uint32_t v;
+		if (s && s->kind == SYM_PARAM)
+			v = lw_op1(c, SpvOpLoad, f->param_types[i], s->var);
+		else
+			v = lw_read(c, a, pt);
+		if (!v)
+			return -1;
+		ops[3 + i] = v;
+	}
+	lw_ensure_block(c);
+	ops[1] = spv_id(c->e);
+	spv_inst(&c->body, SpvOpFunctionCall, 3 + nargs, ops);
+	if (rets && rets->nelems) {
+		if (rets->nelems != 1 || f->f->nrets != 1)
+			return lw_unsupported(c, in, "return values differ from the callee's");
+		const ir_operand *r = &rets->elems[0];
+		struct sym *s = r->kind == IR_OPND_SYMBOL ? lw_sym(c, r->name) : NULL;
+		if (s && s->kind == SYM_PARAM) {
+			/* the caller's .param may be declared wider or as bytes: store through its type */
+			ptype rt = ptype_parse(f->f->rets[0].type);
+			uint32_t pp = lw_op1(c, SpvOpBitcast, spv_t_ptr(c->e, SpvStorageClassFunction, lw_type(c, rt)), s->var);
+			spv_op(&c->body, SpvOpStore, 2, pp, ops[1]);
+		} else if (lw_write(c, r, ptype_parse(f->f->rets[0].type), ops[1]) < 0) {
+			return -1;
+		}
+	}
+	return 1;
+}
+
+int lw_control(lw *c, const ir_insn *in)
+{
+	const char *op = in->opcode;
+	if (!strcmp(op, "bra") || !strcmp(op, "brx")) {
+		if (!strcmp(op, "brx"))
+			return lw_unsupported(c, in, "indexed branches are not lowered");
+		if (in->nops != 1 || in->ops[0].kind != IR_OPND_SYMBOL)
+			return lw_unsupported(c, in, "bra needs a label");
+		uint32_t target = 0;
+		for (size_t i = 0; i < c->nlabels; i++)
+			if (!strcmp(c->labels[i].name, in->ops[0].name))
+				target = c->labels[i].id;
+		if (!target)
+			return lw_fail(c, "branch to unknown label %s", in->ops[0].name);
+		if (!in->guard) {
+			lw_branch(c, target);
+			return 1;
+		}
+		uint32_t p = lw_read(c, &(ir_operand){.kind = IR_OPND_REG, .name = in->guard, .neg = in->guard_neg},
+				     PT('p', 1));
+		if (!p)
+			return -1;
+		uint32_t fall = spv_id(c->e);
+		lw_branch_cond(c, p, target, fall);
+		lw_label(c, fall);
+		return 1;
+	}
+	if (!strcmp(op, "ret") || !strcmp(op, "exit") || !strcmp(op, "trap"))
+		return lower_ret(c); /* trap: the thread stops, as far as SPIR-V can say */
+	if (!strcmp(op, "call"))
+		return lower_call(c, in);
+	if (!strcmp(op, "bar") || !strcmp(op, "barrier")) {
+		if (ir_insn_has_mod(in, ".warp"))
+			return 0; /* bar.warp.sync: the warp family */
+		if (ir_insn_has_mod(in, ".arrive") || ir_insn_has_mod(in, ".red"))
+			return lw_unsupported(c, in, "split and reducing barriers are not lowered");
+		if (in->nops > 1)
+			return lw_unsupported(c, in, "barriers with a thread count are not lowered");
+		lw_barrier(c);
+		return 1;
+	}
+	if (!strcmp(op, "membar") || !strcmp(op, "fence")) {
+		if (ir_insn_has_mod(in, ".proxy") || ir_insn_has_mod(in, ".mbarrier_init"))
+			return lw_unsupported(c, in, "proxy fences are not lowered");
+		uint32_t scope = ir_insn_has_mod(in, ".cta") ? SpvScopeWorkgroup
+			       : ir_insn_has_mod(in, ".sys") ? SpvScopeCrossDevice : SpvScopeDevice;
+		uint32_t sem = SpvMemorySemanticsSequentiallyConsistentMask | SpvMemorySemanticsWorkgroupMemoryMask |
+			       SpvMemorySemanticsCrossWorkgroupMemoryMask;
+		lw_ensure_block(c);
+		spv_op(&c->body, SpvOpMemoryBarrier, 2, lw_u32(c, scope), lw_u32(c, sem));
+		return 1;
+	}
+	if (!strcmp(op, "nanosleep") || !strcmp(op, "pmevent") || !strcmp(op, "brkpt"))
+		return 1; /* no observable effect to keep */
+	return 0;
+}

@@ -1,0 +1,320 @@
+/* Data movement and conversions: mov (with vector pack/unpack), cvt with PTX's rounding and
+ * saturation (float-to-integer saturates and maps NaN to 0, always), cvta, and the
+ * predicate-producing and -consuming instructions setp, set, selp, slct. */
+#include "spirv/lower.h"
+
+#include <string.h>
+
+static const char *const irnd[] = {".rni", ".rzi", ".rmi", ".rpi", NULL};
+static const char *const frnd[] = {".rn", ".rz", ".rm", ".rp", NULL};
+
+static SpvFPRoundingMode fmode(const char *m)
+{
+	if (!m || !strcmp(m, ".rn") || !strcmp(m, ".rni"))
+		return SpvFPRoundingModeRTE;
+	if (!strcmp(m, ".rz") || !strcmp(m, ".rzi"))
+		return SpvFPRoundingModeRTZ;
+	if (!strcmp(m, ".rm") || !strcmp(m, ".rmi"))
+		return SpvFPRoundingModeRTN;
+	return SpvFPRoundingModeRTP;
+}
+
+static uint32_t ftz32(lw *c, uint32_t x)
+{
+	uint32_t u32 = spv_t_int(c->e, 32);
+	uint32_t bits = lw_op1(c, SpvOpBitcast, u32, x);
+	uint32_t sub = lw_op2(c, SpvOpIEqual, spv_t_bool(c->e), lw_op2(c, SpvOpBitwiseAnd, u32, bits, lw_u32(c, 0x7f800000)),
+			      lw_u32(c, 0));
+	uint32_t z = lw_op2(c, SpvOpBitwiseAnd, u32, bits, lw_u32(c, 0x80000000));
+	return lw_op1(c, SpvOpBitcast, spv_t_float(c->e, 32), lw_select(c, u32, sub, z, bits));
+}
+
+static uint32_t fsat(lw *c, ptype t, uint32_t x)
+{
+	uint32_t ty = lw_type(c, t), bl = spv_t_bool(c->e);
+	uint64_t one = t.bits == 32 ? 0x3f800000u : 0x3ff0000000000000ull;
+	uint32_t c1 = lw_const(c, t, one), c0 = lw_const(c, t, 0);
+	uint32_t gt0 = lw_op2(c, SpvOpFOrdGreaterThan, bl, x, c0);
+	uint32_t lt1 = lw_op2(c, SpvOpFOrdLessThan, bl, x, c1);
+	return lw_select(c, ty, gt0, lw_select(c, ty, lt1, x, c1), c0);
+}
+
+static uint32_t round_integral(lw *c, ptype t, uint32_t x, const char *m)
+{
+	uint32_t ty = lw_type(c, t);
+	enum OpenCLstd_Entrypoints f = !strcmp(m, ".rni") ? OpenCLstd_Rint : !strcmp(m, ".rzi") ? OpenCLstd_Trunc
+				     : !strcmp(m, ".rmi") ? OpenCLstd_Floor : OpenCLstd_Ceil;
+	return lw_ext(c, ty, f, 1, x);
+}
+
+/* Clamp integer v (already at least as wide as both types, extended by s's signedness) into d. */
+static uint32_t int_sat(lw *c, uint32_t v, ptype s, ptype d, ptype w)
+{
+	uint32_t ty = lw_type(c, w), bl = spv_t_bool(c->e);
+	uint64_t dmax = d.k == 's' ? (1ull << (d.bits - 1)) - 1 : (d.bits == 64 ? ~0ull : (1ull << d.bits) - 1);
+	int64_t dmin = d.k == 's' ? -(int64_t)(1ull << (d.bits - 1)) : 0;
+	if (s.k == 's') {
+		if (!(d.k == 'u' && d.bits == 64)) {
+			uint32_t gt = lw_op2(c, SpvOpSGreaterThan, bl, v, lw_const(c, w, dmax));
+			v = lw_select(c, ty, gt, lw_const(c, w, dmax), v);
+		}
+		uint32_t lt = lw_op2(c, SpvOpSLessThan, bl, v, lw_const(c, w, (uint64_t)dmin));
+		v = lw_select(c, ty, lt, lw_const(c, w, (uint64_t)dmin), v);
+	} else {
+		uint32_t gt = lw_op2(c, SpvOpUGreaterThan, bl, v, lw_const(c, w, dmax));
+		v = lw_select(c, ty, gt, lw_const(c, w, dmax), v);
+	}
+	return v;
+}
+
+static int lower_cvt(lw *c, const ir_insn *in)
+{
+	ptype d = lw_insn_type_n(in, 0), s = lw_insn_type_n(in, 1);
+	if (!ptype_ok(d) || !ptype_ok(s) || in->nops < 2)
+		return lw_unsupported(c, in, "cvt needs a destination and a source type");
+	if ((d.k == 'f' && d.bits == 16) || (s.k == 'f' && s.bits == 16))
+		return lw_unsupported(c, in, "half-precision conversions are not lowered");
+	bool sat = ir_insn_has_mod(in, ".sat"), fz = ir_insn_has_mod(in, ".ftz");
+	const char *ir = lw_insn_mod_in(in, irnd), *fr = lw_insn_mod_in(in, frnd);
+	uint32_t a = lw_read(c, &in->ops[1], s), r;
+	if (!a)
+		return -1;
+	uint32_t dt = lw_type(c, d);
+	if (s.k == 'f' && fz && s.bits == 32)
+		a = ftz32(c, a);
+	if (s.k != 'f' && d.k != 'f') {
+		ptype w = PT(s.k == 's' ? 's' : 'u', s.bits > d.bits ? s.bits : d.bits);
+		uint32_t v = lw_convert_bits(c, a, s, w);
+		if (sat)
+			v = int_sat(c, v, s, d, w);
+		r = lw_convert_bits(c, v, w, PT(d.k, d.bits));
+	} else if (s.k == 'f' && d.k == 'f') {
+		if (ir)
+			a = round_integral(c, s, a, ir);
+		if (s.bits == d.bits) {
+			r = a;
+		} else {
+			r = lw_op1(c, SpvOpFConvert, dt, a);
+			if (d.bits < s.bits && fr && fmode(fr) != SpvFPRoundingModeRTE)
+				spv_decorate(c->e, r, SpvDecorationFPRoundingMode, 1, (uint32_t)fmode(fr));
+		}
+		if (sat)
+			r = fsat(c, d, r);
+		if (fz && d.bits == 32)
+			r = ftz32(c, r);
+	} else if (s.k == 'f') {
+		/* float to integer: round as asked, then saturate (NaN -> 0) as PTX always does */
+		a = round_integral(c, s, a, ir ? ir : ".rzi");
+		r = lw_op1(c, d.k == 's' ? SpvOpConvertFToS : SpvOpConvertFToU, dt, a);
+		spv_decorate(c->e, r, SpvDecorationSaturatedConversion, 0);
+	} else {
+		r = lw_op1(c, s.k == 's' ? SpvOpConvertSToF : SpvOpConvertUToF, dt, a);
+		if (fr && fmode(fr) != SpvFPRoundingModeRTE)
+			spv_decorate(c->e, r, SpvDecorationFPRoundingMode, 1, (uint32_t)fmode(fr));
+		if (sat)
+			r = fsat(c, d, r);
+	}
+	return lw_write(c, &in->ops[0], d, r) < 0 ? -1 : 1;
+}
+
+static int lower_mov(lw *c, const ir_insn *in)
+{
+	ptype t = lw_insn_type(in);
+	if (!ptype_ok(t) || in->nops != 2)
+		return lw_unsupported(c, in, "mov needs a type and two operands");
+	const ir_operand *d = &in->ops[0], *a = &in->ops[1];
+	if (a->kind == IR_OPND_VEC || d->kind == IR_OPND_VEC) {
+		const ir_operand *v = a->kind == IR_OPND_VEC ? a : d;
+		unsigned n = v->nelems;
+		if (!n || t.bits % n)
+			return lw_unsupported(c, in, "vector operand does not split the type evenly");
+		ptype et = PT('b', t.bits / n);
+		uint32_t ty = lw_type(c, PT('b', t.bits));
+		if (a->kind == IR_OPND_VEC) { /* pack: element 0 is the low part */
+			uint32_t acc = lw_const(c, PT('b', t.bits), 0);
+			for (unsigned i = 0; i < n; i++) {
+				uint32_t e = lw_read(c, &v->elems[i], et);
+				if (!e)
+					return -1;
+				e = lw_op1(c, SpvOpUConvert, ty, e);
+				if (i)
+					e = lw_op2(c, SpvOpShiftLeftLogical, ty, e, lw_const(c, PT('b', t.bits), i * et.bits));
+				acc = lw_op2(c, SpvOpBitwiseOr, ty, acc, e);
+			}
+			return lw_write(c, d, PT('b', t.bits), acc) < 0 ? -1 : 1;
+		}
+		uint32_t src = lw_read(c, a, PT('b', t.bits));
+		if (!src)
+			return -1;
+		for (unsigned i = 0; i < n; i++) {
+			uint32_t e = i ? lw_op2(c, SpvOpShiftRightLogical, ty, src, lw_const(c, PT('b', t.bits), i * et.bits)) : src;
+			e = lw_op1(c, SpvOpUConvert, lw_type(c, et), e);
+			if (lw_write(c, &v->elems[i], et, e) < 0)
+				return -1;
+		}
+		return 1;
+	}
+	uint32_t v = lw_read(c, a, t);
+	if (!v)
+		return -1;
+	return lw_write(c, d, t, v) < 0 ? -1 : 1;
+}
+
+static int lower_cvta(lw *c, const ir_insn *in)
+{
+	ptype t = lw_insn_type(in);
+	if (in->nops != 2 || !ptype_ok(t))
+		return lw_unsupported(c, in, "cvta needs a type and two operands");
+	bool to = ir_insn_has_mod(in, ".to");
+	uint32_t a = lw_read(c, &in->ops[1], PT('u', 64));
+	if (!a)
+		return -1;
+	uint32_t u64 = spv_t_int(c->e, 64);
+	if (ir_insn_has_mod(in, ".shared")) {
+		if (!c->shared_window)
+			return lw_unsupported(c, in, "the module declares no .shared variable");
+		uint32_t base = lw_op1(c, SpvOpConvertPtrToU, u64, c->shared_window);
+		a = to ? lw_op2(c, SpvOpISub, u64, a, base) : lw_op2(c, SpvOpIAdd, u64, base, a);
+	} else if (ir_insn_has_mod(in, ".param")) {
+		return lw_unsupported(c, in, "kernel parameters have no address in SPIR-V");
+	}
+	/* global, local and const addresses are the target's own flat addresses already */
+	return lw_write(c, &in->ops[0], PT('u', 64), a) < 0 ? -1 : 1;
+}
+
+/* The comparison of setp/set: returns a bool. */
+static uint32_t compare(lw *c, const ir_insn *in, ptype t, uint32_t a, uint32_t b)
+{
+	static const char *const cmps[] = {".eq", ".ne", ".lt", ".le", ".gt", ".ge", ".lo", ".ls", ".hi", ".hs",
+					   ".equ", ".neu", ".ltu", ".leu", ".gtu", ".geu", ".num", ".nan", NULL};
+	const char *m = lw_insn_mod_in(in, cmps);
+	if (!m) {
+		lw_unsupported(c, in, "unknown comparison");
+		return 0;
+	}
+	m++;
+	uint32_t bl = spv_t_bool(c->e);
+	if (t.k == 'f') {
+		static const struct { const char *n; SpvOp op; } f[] = {
+			{"eq", SpvOpFOrdEqual}, {"ne", SpvOpFOrdNotEqual}, {"lt", SpvOpFOrdLessThan},
+			{"le", SpvOpFOrdLessThanEqual}, {"gt", SpvOpFOrdGreaterThan}, {"ge", SpvOpFOrdGreaterThanEqual},
+			{"equ", SpvOpFUnordEqual}, {"neu", SpvOpFUnordNotEqual}, {"ltu", SpvOpFUnordLessThan},
+			{"leu", SpvOpFUnordLessThanEqual}, {"gtu", SpvOpFUnordGreaterThan},
+			{"geu", SpvOpFUnordGreaterThanEqual}, {"num", SpvOpOrdered}, {"nan", SpvOpUnordered},
+		};
+		for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++)
+			if (!strcmp(m, f[i].n))
+				return lw_op2(c, f[i].op, bl, a, b);
+	} else {
+		bool sg = t.k == 's';
+		static const struct { const char *n; SpvOp s, u; } q[] = {
+			{"eq", SpvOpIEqual, SpvOpIEqual}, {"ne", SpvOpINotEqual, SpvOpINotEqual},
+			{"lt", SpvOpSLessThan, SpvOpULessThan}, {"le", SpvOpSLessThanEqual, SpvOpULessThanEqual},
+			{"gt", SpvOpSGreaterThan, SpvOpUGreaterThan}, {"ge", SpvOpSGreaterThanEqual, SpvOpUGreaterThanEqual},
+			{"lo", SpvOpULessThan, SpvOpULessThan}, {"ls", SpvOpULessThanEqual, SpvOpULessThanEqual},
+			{"hi", SpvOpUGreaterThan, SpvOpUGreaterThan}, {"hs", SpvOpUGreaterThanEqual, SpvOpUGreaterThanEqual},
+		};
+		for (size_t i = 0; i < sizeof(q) / sizeof(q[0]); i++)
+			if (!strcmp(m, q[i].n))
+				return lw_op2(c, sg ? q[i].s : q[i].u, bl, a, b);
+	}
+	lw_unsupported(c, in, "comparison does not apply to this type");
+	return 0;
+}
+
+/* .and/.or/.xor with a third predicate operand. */
+static uint32_t combine(lw *c, const ir_insn *in, uint32_t r, const ir_operand *cop)
+{
+	static const char *const bops[] = {".and", ".or", ".xor", NULL};
+	const char *b = lw_insn_mod_in(in, bops);
+	if (!b || !cop)
+		return r;
+	uint32_t p = lw_read_pred(c, cop);
+	if (!p)
+		return 0;
+	SpvOp op = !strcmp(b, ".and") ? SpvOpLogicalAnd : !strcmp(b, ".or") ? SpvOpLogicalOr : SpvOpLogicalNotEqual;
+	return lw_op2(c, op, spv_t_bool(c->e), r, p);
+}
+
+static int lower_setp(lw *c, const ir_insn *in)
+{
+	ptype t = lw_insn_type(in);
+	if (in->nops < 3 || !ptype_ok(t))
+		return lw_unsupported(c, in, "setp needs a type and three operands");
+	if (t.bits == 16 && t.k == 'f')
+		return lw_unsupported(c, in, "half-precision comparisons are not lowered");
+	uint32_t a = lw_read(c, &in->ops[1], t), b = lw_read(c, &in->ops[2], t);
+	if (!a || !b)
+		return -1;
+	if (t.k == 'f' && ir_insn_has_mod(in, ".ftz") && t.bits == 32)
+		a = ftz32(c, a), b = ftz32(c, b);
+	uint32_t r = compare(c, in, t, a, b);
+	if (!r)
+		return -1;
+	uint32_t bl = spv_t_bool(c->e);
+	const ir_operand *cop = in->nops > 3 ? &in->ops[3] : NULL;
+	uint32_t p = combine(c, in, r, cop);
+	if (!p)
+		return -1;
+	const ir_operand *d = &in->ops[0];
+	if (d->kind == IR_OPND_PAIR && d->nelems == 2) {
+		uint32_t q = combine(c, in, lw_op1(c, SpvOpLogicalNot, bl, r), cop);
+		if (!q || lw_write(c, &d->elems[0], PT('p', 1), p) < 0 || lw_write(c, &d->elems[1], PT('p', 1), q) < 0)
+			return -1;
+		return 1;
+	}
+	return lw_write(c, d, PT('p', 1), p) < 0 ? -1 : 1;
+}
+
+static int lower_set(lw *c, const ir_insn *in)
+{
+	ptype d = lw_insn_type_n(in, 0), s = lw_insn_type_n(in, 1);
+	if (in->nops < 3 || !ptype_ok(d) || !ptype_ok(s))
+		return lw_unsupported(c, in, "set needs two types and three operands");
+	uint32_t a = lw_read(c, &in->ops[1], s), b = lw_read(c, &in->ops[2], s);
+	if (!a || !b)
+		return -1;
+	uint32_t r = compare(c, in, s, a, b);
+	if (!r || !(r = combine(c, in, r, in->nops > 3 ? &in->ops[3] : NULL)))
+		return -1;
+	uint64_t one = d.k == 'f' ? 0x3f800000u : 0xffffffffu;
+	uint32_t v = lw_select(c, lw_type(c, d), r, lw_const(c, d, one), lw_const(c, d, 0));
+	return lw_write(c, &in->ops[0], d, v) < 0 ? -1 : 1;
+}
+
+int lw_convert(lw *c, const ir_insn *in)
+{
+	const char *op = in->opcode;
+	if (!strcmp(op, "cvt"))
+		return lower_cvt(c, in);
+	if (!strcmp(op, "mov"))
+		return lower_mov(c, in);
+	if (!strcmp(op, "cvta"))
+		return lower_cvta(c, in);
+	if (!strcmp(op, "setp"))
+		return lower_setp(c, in);
+	if (!strcmp(op, "set"))
+		return lower_set(c, in);
+	if (!strcmp(op, "selp")) {
+		ptype t = lw_insn_type(in);
+		if (in->nops != 4 || !ptype_ok(t))
+			return lw_unsupported(c, in, "selp needs a type and four operands");
+		uint32_t a = lw_read(c, &in->ops[1], t), b = lw_read(c, &in->ops[2], t), p = lw_read_pred(c, &in->ops[3]);
+		if (!a || !b || !p)
+			return -1;
+		return lw_write(c, &in->ops[0], t, lw_select(c, lw_type(c, t), p, a, b)) < 0 ? -1 : 1;
+	}
+	if (!strcmp(op, "slct")) {
+		ptype t = lw_insn_type_n(in, 0), ct = lw_insn_type_n(in, 1);
+		if (in->nops != 4 || !ptype_ok(t) || !ptype_ok(ct))
+			return lw_unsupported(c, in, "slct needs two types and four operands");
+		uint32_t a = lw_read(c, &in->ops[1], t), b = lw_read(c, &in->ops[2], t), x = lw_read(c, &in->ops[3], ct);
+		if (!a || !b || !x)
+			return -1;
+		uint32_t bl = spv_t_bool(c->e);
+		uint32_t ge = ct.k == 'f' ? lw_op2(c, SpvOpFOrdGreaterThanEqual, bl, x, lw_const(c, ct, 0))
+					  : lw_op2(c, SpvOpSGreaterThanEqual, bl, x, lw_const(c, ct, 0));
+		return lw_write(c, &in->ops[0], t, lw_select(c, lw_type(c, t), ge, a, b)) < 0 ? -1 : 1;
+	}
+	return 0;
+}

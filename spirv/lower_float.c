@@ -1,0 +1,210 @@
+/* Floating-point arithmetic with PTX's modifiers: .ftz flushes subnormal inputs and results to
+ * a zero of the same sign (done on the bits, so the target's own denormal mode does not
+ * matter); .sat clamps to [0, 1] with NaN giving 0; directed rounding (.rz/.rm/.rp) of f32 add,
+ * sub, mul and fma is computed exactly in f64 and rounded once with an FPRoundingMode conversion. */
+#include "spirv/lower.h"
+
+#include <string.h>
+
+static const char *const rnd_mods[] = {".rn", ".rz", ".rm", ".rp", NULL};
+
+static SpvFPRoundingMode rounding_of(const char *m)
+{
+	if (!m || !strcmp(m, ".rn"))
+		return SpvFPRoundingModeRTE;
+	if (!strcmp(m, ".rz"))
+		return SpvFPRoundingModeRTZ;
+	if (!strcmp(m, ".rm"))
+		return SpvFPRoundingModeRTN;
+	return SpvFPRoundingModeRTP;
+}
+
+/* Subnormal f32 -> signed zero. */
+static uint32_t ftz(lw *c, uint32_t x)
+{
+	uint32_t f32 = spv_t_float(c->e, 32), u32 = spv_t_int(c->e, 32);
+	uint32_t bits = lw_op1(c, SpvOpBitcast, u32, x);
+	uint32_t exp = lw_op2(c, SpvOpBitwiseAnd, u32, bits, lw_u32(c, 0x7f800000));
+	uint32_t sub = lw_op2(c, SpvOpIEqual, spv_t_bool(c->e), exp, lw_u32(c, 0));
+	uint32_t z = lw_op2(c, SpvOpBitwiseAnd, u32, bits, lw_u32(c, 0x80000000));
+	return lw_op1(c, SpvOpBitcast, f32, lw_select(c, u32, sub, z, bits));
+}
+
+static uint32_t fconst(lw *c, ptype t, double v)
+{
+	if (t.bits == 32) {
+		float f = (float)v;
+		uint32_t r;
+		memcpy(&r, &f, 4);
+		return lw_const(c, t, r);
+	}
+	uint64_t r;
+	memcpy(&r, &v, 8);
+	return lw_const(c, t, r);
+}
+
+static uint32_t saturate(lw *c, ptype t, uint32_t x)
+{
+	uint32_t ty = lw_type(c, t), bl = spv_t_bool(c->e);
+	uint32_t one = fconst(c, t, 1.0), zero = fconst(c, t, 0.0);
+	uint32_t lt1 = lw_op2(c, SpvOpFOrdLessThan, bl, x, one);
+	uint32_t gt0 = lw_op2(c, SpvOpFOrdGreaterThan, bl, x, zero);
+	return lw_select(c, ty, gt0, lw_select(c, ty, lt1, x, one), zero);
+}
+
+/* Round an f64 value to f32 in the given mode. */
+static uint32_t round_to_f32(lw *c, uint32_t d, SpvFPRoundingMode mode)
+{
+	uint32_t r = lw_op1(c, SpvOpFConvert, spv_t_float(c->e, 32), d);
+	if (mode != SpvFPRoundingModeRTE)
+		spv_decorate(c->e, r, SpvDecorationFPRoundingMode, 1, (uint32_t)mode);
+	return r;
+}
+
+/* min/max: NaN only if both are; -0 is below +0. */
+static uint32_t minmax(lw *c, ptype t, bool is_max, uint32_t a, uint32_t b)
+{
+	uint32_t ty = lw_type(c, t), it = spv_t_int(c->e, t.bits), bl = spv_t_bool(c->e);
+	uint32_t r = lw_ext(c, ty, is_max ? OpenCLstd_Fmax : OpenCLstd_Fmin, 2, a, b);
+	uint32_t eq = lw_op2(c, SpvOpFOrdEqual, bl, a, b);
+	uint32_t ab = lw_op1(c, SpvOpBitcast, it, a), bb = lw_op1(c, SpvOpBitcast, it, b);
+	uint32_t z = lw_op1(c, SpvOpBitcast, ty, lw_op2(c, is_max ? SpvOpBitwiseAnd : SpvOpBitwiseOr, it, ab, bb));
+	return lw_select(c, ty, eq, z, r);
+}
+
+int lw_float_arith(lw *c, const ir_insn *in)
+{
+	const char *op = in->opcode;
+	ptype t = lw_insn_type(in);
+	if (t.k != 'f' || !strcmp(op, "cvt") || !strcmp(op, "setp") || !strcmp(op, "set") ||
+	    !strcmp(op, "selp") || !strcmp(op, "mov") || !strcmp(op, "ld") || !strcmp(op, "st") ||
+	    !strcmp(op, "atom") || !strcmp(op, "red") || !strcmp(op, "shfl") || !strcmp(op, "slct") ||
+	    !strcmp(op, "ldu") || !strcmp(op, "cvta"))
+		return 0;
+	for (unsigned i = 0; i < in->nmods; i++)
+		if (!strncmp(in->mods[i], ".f16", 4) || !strncmp(in->mods[i], ".bf16", 5) || !strcmp(in->mods[i], ".e4m3"))
+			return lw_unsupported(c, in, "half-precision arithmetic is not lowered");
+	if (t.bits == 16)
+		return lw_unsupported(c, in, "half-precision arithmetic is not lowered");
+	uint32_t ty = lw_type(c, t), bl = spv_t_bool(c->e);
+	const ir_operand *o = in->ops;
+	bool fz = ir_insn_has_mod(in, ".ftz") && t.bits == 32;
+	bool sat = ir_insn_has_mod(in, ".sat");
+	const char *rm = lw_insn_mod_in(in, rnd_mods);
+	SpvFPRoundingMode mode = rounding_of(rm);
+	if (in->nops < 2)
+		return lw_unsupported(c, in, "too few operands");
+	unsigned nsrc = in->nops - 1;
+	uint32_t s[3] = {0};
+	if (!strcmp(op, "testp")) {
+		uint32_t a = lw_read(c, &o[1], t);
+		if (!a)
+			return -1;
+		uint32_t it = spv_t_int(c->e, t.bits), r;
+		uint32_t abs = lw_ext(c, ty, OpenCLstd_Fabs, 1, a);
+		if (ir_insn_has_mod(in, ".finite"))
+			r = lw_op1(c, SpvOpIsFinite, bl, a);
+		else if (ir_insn_has_mod(in, ".infinite"))
+			r = lw_op1(c, SpvOpIsInf, bl, a);
+		else if (ir_insn_has_mod(in, ".number"))
+			r = lw_op1(c, SpvOpLogicalNot, bl, lw_op1(c, SpvOpIsNan, bl, a));
+		else if (ir_insn_has_mod(in, ".notanumber"))
+			r = lw_op1(c, SpvOpIsNan, bl, a);
+		else if (ir_insn_has_mod(in, ".normal"))
+			r = lw_op1(c, SpvOpIsNormal, bl, a);
+		else if (ir_insn_has_mod(in, ".subnormal")) {
+			uint32_t bits = lw_op1(c, SpvOpBitcast, it, abs);
+			uint32_t nz = lw_op2(c, SpvOpINotEqual, bl, bits, lw_const(c, PT('u', t.bits), 0));
+			uint32_t small = lw_op2(c, SpvOpULessThan, bl, bits,
+						lw_const(c, PT('u', t.bits), t.bits == 32 ? 0x00800000u : 0x0010000000000000ull));
+			r = lw_op2(c, SpvOpLogicalAnd, bl, nz, small);
+		} else
+			return lw_unsupported(c, in, "unknown test");
+		return lw_write(c, &o[0], PT('p', 1), r) < 0 ? -1 : 1;
+	}
+	for (unsigned i = 0; i < nsrc && i < 3; i++) {
+		s[i] = lw_read(c, &o[1 + i], t);
+		if (!s[i])
+			return -1;
+		if (fz)
+			s[i] = ftz(c, s[i]);
+	}
+	uint32_t r = 0;
+	bool directed = rm && mode != SpvFPRoundingModeRTE;
+	if (directed && t.bits == 64 && strcmp(op, "cvt"))
+		return lw_unsupported(c, in, "directed rounding of f64 arithmetic has no SPIR-V form");
+	uint32_t f64 = spv_t_float(c->e, 64);
+#define NEED(n) do { if (nsrc < (n)) return lw_unsupported(c, in, "too few operands"); } while (0)
+	if (!strcmp(op, "add") || !strcmp(op, "sub") || !strcmp(op, "mul")) {
+		NEED(2);
+		SpvOp fop = op[0] == 'a' ? SpvOpFAdd : op[0] == 's' ? SpvOpFSub : SpvOpFMul;
+		if (directed) {
+			uint32_t a = lw_op1(c, SpvOpFConvert, f64, s[0]), b = lw_op1(c, SpvOpFConvert, f64, s[1]);
+			r = round_to_f32(c, lw_op2(c, fop, f64, a, b), mode);
+		} else {
+			r = lw_op2(c, fop, ty, s[0], s[1]);
+		}
+	} else if (!strcmp(op, "fma") || !strcmp(op, "mad")) {
+		NEED(3);
+		if (directed) {
+			/* a*b is exact in f64; one more rounding for the add is the price (documented) */
+			uint32_t a = lw_op1(c, SpvOpFConvert, f64, s[0]), b = lw_op1(c, SpvOpFConvert, f64, s[1]),
+				 d = lw_op1(c, SpvOpFConvert, f64, s[2]);
+			r = round_to_f32(c, lw_ext(c, f64, OpenCLstd_Fma, 3, a, b, d), mode);
+		} else {
+			r = lw_ext(c, ty, OpenCLstd_Fma, 3, s[0], s[1], s[2]);
+		}
+	} else if (!strcmp(op, "div")) {
+		NEED(2);
+		if (directed) {
+			uint32_t a = lw_op1(c, SpvOpFConvert, f64, s[0]), b = lw_op1(c, SpvOpFConvert, f64, s[1]);
+			r = round_to_f32(c, lw_op2(c, SpvOpFDiv, f64, a, b), mode);
+		} else {
+			r = lw_op2(c, SpvOpFDiv, ty, s[0], s[1]);
+		}
+	} else if (!strcmp(op, "rcp")) {
+		if (directed) {
+			uint32_t a = lw_op1(c, SpvOpFConvert, f64, s[0]);
+			r = round_to_f32(c, lw_op2(c, SpvOpFDiv, f64, fconst(c, PT('f', 64), 1.0), a), mode);
+		} else {
+			r = lw_op2(c, SpvOpFDiv, ty, fconst(c, t, 1.0), s[0]);
+		}
+	} else if (!strcmp(op, "sqrt")) {
+		if (directed) {
+			uint32_t a = lw_op1(c, SpvOpFConvert, f64, s[0]);
+			r = round_to_f32(c, lw_ext(c, f64, OpenCLstd_Sqrt, 1, a), mode);
+		} else {
+			r = lw_ext(c, ty, OpenCLstd_Sqrt, 1, s[0]);
+		}
+	} else if (!strcmp(op, "rsqrt")) {
+		r = lw_ext(c, ty, OpenCLstd_Rsqrt, 1, s[0]);
+	} else if (!strcmp(op, "sin")) {
+		r = lw_ext(c, ty, OpenCLstd_Sin, 1, s[0]);
+	} else if (!strcmp(op, "cos")) {
+		r = lw_ext(c, ty, OpenCLstd_Cos, 1, s[0]);
+	} else if (!strcmp(op, "lg2")) {
+		r = lw_ext(c, ty, OpenCLstd_Log2, 1, s[0]);
+	} else if (!strcmp(op, "ex2")) {
+		r = lw_ext(c, ty, OpenCLstd_Exp2, 1, s[0]);
+	} else if (!strcmp(op, "tanh")) {
+		r = lw_ext(c, ty, OpenCLstd_Tanh, 1, s[0]);
+	} else if (!strcmp(op, "abs")) {
+		r = lw_ext(c, ty, OpenCLstd_Fabs, 1, s[0]);
+	} else if (!strcmp(op, "neg")) {
+		r = lw_op1(c, SpvOpFNegate, ty, s[0]);
+	} else if (!strcmp(op, "min") || !strcmp(op, "max")) {
+		NEED(2);
+		r = minmax(c, t, op[1] == 'a', s[0], s[1]);
+	} else if (!strcmp(op, "copysign")) {
+		NEED(2);
+		r = lw_ext(c, ty, OpenCLstd_Copysign, 2, s[1], s[0]);
+	} else {
+		return lw_unsupported(c, in, "no SPIR-V lowering for this floating-point instruction");
+	}
+#undef NEED
+	if (sat)
+		r = saturate(c, t, r);
+	if (fz)
+		r = ftz(c, r);
+	return lw_write(c, &o[0], t, r) < 0 ? -1 : 1;
+}

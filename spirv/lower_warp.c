@@ -1,0 +1,199 @@
+/* Warp collectives by emulation: a 32-lane warp is 32 consecutive linear thread indices of the
+ * work-group, as in CUDA. Each collective publishes its operand in a work-group scratch array
+ * between two barriers and reads its lanes back, so PTX's exact results (source-lane rules,
+ * clamps, segment masks, the valid predicate, partial last warps) hold on any OpenCL target,
+ * whatever its sub-group size. The price: every thread of the block must reach the collective,
+ * which is how warp-shuffle reductions are written; divergent collectives are not emulated. */
+#include "spirv/lower.h"
+
+#include <string.h>
+
+#define SCRATCH_WORDS 1024 /* CUDA's largest block */
+
+static uint32_t scratch_ptr(lw *c, uint32_t idx)
+{
+	uint32_t u32 = spv_t_int(c->e, 32);
+	if (!c->warp_scratch) {
+		uint32_t at = spv_t_array(c->e, u32, spv_c_int(c->e, 32, SCRATCH_WORDS));
+		c->warp_scratch = spv_id(c->e);
+		spv_op(&c->e->globals, SpvOpVariable, 3, spv_t_ptr(c->e, SpvStorageClassWorkgroup, at), c->warp_scratch,
+		       (uint32_t)SpvStorageClassWorkgroup);
+		spv_name(c->e, c->warp_scratch, "gpuprobe_warp_scratch");
+	}
+	return lw_op2(c, SpvOpInBoundsAccessChain, spv_t_ptr(c->e, SpvStorageClassWorkgroup, u32), c->warp_scratch, idx);
+}
+
+struct warp { uint32_t lt, lane, base, wsize, active; };
+
+/* Publish v (u32) for the warp; returns the thread's place. */
+static struct warp publish(lw *c, uint32_t v)
+{
+	uint32_t u32 = spv_t_int(c->e, 32), bl = spv_t_bool(c->e);
+	struct warp w;
+	w.lt = lw_linear_tid(c);
+	w.lane = lw_op2(c, SpvOpBitwiseAnd, u32, w.lt, lw_u32(c, 31));
+	w.base = lw_op2(c, SpvOpISub, u32, w.lt, w.lane);
+	uint32_t left = lw_op2(c, SpvOpISub, u32, lw_block_threads(c), w.base);
+	w.wsize = lw_select(c, u32, lw_op2(c, SpvOpULessThan, bl, left, lw_u32(c, 32)), left, lw_u32(c, 32));
+	uint32_t m = lw_op2(c, SpvOpISub, u32,
+			    lw_op2(c, SpvOpShiftLeftLogical, u32, lw_u32(c, 1), lw_op2(c, SpvOpBitwiseAnd, u32, w.wsize, lw_u32(c, 31))),
+			    lw_u32(c, 1));
+	w.active = lw_select(c, u32, lw_op2(c, SpvOpUGreaterThanEqual, bl, w.wsize, lw_u32(c, 32)), lw_u32(c, ~0u), m);
+	lw_barrier(c);
+	spv_op(&c->body, SpvOpStore, 2, scratch_ptr(c, w.lt), v);
+	lw_barrier(c);
+	return w;
+}
+
+static uint32_t lane_value(lw *c, struct warp *w, unsigned i)
+{
+	uint32_t u32 = spv_t_int(c->e, 32);
+	return lw_op1(c, SpvOpLoad, u32, scratch_ptr(c, lw_op2(c, SpvOpIAdd, u32, w->base, lw_u32(c, i))));
+}
+
+static int lower_shfl(lw *c, const ir_insn *in)
+{
+	static const char *const modes[] = {".up", ".down", ".bfly", ".idx", NULL};
+	const char *mode = lw_insn_mod_in(in, modes);
+	if (!mode || in->nops < 4)
+		return lw_unsupported(c, in, "shfl needs a mode and four operands");
+	uint32_t u32 = spv_t_int(c->e, 32), bl = spv_t_bool(c->e);
+	ptype t = PT('b', 32);
+	uint32_t a = lw_read(c, &in->ops[1], t), b = lw_read(c, &in->ops[2], t), cc = lw_read(c, &in->ops[3], t);
+	if (!a || !b || !cc)
+		return -1;
+	struct warp w = publish(c, a);
+	uint32_t bval = lw_op2(c, SpvOpBitwiseAnd, u32, b, lw_u32(c, 31));
+	uint32_t cval = lw_op2(c, SpvOpBitwiseAnd, u32, cc, lw_u32(c, 31));
+	uint32_t seg = lw_op2(c, SpvOpBitwiseAnd, u32, lw_op2(c, SpvOpShiftRightLogical, u32, cc, lw_u32(c, 8)), lw_u32(c, 31));
+	uint32_t nseg = lw_op1(c, SpvOpNot, u32, seg);
+	uint32_t minl = lw_op2(c, SpvOpBitwiseAnd, u32, w.lane, seg);
+	uint32_t maxl = lw_op2(c, SpvOpBitwiseOr, u32, minl, lw_op2(c, SpvOpBitwiseAnd, u32, cval, nseg));
+	uint32_t j, pval;
+	if (!strcmp(mode, ".up")) {
+		j = lw_op2(c, SpvOpISub, u32, w.lane, bval);
+		pval = lw_op2(c, SpvOpSGreaterThanEqual, bl, j, maxl);
+	} else {
+		if (!strcmp(mode, ".down"))
+			j = lw_op2(c, SpvOpIAdd, u32, w.lane, bval);
+		else if (!strcmp(mode, ".bfly"))
+			j = lw_op2(c, SpvOpBitwiseXor, u32, w.lane, bval);
+		else
+			j = lw_op2(c, SpvOpBitwiseOr, u32, minl, lw_op2(c, SpvOpBitwiseAnd, u32, bval, nseg));
+		pval = lw_op2(c, SpvOpSLessThanEqual, bl, j, maxl);
+	}
+	/* a source lane past the end of a partial warp does not exist: keep the own value */
+	uint32_t exists = lw_op2(c, SpvOpULessThan, bl, j, w.wsize);
+	uint32_t src = lw_select(c, u32, lw_op2(c, SpvOpLogicalAnd, bl, pval, exists), j, w.lane);
+	uint32_t v = lw_op1(c, SpvOpLoad, u32, scratch_ptr(c, lw_op2(c, SpvOpIAdd, u32, w.base, src)));
+	const ir_operand *d = &in->ops[0];
+	if (d->kind == IR_OPND_PAIR && d->nelems == 2)
+		return lw_write(c, &d->elems[0], t, v) < 0 || lw_write(c, &d->elems[1], PT('p', 1), pval) < 0 ? -1 : 1;
+	return lw_write(c, d, t, v) < 0 ? -1 : 1;
+}
+
+/* The mask operand, if written (vote.sync/redux.sync), else all lanes. */
+static uint32_t member_mask(lw *c, const ir_insn *in, unsigned idx)
+{
+	if (idx < in->nops)
+		return lw_read(c, &in->ops[idx], PT('b', 32));
+	return lw_u32(c, ~0u);
+}
+
+static int lower_vote(lw *c, const ir_insn *in)
+{
+	static const char *const modes[] = {".all", ".any", ".uni", ".ballot", NULL};
+	const char *mode = lw_insn_mod_in(in, modes);
+	if (!mode || in->nops < 2)
+		return lw_unsupported(c, in, "vote needs a mode and two operands");
+	uint32_t u32 = spv_t_int(c->e, 32), bl = spv_t_bool(c->e);
+	uint32_t p = lw_read_pred(c, &in->ops[1]);
+	uint32_t mm = member_mask(c, in, 2);
+	if (!p || !mm)
+		return -1;
+	struct warp w = publish(c, lw_select(c, u32, p, lw_u32(c, 1), lw_u32(c, 0)));
+	uint32_t ballot = lw_u32(c, 0);
+	for (unsigned i = 0; i < 32; i++) {
+		uint32_t v = lane_value(c, &w, i);
+		ballot = lw_op2(c, SpvOpBitwiseOr, u32, ballot, lw_op2(c, SpvOpShiftLeftLogical, u32,
+									lw_op2(c, SpvOpBitwiseAnd, u32, v, lw_u32(c, 1)), lw_u32(c, i)));
+	}
+	uint32_t mask = lw_op2(c, SpvOpBitwiseAnd, u32, mm, w.active);
+	ballot = lw_op2(c, SpvOpBitwiseAnd, u32, ballot, mask);
+	if (!strcmp(mode, ".ballot"))
+		return lw_write(c, &in->ops[0], PT('b', 32), ballot) < 0 ? -1 : 1;
+	uint32_t r;
+	uint32_t none = lw_op2(c, SpvOpIEqual, bl, ballot, lw_u32(c, 0));
+	uint32_t all = lw_op2(c, SpvOpIEqual, bl, ballot, mask);
+	if (!strcmp(mode, ".all"))
+		r = all;
+	else if (!strcmp(mode, ".any"))
+		r = lw_op1(c, SpvOpLogicalNot, bl, none);
+	else
+		r = lw_op2(c, SpvOpLogicalOr, bl, none, all);
+	return lw_write(c, &in->ops[0], PT('p', 1), r) < 0 ? -1 : 1;
+}
+
+static int lower_redux(lw *c, const ir_insn *in)
+{
+	static const char *const ops[] = {".add", ".min", ".max", ".and", ".or", ".xor", NULL};
+	const char *op = lw_insn_mod_in(in, ops);
+	ptype t = lw_insn_type(in);
+	if (!op || !ptype_ok(t) || t.bits != 32 || t.k == 'f' || in->nops < 2)
+		return lw_unsupported(c, in, "redux needs an integer operation on 32 bits");
+	uint32_t u32 = spv_t_int(c->e, 32), bl = spv_t_bool(c->e);
+	uint32_t a = lw_read(c, &in->ops[1], t), mm = member_mask(c, in, 2);
+	if (!a || !mm)
+		return -1;
+	struct warp w = publish(c, a);
+	uint32_t mask = lw_op2(c, SpvOpBitwiseAnd, u32, mm, w.active);
+	uint64_t ident = !strcmp(op, ".and") ? ~0ull : !strcmp(op, ".min") ? (t.k == 's' ? 0x7fffffffu : ~0u)
+		       : !strcmp(op, ".max") ? (t.k == 's' ? 0x80000000u : 0) : 0;
+	uint32_t acc = lw_u32(c, (uint32_t)ident);
+	for (unsigned i = 0; i < 32; i++) {
+		uint32_t v = lane_value(c, &w, i);
+		uint32_t in_mask = lw_op2(c, SpvOpINotEqual, bl, lw_op2(c, SpvOpBitwiseAnd, u32, mask, lw_u32(c, 1u << i)),
+					  lw_u32(c, 0));
+		v = lw_select(c, u32, in_mask, v, lw_u32(c, (uint32_t)ident));
+		if (!strcmp(op, ".add"))
+			acc = lw_op2(c, SpvOpIAdd, u32, acc, v);
+		else if (!strcmp(op, ".and"))
+			acc = lw_op2(c, SpvOpBitwiseAnd, u32, acc, v);
+		else if (!strcmp(op, ".or"))
+			acc = lw_op2(c, SpvOpBitwiseOr, u32, acc, v);
+		else if (!strcmp(op, ".xor"))
+			acc = lw_op2(c, SpvOpBitwiseXor, u32, acc, v);
+		else {
+			SpvOp lt = t.k == 's' ? SpvOpSLessThan : SpvOpULessThan;
+			uint32_t less = lw_op2(c, lt, bl, v, acc);
+			acc = !strcmp(op, ".min") ? lw_select(c, u32, less, v, acc) : lw_select(c, u32, less, acc, v);
+		}
+	}
+	return lw_write(c, &in->ops[0], t, acc) < 0 ? -1 : 1;
+}
+
+int lw_warp(lw *c, const ir_insn *in)
+{
+	const char *op = in->opcode;
+	if (!strcmp(op, "shfl"))
+		return lower_shfl(c, in);
+	if (!strcmp(op, "vote"))
+		return lower_vote(c, in);
+	if (!strcmp(op, "redux"))
+		return lower_redux(c, in);
+	if (!strcmp(op, "activemask")) {
+		uint32_t u32 = spv_t_int(c->e, 32), bl = spv_t_bool(c->e);
+		uint32_t lt = lw_linear_tid(c);
+		uint32_t base = lw_op2(c, SpvOpISub, u32, lt, lw_op2(c, SpvOpBitwiseAnd, u32, lt, lw_u32(c, 31)));
+		uint32_t left = lw_op2(c, SpvOpISub, u32, lw_block_threads(c), base);
+		uint32_t m = lw_op2(c, SpvOpISub, u32, lw_op2(c, SpvOpShiftLeftLogical, u32, lw_u32(c, 1),
+							    lw_op2(c, SpvOpBitwiseAnd, u32, left, lw_u32(c, 31))), lw_u32(c, 1));
+		uint32_t r = lw_select(c, u32, lw_op2(c, SpvOpUGreaterThanEqual, bl, left, lw_u32(c, 32)), lw_u32(c, ~0u), m);
+		return lw_write(c, &in->ops[0], PT('b', 32), r) < 0 ? -1 : 1;
+	}
+	if ((!strcmp(op, "bar") || !strcmp(op, "barrier")) && ir_insn_has_mod(in, ".warp"))
+		return 1; /* emulated warps are always converged at their collectives */
+	if (!strcmp(op, "match"))
+		return lw_unsupported(c, in, "match is not lowered");
+	return 0;
+}

@@ -1,0 +1,37 @@
+/* IR to SPIR-V for the OpenCL environment (Kernel capability, Physical64 addressing,
+ * OpenCL.std), validated with SPIRV-Tools, and run through OpenCL or Level Zero.
+ *
+ * Every PTX kernel (.entry) becomes an OpEntryPoint Kernel of the same name whose arguments are
+ * the kernel's .param values in order, as plain integers/floats: pointers travel as 64-bit
+ * integers (device addresses, e.g. OpenCL SVM or Level Zero USM), exactly as PTX sees them.
+ *
+ * Warp-collective instructions (shfl, vote, redux, activemask, %laneid) are lowered by emulating
+ * a 32-lane warp with work-group memory and barriers, so they give PTX's results on any target
+ * whatever its sub-group size, provided every thread of the block reaches them together (as in
+ * a warp-shuffle reduction). Divergent warp collectives cannot be emulated that way. */
+#ifndef GPUPROBE_SPIRV_H
+#define GPUPROBE_SPIRV_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ptx-frontend/ir.h"
+
+struct spirv_options {
+	unsigned dynamic_shared_bytes; /* room for `.extern .shared x[]`; 0: 48 KiB */
+	int no_validate;               /* skip the SPIRV-Tools validator (tests of the validator) */
+};
+
+/* Lower every function of m. On success returns 0 and a malloc'd word array (*words, *nwords).
+ * On failure returns a negative errno and writes one line into err: "LINE: message" naming the
+ * instruction that could not be lowered, or the validator's complaint. */
+int spirv_lower_module(const ir_module *m, const struct spirv_options *opts, uint32_t **words,
+		       size_t *nwords, char *err, size_t errlen);
+
+/* Validate with SPIRV-Tools for OpenCL 1.2 (SPV_ENV_OPENCL_1_2). 0 or -EINVAL with the message. */
+int spirv_validate(const uint32_t *words, size_t nwords, char *err, size_t errlen);
+
+/* Disassemble (SPIRV-Tools) into a malloc'd string, for tests and debugging. */
+char *spirv_disassemble(const uint32_t *words, size_t nwords);
+
+#endif
