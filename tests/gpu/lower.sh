@@ -1,34 +1,57 @@
 #!/bin/bash
-# GPU test of the eBPF lowering: the 313 bpf_conformance programs, lowered into one PTX module
-# (tests/lower/lower_corpus), run on the GPU in one launch, each r0 checked against "-- result".
-# usage: tests/gpu/lower.sh [BUILD_DIR]   (default build-lower, else build). Logs to $OUT if set.
-# Without the corpus (the GPU machine has none) it runs BUILD_DIR/lower-gpu/ made beforehand by
-#   lower_corpus CORPUS BUILD/lower-gpu/lower-conformance.ptx BUILD/lower-gpu/lower-conformance.manifest
+# GPU test of the eBPF lowering, two modules each run in one launch by lower_gpu_run:
+#  1. conformance: the 313 bpf_conformance programs (tests/lower/lower_corpus), thread i runs
+#     program i, each r0 checked against the test's "-- result";
+#  2. helpers: self-checking programs (tests/lower/lower_gpu_helpers) for the inline GPU
+#     helpers, exit, puts, callx, and atomics/misaligned accesses on global memory, 32 threads each.
+# usage: tests/gpu/lower.sh [BUILD_DIR]  (default build-lower, build-lower-gpu, build). Logs to $OUT.
+# Where the generators or the corpus are missing (the GPU machine has no corpus and no libbpf),
+# it runs BUILD_DIR/lower-gpu/{conformance,helpers}.{ptx,manifest} made beforehand with
+#   lower_corpus CORPUS lower-gpu/conformance.ptx lower-gpu/conformance.manifest --target sm_75
+#   lower_gpu_helpers lower-gpu/helpers.ptx lower-gpu/helpers.manifest --target sm_75
 # Exit 77 when there is no GPU or driver.
 set -u -o pipefail
 here=$(cd "$(dirname "$0")/../.." && pwd)
 build=${1:-}
 if [ -z "$build" ]; then
-	for b in "$here/build-lower" "$here/build"; do [ -x "$b/bin/lower_gpu_run" ] && { build=$b; break; }; done
+	for b in "$here/build-lower" "$here/build-lower-gpu" "$here/build"; do
+		[ -x "$b/bin/lower_gpu_run" ] && { build=$b; break; }
+	done
 fi
 if [ -z "$build" ] || [ ! -x "$build/bin/lower_gpu_run" ]; then
-	echo "lower.sh: build lower_corpus and lower_gpu_run first (cmake --build BUILD --target lower_corpus lower_gpu_run)"
+	echo "lower.sh: build lower_corpus, lower_gpu_helpers and lower_gpu_run first"
 	exit 2
 fi
 export LD_LIBRARY_PATH="$build/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 work=${OUT:-$(mktemp -d)}
 mkdir -p "$work"
-ptx=$work/lower-conformance.ptx man=$work/lower-conformance.manifest
 corpus=${GP_CONFORMANCE_DIR:-$here/../shared/corpora/bpf-conformance/tests}
-if [ -d "$corpus" ] && [ -x "$build/bin/lower_corpus" ]; then
-	"$build/bin/lower_corpus" "$corpus" "$ptx" "$man" --target sm_75 || exit 1
-elif [ -f "$build/lower-gpu/lower-conformance.ptx" ]; then
-	echo "lower.sh: no corpus here; running the module lowered beforehand in $build/lower-gpu"
-	cp "$build/lower-gpu/lower-conformance.ptx" "$ptx"
-	cp "$build/lower-gpu/lower-conformance.manifest" "$man"
-else
-	echo "lower.sh: no bpf_conformance corpus (set GP_CONFORMANCE_DIR) and no $build/lower-gpu"
-	exit 2
-fi
-"$build/bin/lower_gpu_run" "$ptx" "$man" 2>&1 | tee "$work/lower.log"
-exit "${PIPESTATUS[0]}"
+
+# make MODULE: fresh from the generator when it can run here, else the prepared copy
+make_module() {
+	local name=$1; shift
+	if "$@" "$work/$name.ptx" "$work/$name.manifest" --target sm_75 2>/dev/null; then return 0; fi
+	if [ -f "$build/lower-gpu/$name.ptx" ]; then
+		echo "lower.sh: $name: using the module lowered beforehand in $build/lower-gpu"
+		cp "$build/lower-gpu/$name.ptx" "$build/lower-gpu/$name.manifest" "$work/"
+		return 0
+	fi
+	echo "lower.sh: $name: cannot lower it here and no $build/lower-gpu/$name.ptx"
+	return 1
+}
+
+rc=0
+for name in conformance helpers; do
+	echo "=== lower: $name"
+	if [ $name = conformance ]; then
+		[ -d "$corpus" ] && gen=("$build/bin/lower_corpus" "$corpus") || gen=(false)
+	else
+		gen=("$build/bin/lower_gpu_helpers")
+	fi
+	make_module $name "${gen[@]}" || { rc=1; continue; }
+	"$build/bin/lower_gpu_run" "$work/$name.ptx" "$work/$name.manifest" 2>&1 | tee "$work/lower-$name.log"
+	r=${PIPESTATUS[0]}
+	[ $r -eq 77 ] && exit 77
+	[ $r -ne 0 ] && rc=1
+done
+exit $rc

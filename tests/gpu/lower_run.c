@@ -192,8 +192,11 @@ int main(int argc, char **argv)
 			pass++;
 			continue;
 		}
-		fail++;
-		printf("FAIL %s: r0 = 0x%llx, expected 0x%llx\n", tests[i].name, host[i], tests[i].expected);
+		if (fail++ < 50)
+			printf("FAIL %s: r0 = 0x%llx, expected 0x%llx\n", tests[i].name, host[i],
+			       tests[i].expected);
+		else if (fail == 51)
+			printf("(further failures not listed)\n");
 	}
 	printf("lower.gpu: %s: %zu programs in one launch (JIT %.1f ms, launch+sync %.3f ms)\n", devname,
 	       n, t_jit, t_run);
