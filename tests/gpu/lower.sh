@@ -25,7 +25,7 @@ fi
 export LD_LIBRARY_PATH="$build/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 work=${OUT:-$(mktemp -d)}
 mkdir -p "$work"
-corpus=${GP_CONFORMANCE_DIR:-$here/../shared/corpora/bpf-conformance/tests}
+corpus=${GP_CONFORMANCE_DIR:-$here/../shared/corpora/bpf-conformance}/tests   # corpus root, as in tests/ebpf
 
 # make MODULE: fresh from the generator when it can run here, else the prepared copy
 make_module() {
