@@ -152,6 +152,56 @@ static int read_functions(struct loader *ld)
 	return 0;
 }
 
+#ifndef R_BPF_64_64
+#define R_BPF_64_64 1
+#endif
+#ifndef R_BPF_64_32
+#define R_BPF_64_32 10
+#endif
+
+/* Every relocation of every code section, before libbpf sees them (so the messages are ours, and
+ * the same for objects libbpf is shown without relocations). */
+static int check_relocations(struct loader *ld)
+{
+	for (size_t si = 1; si < ld->shnum; si++) {
+		const struct elf_sec *s = &ld->secs[si];
+		if (!s->exec || !s->rel)
+			continue;
+		const struct elf_sec *rs = &ld->secs[s->rel];
+		size_t nrel = rs->sh.sh_size / sizeof(Elf64_Rel), ninsn = s->sh.sh_size / sizeof(struct bpf_insn);
+		const struct bpf_insn *insns = s->data ? s->data->d_buf : NULL;
+		for (size_t i = 0; i < nrel; i++) {
+			GElf_Rel r;
+			GElf_Sym sym;
+			const char *name;
+			if (!gelf_getrel(rs->data, (int)i, &r))
+				return ld_fail(ld, EINVAL, "relocation %zu of '%s' unreadable", i, rs->name);
+			if (r.r_offset % 8 || r.r_offset >= s->sh.sh_size)
+				return ld_fail(ld, EINVAL, "relocation %zu of '%s': offset %llu is not an instruction of '%s'",
+					       i, rs->name, (unsigned long long)r.r_offset, s->name);
+			uint32_t type = (uint32_t)GELF_R_TYPE(r.r_info);
+			if (type != R_BPF_64_64 && type != R_BPF_64_32)
+				return ld_fail(ld, EINVAL, "relocation %zu of '%s': type %u not supported in code", i, rs->name,
+					       type);
+			if (ld_sym(ld, GELF_R_SYM(r.r_info), &sym, &name))
+				return -EINVAL;
+			size_t idx = r.r_offset / 8;
+			const char *fn = s->name;
+			for (size_t f = 0; f < ld->nfuncs; f++)
+				if (ld->funcs[f].sec == si && ld->funcs[f].start <= idx && idx < ld->funcs[f].start + ld->funcs[f].len)
+					fn = ld->funcs[f].name;
+			const struct bpf_insn *in = &insns[idx];
+			if (type == R_BPF_64_64 && (in->code != (BPF_LD | BPF_IMM | BPF_DW) || idx + 1 >= ninsn))
+				return ld_fail(ld, EINVAL, "program '%s': 64-bit relocation against '%s' is not on a complete"
+					       " ld_imm64 (section '%s', insn %zu)", fn, name, s->name, idx);
+			if (type == R_BPF_64_32 && (in->code != (BPF_JMP | BPF_CALL) || in->src_reg != BPF_PSEUDO_CALL))
+				return ld_fail(ld, EINVAL, "program '%s': call relocation against '%s' on a non-call instruction"
+					       " (section '%s', insn %zu)", fn, name, s->name, idx);
+		}
+	}
+	return 0;
+}
+
 int ld_read_elf(struct loader *ld)
 {
 	GElf_Ehdr eh;
@@ -166,7 +216,7 @@ int ld_read_elf(struct loader *ld)
 		return ld_fail(ld, EINVAL, "big-endian BPF object: build it with clang -target bpf (little endian)");
 	if (eh.e_type != ET_REL)
 		return ld_fail(ld, EINVAL, "not a relocatable object (ELF type %u)", (unsigned)eh.e_type);
-	if (read_sections(ld) || read_functions(ld))
+	if (read_sections(ld) || read_functions(ld) || check_relocations(ld))
 		return -EINVAL;
 	return 0;
 }

@@ -25,6 +25,8 @@ static int capture_libbpf(enum libbpf_print_level level, const char *fmt, va_lis
 		return 0;
 	char line[sizeof libbpf_last];
 	vsnprintf(line, sizeof line, fmt, ap);
+	if (strncmp(line, "libbpf: ", 8) == 0)
+		memmove(line, line + 8, strlen(line + 8) + 1);
 	size_t l = strlen(line);
 	while (l && (line[l - 1] == '\n' || line[l - 1] == ' '))
 		line[--l] = '\0';
