@@ -1,0 +1,222 @@
+/* gpuprobe run's output: the poll loop, ring-buffer events, printk lines, lost counts, and the
+ * periodic and final map prints (tables and histograms in run_output_maps.c). */
+#include "cli/run_output_internal.h"
+
+#include <errno.h>
+#include <json-c/json.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static uint64_t mono_ms(void *user)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+uint64_t gp_output_now(struct gp_output *o) { return o->o.now_ms(o->o.now_user); }
+
+int gp_output__open(const struct gp_output_opts *opts, struct gp_output **out)
+{
+	struct gp_output *o = calloc(1, sizeof(*o));
+	if (!o)
+		return -ENOMEM;
+	if (opts)
+		o->o = *opts;
+	if (!o->o.out)
+		o->o.out = stdout;
+	if (!o->o.top_n)
+		o->o.top_n = 10;
+	if (!o->o.now_ms)
+		o->o.now_ms = mono_ms;
+	o->start_ms = o->last_print_ms = gp_output_now(o);
+	pthread_mutex_init(&o->lock, NULL);
+	*out = o;
+	return 0;
+}
+
+int gp_output__add_set(struct gp_output *o, struct gp_map_set *set)
+{
+	struct gp_map_set **n = realloc(o->sets, (o->nsets + 1) * sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	o->sets = n;
+	pthread_mutex_lock(&o->lock);
+	o->sets[o->nsets++] = set;
+	pthread_mutex_unlock(&o->lock);
+	return 0;
+}
+
+void gp_output__close(struct gp_output *o)
+{
+	if (!o)
+		return;
+	pthread_mutex_destroy(&o->lock);
+	free(o->sets);
+	free(o);
+}
+
+/* ---- events ------------------------------------------------------------------------------ */
+
+struct drain_ctx {
+	struct gp_output *o;
+	const char *map;
+	int printk;
+};
+
+static void hex_bytes(char *dst, const uint8_t *p, size_t n)
+{
+	static const char hx[] = "0123456789abcdef";
+	for (size_t i = 0; i < n; i++) {
+		dst[2 * i] = hx[p[i] >> 4];
+		dst[2 * i + 1] = hx[p[i] & 15];
+	}
+	dst[2 * n] = 0;
+}
+
+void gp_output_json(struct gp_output *o, json_object *j)
+{
+	fputs(json_object_to_json_string_ext(j, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE),
+	      o->o.out);
+	fputc('\n', o->o.out);
+	json_object_put(j);
+}
+
+static int on_record(void *user, unsigned ring, const void *data, size_t size)
+{
+	struct drain_ctx *c = user;
+	struct gp_output *o = c->o;
+	if (c->printk) {
+		char line[1024];
+		int n = gp_printk_format(data, size, line, sizeof(line));
+		if (n < 0)
+			snprintf(line, sizeof(line), "(malformed printk record of %zu bytes)", size);
+		if (o->o.json) {
+			json_object *j = json_object_new_object();
+			json_object_object_add(j, "type", json_object_new_string("printk"));
+			size_t l = strlen(line);
+			while (l && line[l - 1] == '\n')
+				line[--l] = 0;
+			json_object_object_add(j, "text", json_object_new_string(line));
+			gp_output_json(o, j);
+		} else {
+			size_t l = strlen(line);
+			fputs(line, o->o.out);
+			if (!l || line[l - 1] != '\n')
+				fputc('\n', o->o.out);
+		}
+		return 0;
+	}
+	if (o->o.json) {
+		char *hex = malloc(2 * size + 1);
+		if (!hex)
+			return 0;
+		hex_bytes(hex, data, size);
+		json_object *j = json_object_new_object();
+		json_object_object_add(j, "type", json_object_new_string("event"));
+		json_object_object_add(j, "map", json_object_new_string(c->map));
+		json_object_object_add(j, "ring", json_object_new_int((int)ring));
+		json_object_object_add(j, "data", json_object_new_string(hex));
+		gp_output_json(o, j);
+		free(hex);
+		return 0;
+	}
+	fprintf(o->o.out, "@%s[ring %u]:", c->map, ring);
+	const uint8_t *p = data;
+	for (size_t i = 0; i < size; i += 8) {
+		uint64_t w = 0;
+		memcpy(&w, p + i, size - i < 8 ? size - i : 8);
+		fprintf(o->o.out, " 0x%016llx", (unsigned long long)w);
+	}
+	fputc('\n', o->o.out);
+	return 0;
+}
+
+static int drain_all(struct gp_output *o)
+{
+	int total = 0;
+	for (size_t s = 0; s < o->nsets; s++) {
+		struct gp_map_set *set = o->sets[s];
+		struct gp_map_inst *pk = gp_map_set__printk(set);
+		if (pk) {
+			struct drain_ctx c = {o, gp_map_inst__name(pk), 1};
+			int n = gp_map_inst__ring_drain(pk, on_record, &c);
+			total += n > 0 ? n : 0;
+		}
+		for (size_t i = 0; i < gp_map_set__count(set); i++) {
+			struct gp_map_inst *m = gp_map_set__map(set, i);
+			if (gp_map_inst__desc(m)->kind != GP_MAP_KIND_RING)
+				continue;
+			struct drain_ctx c = {o, gp_map_inst__name(m), 0};
+			int n = gp_map_inst__ring_drain(m, on_record, &c);
+			total += n > 0 ? n : 0;
+		}
+	}
+	return total;
+}
+
+static void print_maps_locked(struct gp_output *o, int periodic)
+{
+	double t = (double)(gp_output_now(o) - o->start_ms) / 1000.0;
+	if (periodic && !o->o.json)
+		fprintf(o->o.out, "--- %.1fs ---\n", t);
+	for (size_t s = 0; s < o->nsets; s++)
+		for (size_t i = 0; i < gp_map_set__count(o->sets[s]); i++)
+			gp_output_print_map(o, gp_map_set__map(o->sets[s], i), t);
+	fflush(o->o.out);
+}
+
+int gp_output__poll(struct gp_output *o)
+{
+	pthread_mutex_lock(&o->lock);
+	int n = drain_all(o);
+	if (o->o.interval_ms) {
+		uint64_t now = gp_output_now(o);
+		if (now - o->last_print_ms >= o->o.interval_ms) {
+			o->last_print_ms = now;
+			print_maps_locked(o, 1);
+		}
+	}
+	fflush(o->o.out);
+	pthread_mutex_unlock(&o->lock);
+	return n;
+}
+
+void gp_output__print_maps(struct gp_output *o)
+{
+	pthread_mutex_lock(&o->lock);
+	print_maps_locked(o, 0);
+	pthread_mutex_unlock(&o->lock);
+}
+
+void gp_output__print_final(struct gp_output *o)
+{
+	pthread_mutex_lock(&o->lock);
+	drain_all(o);
+	print_maps_locked(o, 0);
+	for (size_t s = 0; s < o->nsets; s++) {
+		struct gp_map_set *set = o->sets[s];
+		for (size_t i = 0; i <= gp_map_set__count(set); i++) {
+			struct gp_map_inst *m = i < gp_map_set__count(set) ? gp_map_set__map(set, i)
+									  : gp_map_set__printk(set);
+			if (!m || gp_map_inst__desc(m)->kind != GP_MAP_KIND_RING)
+				continue;
+			uint64_t lost = gp_map_inst__ring_drops(m);
+			if (!lost)
+				continue;
+			if (o->o.json) {
+				json_object *j = json_object_new_object();
+				json_object_object_add(j, "type", json_object_new_string("lost"));
+				json_object_object_add(j, "map", json_object_new_string(gp_map_inst__name(m)));
+				json_object_object_add(j, "count", json_object_new_uint64(lost));
+				gp_output_json(o, j);
+			} else {
+				fprintf(o->o.out, "@%s: %llu lost\n", gp_map_inst__name(m),
+					(unsigned long long)lost);
+			}
+		}
+	}
+	fflush(o->o.out);
+	pthread_mutex_unlock(&o->lock);
+}

@@ -1,0 +1,70 @@
+/* The output side of `gpuprobe run`: prints what the probes collect while the application runs
+ * and at its end. It reads map sets (maps/maps.h) directly, so it runs where the maps are (the
+ * shim, in the application's process, on a thread of its own, or the CLI for host-only tests).
+ * Naming conventions that choose how a map prints: include/gpuprobe/output.h.
+ *
+ *   struct gp_output_opts o = {.out = stdout, .json = 0, .interval_ms = 1000 * N};
+ *   gp_output__open(&o, &out);
+ *   gp_output__add_set(out, set);             per BPF object's map set
+ *   while (app runs) { gp_output__poll(out); sleep 100 ms; }   events, printk, maps every N s
+ *   gp_output__print_final(out);              drains rings, prints every map and lost counts
+ *   gp_output__close(out);
+ *
+ * Text (like bpftrace):
+ *   <printk line>
+ *   @events[ring 3]: 0x0000000000000001 0x00000000000000ff
+ *   @counts[7]: 12                                   counts, largest last
+ *   @lat_hist:                                        histograms
+ *   [2, 4)                 3 |@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@|
+ *   @launches_by_kernel[vecAdd(float*, int)]: 4      kernel-keyed, top N, largest last
+ *   @events: 12 lost                                  at exit, rings that lost records
+ * Maps print as one block, headed "--- <seconds>s ---" for periodic prints (-i N).
+ * JSON (--json): one object per line:
+ *   {"type":"printk","text":"..."}
+ *   {"type":"event","map":"events","ring":3,"data":"0100000000000000ff00000000000000"}
+ *   {"type":"map","name":"counts","time":1.5,"data":{"7":12}}                    counts
+ *   {"type":"hist","name":"lat_hist","time":1.5,"data":[{"min":2,"max":3,"count":3}]}
+ *   {"type":"top","name":"launches_by_kernel","time":1.5,"data":[{"key":"vecAdd(float*, int)","id":5,"value":4}]}
+ *   {"type":"lost","map":"events","count":12}
+ * The hist objects are what `gpuprobe plot` takes. */
+#ifndef GPUPROBE_CLI_RUN_OUTPUT_H
+#define GPUPROBE_CLI_RUN_OUTPUT_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+struct gp_map_set;
+
+struct gp_output_opts {
+	FILE *out;                 /* where to print (NULL: stdout) */
+	int json;                  /* --json */
+	unsigned interval_ms;      /* -i N: print the maps every interval_ms (0: only at exit) */
+	unsigned top_n;            /* rows of count and kernel tables (0: 10; -1u: all) */
+	/* Kernel names for maps keyed by kernel (the shim's name table); may return a mangled
+	 * name, which is demangled; NULL: printed as "kernel#<id>". */
+	const char *(*kernel_name)(void *user, uint64_t id);
+	void *kernel_name_user;
+	/* Clock for the periodic prints and the "time" fields, in ms (NULL: CLOCK_MONOTONIC). */
+	uint64_t (*now_ms)(void *user);
+	void *now_user;
+};
+
+struct gp_output;
+
+int gp_output__open(const struct gp_output_opts *opts, struct gp_output **out);
+/* Print the maps of set too (the set must outlive the output). Returns 0 or -ENOMEM. */
+int gp_output__add_set(struct gp_output *o, struct gp_map_set *set);
+/* Print new ring records and printk lines; print the maps when the interval has passed.
+ * Returns the number of records printed. Thread-safe against the device writing. */
+int gp_output__poll(struct gp_output *o);
+/* Print every map now (one block). */
+void gp_output__print_maps(struct gp_output *o);
+/* At exit: drain every ring, print the maps, then the lost-record counts. */
+void gp_output__print_final(struct gp_output *o);
+void gp_output__close(struct gp_output *o);
+
+/* Demangle a C++ (Itanium) name; returns a malloc'd string, or a copy of name when it is not
+ * mangled. */
+char *gp_output_demangle(const char *name);
+
+#endif

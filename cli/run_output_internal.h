@@ -1,0 +1,33 @@
+/* Private to cli/run_output*.c. */
+#ifndef GPUPROBE_CLI_RUN_OUTPUT_INTERNAL_H
+#define GPUPROBE_CLI_RUN_OUTPUT_INTERNAL_H
+
+#include <json-c/json.h>
+#include <pthread.h>
+#include <stdbool.h>
+
+#include "cli/run_output.h"
+#include "maps/maps.h"
+
+struct gp_output {
+	struct gp_output_opts o;
+	struct gp_map_set **sets;
+	size_t nsets;
+	uint64_t start_ms, last_print_ms;
+	pthread_mutex_t lock;
+};
+
+/* How a map prints (include/gpuprobe/output.h). */
+enum gp_show {
+	GP_SHOW_NONE, GP_SHOW_COUNTS, GP_SHOW_LOG2, GP_SHOW_LINEAR, GP_SHOW_KERNEL, GP_SHOW_GLOBAL,
+	GP_SHOW_RING, GP_SHOW_PRINTK,
+};
+enum gp_show gp_output_classify(const char *name, const struct gp_map_desc *d, uint64_t *step);
+
+uint64_t gp_output_now(struct gp_output *o);
+/* Print one JSON object as a line, and release it. */
+void gp_output_json(struct gp_output *o, json_object *j);
+/* Print one map (one of the GP_SHOW_* table kinds); time in seconds for JSON. */
+void gp_output_print_map(struct gp_output *o, struct gp_map_inst *m, double time);
+
+#endif

@@ -1,0 +1,388 @@
+/* Printing one map: counts, log2 and linear histograms, kernel-keyed top-N tables and global
+ * data, in text (bpftrace's look) or JSON, chosen by the map's name (include/gpuprobe/output.h). */
+#include "cli/run_output_internal.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum gp_show gp_output_classify(const char *name, const struct gp_map_desc *d, uint64_t *step)
+{
+	if (!strcmp(name, ".printk"))
+		return GP_SHOW_PRINTK;
+	if (d->kind == GP_MAP_KIND_RING)
+		return GP_SHOW_RING;
+	if (!strcmp(name, ".bss") || !strcmp(name, ".data"))
+		return GP_SHOW_GLOBAL;
+	if (name[0] == '.' || name[0] == '_')
+		return GP_SHOW_NONE;
+	bool int_key = d->key_size == 4 || d->key_size == 8;
+	const char *lh = strstr(name, "lhist_");
+	if (lh && int_key) {
+		char *end;
+		unsigned long long s = strtoull(lh + 6, &end, 10);
+		if (s && end != lh + 6) {
+			*step = s;
+			return GP_SHOW_LINEAR;
+		}
+	}
+	size_t n = strlen(name);
+	if (n >= 4 && !strcmp(name + n - 4, "hist") && int_key)
+		return GP_SHOW_LOG2;
+	if (strstr(name, "kernel") && int_key)
+		return GP_SHOW_KERNEL;
+	return GP_SHOW_COUNTS;
+}
+
+/* ---- values ------------------------------------------------------------------------------ */
+
+struct row {
+	const uint8_t *key;
+	uint64_t ikey;       /* key as an integer (1/2/4/8 bytes) */
+	uint8_t *value;      /* value_size bytes, copies summed */
+	uint64_t ival;       /* value as an integer when it is 1/2/4/8 bytes, else its first word */
+};
+
+static uint64_t as_int(const uint8_t *p, uint32_t size)
+{
+	uint64_t v = 0;
+	if (size == 1 || size == 2 || size == 4 || size == 8)
+		memcpy(&v, p, size);   /* little endian hosts (x86-64, arm64) */
+	else
+		memcpy(&v, p, size < 8 ? size : 8);
+	return v;
+}
+
+static bool int_sized(uint32_t s) { return s == 1 || s == 2 || s == 4 || s == 8; }
+
+static void add_into(uint8_t *dst, const uint8_t *src, uint32_t size)
+{
+	if (size % 8 == 0) {
+		for (uint32_t i = 0; i < size; i += 8) {
+			uint64_t a, b;
+			memcpy(&a, dst + i, 8);
+			memcpy(&b, src + i, 8);
+			a += b;
+			memcpy(dst + i, &a, 8);
+		}
+	} else if (size % 4 == 0) {
+		for (uint32_t i = 0; i < size; i += 4) {
+			uint32_t a, b;
+			memcpy(&a, dst + i, 4);
+			memcpy(&b, src + i, 4);
+			a += b;
+			memcpy(dst + i, &a, 4);
+		}
+	} else {
+		for (uint32_t i = 0; i < size; i++)
+			dst[i] += src[i];
+	}
+}
+
+static bool all_zero(const uint8_t *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i])
+			return false;
+	return true;
+}
+
+/* Rows of the snapshot, per-copy values summed; array entries that are all zero are left out
+ * (an array holds every index). */
+static struct row *rows_of(const struct gp_map_desc *d, const struct gp_map_snapshot *s,
+			   uint8_t **store, size_t *nrows)
+{
+	struct row *rows = calloc(s->count ? s->count : 1, sizeof(*rows));
+	uint8_t *vals = calloc(s->count ? s->count : 1, d->value_stride);
+	if (!rows || !vals) {
+		free(rows);
+		free(vals);
+		return NULL;
+	}
+	bool copies = d->flags & (GP_MAPF_PERCPU | GP_MAPF_PERTHREAD);
+	size_t n = 0;
+	for (size_t i = 0; i < s->count; i++) {
+		const uint8_t *v = s->values + i * s->value_size;
+		uint8_t *dst = vals + n * d->value_stride;
+		if (copies) {
+			for (uint32_t c = 0; c < d->nshards; c++)
+				add_into(dst, v + (size_t)c * d->value_stride, d->value_size);
+		} else {
+			memcpy(dst, v, d->value_size);
+		}
+		if (d->kind == GP_MAP_KIND_ARRAY && all_zero(dst, d->value_size))
+			continue;
+		rows[n].key = s->keys + i * s->key_size;
+		rows[n].ikey = as_int(rows[n].key, s->key_size);
+		rows[n].value = dst;
+		rows[n].ival = as_int(dst, d->value_size);
+		n++;
+	}
+	*store = vals;
+	*nrows = n;
+	return rows;
+}
+
+static int by_value(const void *a, const void *b)
+{
+	const struct row *x = a, *y = b;
+	if (x->ival != y->ival)
+		return x->ival < y->ival ? -1 : 1;
+	return x->ikey < y->ikey ? -1 : x->ikey > y->ikey;
+}
+
+static int by_key(const void *a, const void *b)
+{
+	const struct row *x = a, *y = b;
+	return x->ikey < y->ikey ? -1 : x->ikey > y->ikey;
+}
+
+/* Key text: integer, printable string, or hex bytes. */
+static void key_text(char *buf, size_t len, const uint8_t *k, uint32_t size)
+{
+	if (int_sized(size)) {
+		snprintf(buf, len, "%llu", (unsigned long long)as_int(k, size));
+		return;
+	}
+	size_t sl = strnlen((const char *)k, size);
+	bool printable = sl > 0 && sl < size;
+	for (size_t i = 0; i < sl && printable; i++)
+		printable = isprint(k[i]);
+	for (size_t i = sl; i < size && printable; i++)
+		printable = !k[i];
+	if (printable) {
+		snprintf(buf, len, "%s", (const char *)k);
+		return;
+	}
+	size_t o = 0;
+	for (uint32_t i = 0; i < size && o + 3 < len; i++)
+		o += snprintf(buf + o, len - o, "%02x", k[i]);
+}
+
+static void value_text(FILE *f, const uint8_t *v, uint32_t size)
+{
+	if (int_sized(size)) {
+		fprintf(f, "%llu", (unsigned long long)as_int(v, size));
+		return;
+	}
+	fputc('(', f);
+	for (uint32_t i = 0; i < size; i += 8) {
+		uint64_t w = 0;
+		memcpy(&w, v + i, size - i < 8 ? size - i : 8);
+		fprintf(f, "%s%llu", i ? ", " : "", (unsigned long long)w);
+	}
+	fputc(')', f);
+}
+
+static json_object *value_json(const uint8_t *v, uint32_t size)
+{
+	if (int_sized(size))
+		return json_object_new_uint64(as_int(v, size));
+	json_object *a = json_object_new_array();
+	for (uint32_t i = 0; i < size; i += 8) {
+		uint64_t w = 0;
+		memcpy(&w, v + i, size - i < 8 ? size - i : 8);
+		json_object_array_add(a, json_object_new_uint64(w));
+	}
+	return a;
+}
+
+static json_object *header(const char *type, const char *name, double time)
+{
+	json_object *j = json_object_new_object();
+	json_object_object_add(j, "type", json_object_new_string(type));
+	json_object_object_add(j, "name", json_object_new_string(name));
+	json_object_object_add(j, "time", json_object_new_double(time));
+	return j;
+}
+
+/* ---- histograms -------------------------------------------------------------------------- */
+
+/* 2^e with bpftrace's suffixes: 512, 1K, 2K, ... 1M ... 16E. */
+static void pow2_text(char *buf, size_t len, unsigned e)
+{
+	static const char suffix[] = " KMGTPE";
+	if (e < 10)
+		snprintf(buf, len, "%llu", 1ull << e);
+	else
+		snprintf(buf, len, "%llu%c", 1ull << (e % 10), suffix[e / 10]);
+}
+
+struct bucket {
+	uint64_t lo, hi;     /* values in [lo, hi] */
+	uint64_t count;
+	char label[64];
+};
+
+#define HIST_BAR 52
+
+static void print_hist(struct gp_output *o, const char *name, struct row *rows, size_t n,
+		       enum gp_show kind, uint64_t step, double time)
+{
+	qsort(rows, n, sizeof(*rows), by_key);
+	size_t nb = 0;
+	uint64_t kmin = 0, kmax = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (!rows[i].ival || (kind == GP_SHOW_LOG2 && rows[i].ikey > 64))
+			continue;
+		if (!nb++)
+			kmin = rows[i].ikey;
+		kmax = rows[i].ikey;
+	}
+	if (!nb)
+		return;
+	if (kmax - kmin > 100000)   /* a sparse linear histogram: keep the table printable */
+		kmin = kmax - 100000;
+	size_t span = (size_t)(kmax - kmin + 1);
+	struct bucket *b = calloc(span, sizeof(*b));
+	if (!b)
+		return;
+	for (size_t i = 0; i < n; i++)
+		if (rows[i].ikey >= kmin && rows[i].ikey <= kmax)
+			b[rows[i].ikey - kmin].count += rows[i].ival;
+	uint64_t maxc = 0;
+	int lw = 0, cw = 1;
+	for (size_t i = 0; i < span; i++) {
+		uint64_t k = kmin + i;
+		struct bucket *x = &b[i];
+		if (kind == GP_SHOW_LOG2) {
+			if (k <= 1) {
+				x->lo = x->hi = k;
+				snprintf(x->label, sizeof(x->label), "[%llu]", (unsigned long long)k);
+			} else {
+				char lo[24], hi[24];
+				pow2_text(lo, sizeof(lo), (unsigned)(k - 1));
+				pow2_text(hi, sizeof(hi), (unsigned)k);
+				x->lo = 1ull << (k - 1);
+				x->hi = k >= 64 ? UINT64_MAX : (1ull << k) - 1;
+				snprintf(x->label, sizeof(x->label), "[%s, %s)", lo, hi);
+			}
+		} else {
+			x->lo = k * step;
+			x->hi = (k + 1) * step - 1;
+			snprintf(x->label, sizeof(x->label), "[%llu, %llu)", (unsigned long long)x->lo,
+				 (unsigned long long)(x->hi + 1));
+		}
+		int l = (int)strlen(x->label);
+		lw = l > lw ? l : lw;
+		char digits[24];
+		int d = snprintf(digits, sizeof(digits), "%llu", (unsigned long long)x->count);
+		cw = d > cw ? d : cw;
+		maxc = x->count > maxc ? x->count : maxc;
+	}
+	if (o->o.json) {
+		json_object *j = header("hist", name, time), *a = json_object_new_array();
+		for (size_t i = 0; i < span; i++) {
+			json_object *e = json_object_new_object();
+			json_object_object_add(e, "min", json_object_new_uint64(b[i].lo));
+			json_object_object_add(e, "max", json_object_new_uint64(b[i].hi));
+			json_object_object_add(e, "count", json_object_new_uint64(b[i].count));
+			json_object_array_add(a, e);
+		}
+		json_object_object_add(j, "data", a);
+		gp_output_json(o, j);
+	} else {
+		fprintf(o->o.out, "@%s:\n", name);
+		for (size_t i = 0; i < span; i++) {
+			int bar = maxc ? (int)((unsigned __int128)b[i].count * HIST_BAR / maxc) : 0;
+			fprintf(o->o.out, "%-*s %*llu |", lw, b[i].label, cw, (unsigned long long)b[i].count);
+			for (int c = 0; c < HIST_BAR; c++)
+				fputc(c < bar ? '@' : ' ', o->o.out);
+			fputs("|\n", o->o.out);
+		}
+	}
+	free(b);
+}
+
+/* ---- tables ------------------------------------------------------------------------------ */
+
+static void print_table(struct gp_output *o, struct gp_map_inst *m, struct row *rows, size_t n,
+			bool kernels, double time)
+{
+	const struct gp_map_desc *d = gp_map_inst__desc(m);
+	const char *name = gp_map_inst__name(m);
+	qsort(rows, n, sizeof(*rows), by_value);
+	size_t first = 0;
+	if (o->o.top_n != -1u && n > o->o.top_n)
+		first = n - o->o.top_n;   /* the largest top_n, still printed largest last */
+	json_object *j = NULL, *data = NULL;
+	if (o->o.json) {
+		j = header(kernels ? "top" : "map", name, time);
+		data = kernels ? json_object_new_array() : json_object_new_object();
+	} else if (first) {
+		fprintf(o->o.out, "@%s: top %u of %zu\n", name, o->o.top_n, n);
+	}
+	for (size_t i = first; i < n; i++) {
+		char key[256];
+		if (kernels) {
+			const char *kn = o->o.kernel_name ? o->o.kernel_name(o->o.kernel_name_user, rows[i].ikey) : NULL;
+			char *dm = kn ? gp_output_demangle(kn) : NULL;
+			if (dm)
+				snprintf(key, sizeof(key), "%s", dm);
+			else
+				snprintf(key, sizeof(key), "kernel#%llu", (unsigned long long)rows[i].ikey);
+			free(dm);
+		} else {
+			key_text(key, sizeof(key), rows[i].key, d->key_size);
+		}
+		if (o->o.json) {
+			if (kernels) {
+				json_object *e = json_object_new_object();
+				json_object_object_add(e, "key", json_object_new_string(key));
+				json_object_object_add(e, "id", json_object_new_uint64(rows[i].ikey));
+				json_object_object_add(e, "value", value_json(rows[i].value, d->value_size));
+				json_object_array_add(data, e);
+			} else {
+				json_object_object_add(data, key, value_json(rows[i].value, d->value_size));
+			}
+		} else {
+			fprintf(o->o.out, "@%s[%s]: ", name, key);
+			value_text(o->o.out, rows[i].value, d->value_size);
+			fputc('\n', o->o.out);
+		}
+	}
+	if (j) {
+		json_object_object_add(j, "data", data);
+		gp_output_json(o, j);
+	}
+}
+
+void gp_output_print_map(struct gp_output *o, struct gp_map_inst *m, double time)
+{
+	const struct gp_map_desc *d = gp_map_inst__desc(m);
+	const char *name = gp_map_inst__name(m);
+	uint64_t step = 0;
+	enum gp_show kind = gp_output_classify(name, d, &step);
+	if (kind == GP_SHOW_NONE || kind == GP_SHOW_RING || kind == GP_SHOW_PRINTK)
+		return;
+	struct gp_map_snapshot s;
+	if (gp_map_inst__snapshot(m, &s))
+		return;
+	uint8_t *store = NULL;
+	size_t n = 0;
+	struct row *rows = rows_of(d, &s, &store, &n);
+	if (rows && n) {
+		switch (kind) {
+		case GP_SHOW_LOG2:
+		case GP_SHOW_LINEAR:
+			print_hist(o, name, rows, n, kind, step, time);
+			break;
+		case GP_SHOW_GLOBAL:
+			if (o->o.json) {
+				json_object *j = header("map", name, time);
+				json_object_object_add(j, "data", value_json(rows[0].value, d->value_size));
+				gp_output_json(o, j);
+			} else {
+				fprintf(o->o.out, "@%s: ", name);
+				value_text(o->o.out, rows[0].value, d->value_size);
+				fputc('\n', o->o.out);
+			}
+			break;
+		default:
+			print_table(o, m, rows, n, kind == GP_SHOW_KERNEL, time);
+		}
+	}
+	free(rows);
+	free(store);
+	gp_map_snapshot__free(&s);
+}
