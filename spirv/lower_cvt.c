@@ -54,7 +54,7 @@ static uint32_t int_sat(lw *c, uint32_t v, ptype s, ptype d, ptype w)
 	uint64_t dmax = d.k == 's' ? (1ull << (d.bits - 1)) - 1 : (d.bits == 64 ? ~0ull : (1ull << d.bits) - 1);
 	int64_t dmin = d.k == 's' ? -(int64_t)(1ull << (d.bits - 1)) : 0;
 	if (s.k == 's') {
-		if (!(d.k == 'u' && d.bits == 64)) {
+		if (!(d.k == 'u' && d.bits >= w.bits)) { /* else the top of d is beyond signed w */
 			uint32_t gt = lw_op2(c, SpvOpSGreaterThan, bl, v, lw_const(c, w, dmax));
 			v = lw_select(c, ty, gt, lw_const(c, w, dmax), v);
 		}
