@@ -2,7 +2,8 @@
  * opts->stack_size bytes, 512 by default; under the PTX ABI it lives on the thread's call stack,
  * so frames never overlap). r10 is the generic address of the stack's top, so pointers to the
  * stack, the context and map values all take the same generic ld/st path; accesses written as
- * r10+constant address the array in .local directly (lower_mem.c).
+ * r10+constant address the array in .local directly (lower_mem.c). A frame whose code never
+ * names r10 gets no stack at all (ptxas keeps an array whose address is taken).
  *
  * Main:        .func (.param .b64 ret) NAME(.param .b64 a1 [, a2 .. a5])
  * Subprogram:  .func (.param .b64 ret) NAME__subN(.param .b64 a1 .. a5 [, .param .b64 xf])
@@ -15,6 +16,19 @@
 static ir_decl param_decl(struct lower_ctx *c, const char *name)
 {
 	return (ir_decl){.space = ".param", .type = ".b64", .name = name, .count = -1};
+}
+
+/* Does any instruction of the subprogram name r10? (lddw's second half names none.) */
+static bool uses_r10(const struct lower_ctx *c, const struct lower_subprog *sp)
+{
+	for (size_t i = sp->start; i < sp->end; i++) {
+		const struct bpf_insn *in = &c->insns[i];
+		if (in->dst_reg == 10 || in->src_reg == 10)
+			return true;
+		if (in->code == (BPF_LD | BPF_IMM | BPF_DW))
+			i++;
+	}
+	return false;
 }
 
 int lower_frame_begin(struct lower_ctx *c, size_t s)
@@ -62,16 +76,21 @@ int lower_frame_begin(struct lower_ctx *c, size_t s)
 	ir_stmt_append(f, ir_reg_decl_new(m, ".pred", ir_strfmt(m, "%%%sp", P), LOWER_NTMPPRED));
 	if (flag)
 		ir_stmt_append(f, ir_reg_decl_new(m, ".b64", c->exit_flag, -1));
-	lo_decl_stmt(c, ".local", 8, ".b8", c->stack, ir_strfmt(m, "[%u]", c->stack_size));
+	bool stack = uses_r10(c, sp);
+	if (stack)
+		lo_decl_stmt(c, ".local", 8, ".b8", c->stack, ir_strfmt(m, "[%u]", c->stack_size));
 	if (flag && main)
 		lo_decl_stmt(c, ".local", 4, ".b32", ir_strfmt(m, "%sxflag", P), NULL);
 
 	for (unsigned i = 0; i < nargs; i++)
 		lo_emit(c, "ld", ".param.u64", 2, lo_reg(c, c->r[i + 1]),
 			lo_addr(c, f->params[i].name, 0));
-	lo_emit(c, "mov", ".u64", 2, lo_reg(c, c->t[0]), lo_sym(c, c->stack));
-	lo_emit(c, "cvta", ".local.u64", 2, lo_reg(c, c->t[0]), lo_reg(c, c->t[0]));
-	lo_emit(c, "add", ".u64", 3, lo_reg(c, c->r[10]), lo_reg(c, c->t[0]), lo_imm(c, c->stack_size));
+	if (stack) {
+		lo_emit(c, "mov", ".u64", 2, lo_reg(c, c->t[0]), lo_sym(c, c->stack));
+		lo_emit(c, "cvta", ".local.u64", 2, lo_reg(c, c->t[0]), lo_reg(c, c->t[0]));
+		lo_emit(c, "add", ".u64", 3, lo_reg(c, c->r[10]), lo_reg(c, c->t[0]),
+			lo_imm(c, c->stack_size));
+	}
 	if (flag && main) {
 		lo_emit(c, "mov", ".u64", 2, lo_reg(c, c->exit_flag), lo_sym(c, ir_strfmt(m, "%sxflag", P)));
 		lo_emit(c, "cvta", ".local.u64", 2, lo_reg(c, c->exit_flag), lo_reg(c, c->exit_flag));

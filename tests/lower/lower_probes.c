@@ -134,6 +134,17 @@ static int lower_object(const char *ptxas, const char *path, int all_verify, uns
 	if (lowered) {
 		size_t len;
 		char *ptx = ptx_print(m, &len);
+		const char *keep = getenv("GP_LOWER_KEEP");   /* a directory: keep each module's PTX */
+		if (keep) {
+			const char *base = strrchr(path, '/');
+			char out[4096];
+			snprintf(out, sizeof(out), "%s/%s.ptx", keep, base ? base + 1 : path);
+			FILE *f = fopen(out, "w");
+			if (f) {
+				fwrite(ptx, 1, len, f);
+				fclose(f);
+			}
+		}
 		for (int k = 0; k < 2; k++)
 			if (ptxas_compile(ptxas, ptx, len, k ? "sm_90" : "sm_75")) {
 				printf("FAIL ptxas %s %s\n", k ? "sm_90" : "sm_75", path);

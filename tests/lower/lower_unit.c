@@ -261,7 +261,14 @@ static void test_stack_size(void)
 	CHECK(strstr(text, "ld.u8 \t%__gp_t2, [%__gp_t1];") != NULL, "misaligned ldxw [r10-3] has no byte path");
 	free(text);
 	ir_module_free(m);
+	/* no r10 anywhere: no stack array at all */
 	struct bpf_insn ok[] = {MOVK(0, 1), EXIT};
+	m = ir_module_new();
+	CHECK(gp_lower_program(m, ok, 2, "nostack", NULL, err, sizeof(err)) == 0, "nostack: %s", err);
+	text = ptx_print(m, &len);
+	CHECK(!strstr(text, "__gp_stack") && !strstr(text, "cvta"), "stack made for a program without r10:\n%s", text);
+	free(text);
+	ir_module_free(m);
 	struct gp_lower_opts big = {.stack_size = 513};
 	expect_err(ok, 2, &big, "insn 0: stack_size 513: the ISA's stack is 512 bytes");
 }
