@@ -28,7 +28,7 @@ struct spirv_options {
 int spirv_lower_module(const ir_module *m, const struct spirv_options *opts, uint32_t **words,
 		       size_t *nwords, char *err, size_t errlen);
 
-/* Validate with SPIRV-Tools for OpenCL 1.2 (SPV_ENV_OPENCL_1_2). 0 or -EINVAL with the message. */
+/* Validate with SPIRV-Tools for OpenCL 2.0 (SPV_ENV_OPENCL_2_0: generic pointers, 64-bit atomics). 0 or -EINVAL with the message. */
 int spirv_validate(const uint32_t *words, size_t nwords, char *err, size_t errlen);
 
 /* Disassemble (SPIRV-Tools) into a malloc'd string, for tests and debugging. */

@@ -7,9 +7,27 @@
 #include <string.h>
 #include <spirv-tools/libspirv.h>
 
+/* OpenCL 2.0's rules (generic pointers). A module with 64-bit atomics needs the device extension
+ * cl_khr_int64_base_atomics, which the OpenCL environments of the validator do not model: such a
+ * module is checked against the universal rules instead. */
+static spv_target_env env_for(const uint32_t *words, size_t nwords)
+{
+	for (size_t i = 5; i < nwords;) {
+		uint32_t op = words[i] & 0xffff, len = words[i] >> 16;
+		if (!len)
+			break;
+		if (op == 17 /* OpCapability */ && len == 2 && words[i + 1] == 12 /* Int64Atomics */)
+			return SPV_ENV_UNIVERSAL_1_0;
+		if (op != 17 && op != 10 && op != 11 && op != 14)
+			break; /* past the capabilities */
+		i += len;
+	}
+	return SPV_ENV_OPENCL_2_0;
+}
+
 int spirv_validate(const uint32_t *words, size_t nwords, char *err, size_t errlen)
 {
-	spv_context ctx = spvContextCreate(SPV_ENV_OPENCL_1_2);
+	spv_context ctx = spvContextCreate(env_for(words, nwords));
 	if (!ctx) {
 		snprintf(err, errlen, "cannot create a SPIRV-Tools context");
 		return -ENOMEM;
@@ -33,7 +51,7 @@ int spirv_validate(const uint32_t *words, size_t nwords, char *err, size_t errle
 
 char *spirv_disassemble(const uint32_t *words, size_t nwords)
 {
-	spv_context ctx = spvContextCreate(SPV_ENV_OPENCL_1_2);
+	spv_context ctx = spvContextCreate(SPV_ENV_OPENCL_2_0);
 	spv_text text = NULL;
 	spv_diagnostic diag = NULL;
 	char *out = NULL;

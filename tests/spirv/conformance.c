@@ -528,11 +528,14 @@ int main(int argc, char **argv)
 {
 	const char *backend = "opencl";
 	bool verbose = false;
+	const char *dump = NULL; /* write each case's PTX there (for ptxas checks) */
 	char **paths = calloc((size_t)argc * 512 + 1, sizeof(char *));
 	size_t npaths = 0;
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--backend") && i + 1 < argc) {
 			backend = argv[++i];
+		} else if (!strcmp(argv[i], "--dump") && i + 1 < argc) {
+			dump = argv[++i];
 		} else if (!strcmp(argv[i], "-v")) {
 			verbose = true;
 		} else {
@@ -578,6 +581,15 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < npaths; i++) {
 		struct tcase *tc = calloc(1, sizeof(*tc));
 		int r = load_case(paths[i], tc, err, sizeof(err));
+		if (r == 0 && dump) {
+			char p[512];
+			snprintf(p, sizeof(p), "%s/%s.ptx", dump, tc->name);
+			FILE *f = fopen(p, "w");
+			if (f) {
+				fputs(tc->ptx, f);
+				fclose(f);
+			}
+		}
 		if (r == 0)
 			r = run_case(&be, tc, err, sizeof(err));
 		if (r == 0) {
