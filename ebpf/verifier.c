@@ -81,8 +81,8 @@ static bool pop_pending(struct gpv_env *env)
 /* 1: pruned; 0: go on (a checkpoint was kept); <0: rejected. */
 static int visit_checkpoint(struct gpv_env *env)
 {
-	int idx = env->idx;
-	for (struct gpv_checkpoint *cp = env->cps[idx]; cp; cp = cp->next) {
+	int idx = env->idx, kept = 0;
+	for (struct gpv_checkpoint *cp = env->cps[idx]; cp; cp = cp->next, kept++) {
 		if (cp->branches) {
 			/* an ancestor of this path: equal means nothing changed in a round of the loop */
 			if (gpv_states_equal(env, &cp->st, &env->cur, true))
@@ -96,6 +96,10 @@ static int visit_checkpoint(struct gpv_env *env)
 		}
 		cp->misses++;
 	}
+	/* Enough kept here: comparing against more costs more than it prunes. Long loops then go
+	 * on without checkpoints at this instruction; the instruction budget still bounds them. */
+	if (kept >= GPV_MAX_STATES_PER_INSN)
+		return 0;
 	if (env->nstates >= env->opts->max_states)
 		return gpv_reject(env, -E2BIG,
 				  "program too complex: more than %u states kept (loop not provably bounded?)",
@@ -370,7 +374,13 @@ static int init_state(struct gpv_env *env)
 	if (!st->frame[0])
 		return gpv_reject(env, -ENOMEM, "out of memory");
 	struct gpv_reg *regs = st->frame[0]->regs;
-	if (env->opts->ctx_size) {
+	if (env->generic && env->opts->ctx_size) {
+		/* generic programs (the conformance corpus): r1 is plain writable memory */
+		regs[BPF_REG_1] = (struct gpv_reg){0};
+		regs[BPF_REG_1].type = T_PTR_MEM;
+		regs[BPF_REG_1].mem_size = env->opts->ctx_size;
+		regs[BPF_REG_1].var = tnum_const(0);
+	} else if (env->opts->ctx_size) {
 		regs[BPF_REG_1] = (struct gpv_reg){0};
 		regs[BPF_REG_1].type = T_PTR_CTX;
 		regs[BPF_REG_1].var = tnum_const(0);

@@ -33,8 +33,15 @@ struct gp_verify_opts {
 };
 
 /* 0 when safe; -EINVAL (malformed), -EACCES (unsafe), -E2BIG (too complex).
- * With GP_ATTACH_NONE, r1 is a read-only pointer to ctx_size bytes (0: r1 is an unknown scalar
- * when ctx_size is 0), which is how generic test programs (the conformance corpus) are checked. */
+ * With GP_ATTACH_NONE (generic mode), r1 points to ctx_size bytes of plain writable memory with
+ * no alignment rule (an unknown scalar when ctx_size is 0), every helper is allowed, and with
+ * r2_is_ctx_size r2 holds ctx_size: how the conformance corpus is checked.
+ * stack_depth (out) is the largest stack over any chain of BPF-to-BPF calls, each frame's
+ * depth rounded up to 8 bytes; every frame has its own 512 bytes.
+ * map_atomic_only[i] (out) is 1 when map i's values are changed, and only changed, by
+ * BPF_ATOMIC|BPF_ADD (with or without BPF_FETCH) through map-value pointers: no plain store,
+ * no other atomic, no map_update_elem/map_delete_elem, no helper writing into the value.
+ * Plain loads of the value do not clear it. */
 int gp_verify(const struct bpf_insn *insns, size_t n, struct gp_verify_opts *opts);
 
 /* sizeof the context struct in include/gpuprobe/ for that attach point; 0 for GP_ATTACH_NONE. */

@@ -273,8 +273,8 @@ static int ptr_add_scalar(struct gpv_env *env, const struct bpf_insn *insn, stru
 	}
 	if (s->smin < -GPV_MAX_VAR_OFF || s->smax > GPV_MAX_VAR_OFF)
 		return gpv_reject(env, -EACCES,
-				  "R%d math between %s pointer and register with unbounded min value is not allowed",
-				  regno, gpv_type_name(ptr->type));
+				  "R%d math between %s pointer and register with unbounded %s value is not allowed",
+				  regno, gpv_type_name(ptr->type), s->smin < -GPV_MAX_VAR_OFF ? "min" : "max");
 	struct gpv_reg v = *ptr;
 	if (sub) {
 		v.var = tnum_sub(ptr->var, s->var);

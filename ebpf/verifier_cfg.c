@@ -69,9 +69,13 @@ static int check_jmp(struct gpv_env *env, const struct bpf_insn *insn)
 	case BPF_CALL:
 		if (is32)
 			return unknown_opcode(env, code);
-		if (x)
-			return gpv_reject(env, -EINVAL, "unknown opcode %02x (callx: calls through a register are not supported)",
-					  code);
+		if (x) {
+			/* callx: the helper id is in dst_reg; it must be a known constant (checked when
+			 * explored), so this is a helper call in disguise */
+			if (insn->off || insn->src_reg || insn->imm)
+				return reserved(env, "BPF_CALL");
+			return 0;
+		}
 		if (insn->off || insn->dst_reg || (insn->src_reg != 0 && insn->src_reg != BPF_PSEUDO_CALL))
 			return reserved(env, "BPF_CALL");
 		return 0;
@@ -231,8 +235,11 @@ static void uses_defs(const struct bpf_insn *insn, uint16_t *use, uint16_t *def)
 		break;
 	default:
 		if (op == BPF_CALL) {
-			int nargs = insn->src_reg == BPF_PSEUDO_CALL ? 5 : gpv_helper_nargs(insn->imm);
+			bool callx = BPF_SRC(code) == BPF_X;
+			int nargs = insn->src_reg == BPF_PSEUDO_CALL || callx ? 5 : gpv_helper_nargs(insn->imm);
 			*use = (uint16_t)(((1u << nargs) - 1) << 1);
+			if (callx)
+				*use |= d;
 			*def = 0x3f;
 		} else if (op == BPF_EXIT) {
 			*use = 1;

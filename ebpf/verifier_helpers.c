@@ -121,9 +121,19 @@ static void release_reference(struct gpv_env *env, uint32_t ref)
 
 int gpv_check_helper_call(struct gpv_env *env, const struct bpf_insn *insn)
 {
-	const struct helper_proto *h = find_helper(insn->imm);
+	int id = insn->imm;
+	if (BPF_SRC(insn->code) == BPF_X) {
+		const struct gpv_reg *r = &cur_regs(env)[insn->dst_reg];
+		if (r->type == T_NOT_INIT)
+			return gpv_reject(env, -EACCES, "R%d !read_ok", insn->dst_reg);
+		if (!reg_is_const(r) || r->var.value > INT32_MAX)
+			return gpv_reject(env, -EACCES, "callx R%d: the helper id must be a known constant",
+					  insn->dst_reg);
+		id = (int)r->var.value;
+	}
+	const struct helper_proto *h = find_helper(id);
 	if (!h)
-		return gpv_reject(env, -EACCES, "invalid func unknown#%d", insn->imm);
+		return gpv_reject(env, -EACCES, "invalid func unknown#%d", id);
 	enum gp_attach_kind at = env->opts->attach;
 	if (at != GP_ATTACH_NONE) {
 		if (h->where == HELPER_DEVICE && is_host_attach(at))

@@ -99,6 +99,8 @@ int gp_disasm_insn(const struct bpf_insn *insn, char *buf, size_t size)
 	case BPF_ALU:
 	case BPF_ALU64: {
 		char r = cls == BPF_ALU64 ? 'r' : 'w';
+		if (op > BPF_END)
+			break;
 		if (op == BPF_END) {
 			if (cls == BPF_ALU64)
 				return snprintf(buf, size, "r%d = bswap%d r%d", d, imm, d);

@@ -201,7 +201,7 @@ static int region_access(struct gpv_env *env, int regno, const struct gpv_reg *r
 					  regno, (long long)base, (long long)reg->smin, (long long)reg->smax, size,
 					  what, (unsigned long long)region);
 	}
-	if (kind != K_HELPER)
+	if (kind != K_HELPER && !(env->generic && reg->type == T_PTR_MEM))
 		return check_aligned(env, reg, off, size, what);
 	return 0;
 }

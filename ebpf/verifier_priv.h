@@ -27,7 +27,8 @@
 #define GPV_MAX_REFS 16
 #define GPV_MAX_VAR_OFF (1LL << 29)     /* like Linux: pointer offsets stay well inside s32 */
 #define GPV_DEFAULT_MAX_INSNS 1000000UL
-#define GPV_DEFAULT_MAX_STATES 200000u
+#define GPV_DEFAULT_MAX_STATES 100000u
+#define GPV_MAX_STATES_PER_INSN 64
 
 /* A number whose bits are partly known: bit set in mask = unknown; value holds the known bits. */
 struct tnum {

@@ -1,0 +1,330 @@
+/* Verifier unit tests at the instruction level: each case is assembled (ebpf/asm.h syntax) or
+ * written as raw instructions where an assembler cannot express the defect (unknown opcodes,
+ * jumps into ld_imm64), verified, and checked for the exact return code, the exact reason (the
+ * last line of the log) and, for rejections, the exact "N: (op) insn" line before it.
+ * Map references: "lddw %rD, 0x4d41500000000000" + i loads map i (BPF_PSEUDO_MAP_FD). */
+#include "ebpf/asm.h"
+#include "ebpf/verifier.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAP_TAG 0x4d41500000000000ULL
+
+static int failures, cases;
+static char logbuf[1 << 20];
+
+static const struct gp_map test_maps[] = {
+	{.name = "m0", .type = BPF_MAP_TYPE_ARRAY, .key_size = 4, .value_size = 16, .max_entries = 1},
+	{.name = "m1", .type = BPF_MAP_TYPE_ARRAY, .key_size = 4, .value_size = 8, .max_entries = 1},
+	{.name = "m2", .type = BPF_MAP_TYPE_HASH, .key_size = 8, .value_size = 8, .max_entries = 64},
+	{.name = "m3", .type = BPF_MAP_TYPE_ARRAY, .key_size = 4, .value_size = 8, .max_entries = 1},
+	{.name = "ring", .type = BPF_MAP_TYPE_RINGBUF, .key_size = 0, .value_size = 0, .max_entries = 4096},
+};
+#define NMAPS (sizeof(test_maps) / sizeof(test_maps[0]))
+
+static void patch_maps(struct bpf_insn *insns, size_t n)
+{
+	for (size_t i = 0; i + 1 < n; i++) {
+		if (insns[i].code != (BPF_LD | BPF_IMM | BPF_DW))
+			continue;
+		uint64_t v = (uint32_t)insns[i].imm | ((uint64_t)(uint32_t)insns[i + 1].imm << 32);
+		if ((v & ~0xffffULL) == MAP_TAG) {
+			insns[i].src_reg = BPF_PSEUDO_MAP_FD;
+			insns[i].imm = (int32_t)(v & 0xffff);
+			insns[i + 1].imm = 0;
+		}
+		i++;
+	}
+}
+
+static const char *last_line(char *log, int which)
+{
+	/* which = 0: the last line; 1: the one before */
+	size_t len = strlen(log);
+	while (len && log[len - 1] == '\n')
+		log[--len] = 0;
+	char *end = log + len;
+	for (int k = 0; k <= which; k++) {
+		char *p = end;
+		while (p > log && p[-1] != '\n')
+			p--;
+		if (k == which) {
+			static char out[512];
+			snprintf(out, sizeof(out), "%.*s", (int)(end - p), p);
+			return out;
+		}
+		if (p == log)
+			return "";
+		end = p - 1;
+	}
+	return "";
+}
+
+struct tcase {
+	const char *name;
+	const char *text;                 /* assembly, or NULL for raw */
+	const struct bpf_insn *raw;
+	size_t nraw;
+	enum gp_attach_kind attach;
+	int ret;                          /* expected return code */
+	const char *reason;               /* expected last log line (NULL: not checked) */
+	const char *insn;                 /* expected "N: (op) ..." line (NULL: not checked) */
+	unsigned long max_insns;
+	int expect_stack;                 /* >= 0: expected stack_depth */
+	const char *atomic_only;          /* expected map_atomic_only as "10.." (NULL: not checked) */
+};
+
+static void run(const struct tcase *t)
+{
+	cases++;
+	struct bpf_insn *insns = NULL;
+	size_t n = 0;
+	char err[256];
+	if (t->text) {
+		if (bpf_asm(t->text, &insns, &n, err, sizeof(err))) {
+			printf("FAIL %s: does not assemble: %s\n", t->name, err);
+			failures++;
+			return;
+		}
+		patch_maps(insns, n);
+	} else {
+		insns = malloc(sizeof(*insns) * (t->nraw ? t->nraw : 1));
+		if (t->nraw)
+			memcpy(insns, t->raw, sizeof(*insns) * t->nraw);
+		n = t->nraw;
+	}
+	uint8_t atomic_only[NMAPS];
+	struct gp_verify_opts o = {0};
+	o.attach = t->attach;
+	o.maps = test_maps;
+	o.nmaps = NMAPS;
+	o.ctx_size = t->attach == GP_ATTACH_NONE ? 64 : gp_attach_ctx_size(t->attach);
+	o.log = logbuf;
+	o.log_size = sizeof(logbuf);
+	o.max_insns = t->max_insns;
+	o.map_atomic_only = atomic_only;
+	int r = gp_verify(insns, n, &o);
+	int ok = r == t->ret;
+	char reason[512], insn[512];
+	snprintf(reason, sizeof(reason), "%s", last_line(logbuf, 0));
+	snprintf(insn, sizeof(insn), "%s", last_line(logbuf, 1));
+	if (t->reason && strcmp(reason, t->reason))
+		ok = 0;
+	if (t->insn && strcmp(insn, t->insn))
+		ok = 0;
+	if (t->expect_stack >= 0 && (unsigned)t->expect_stack != o.stack_depth)
+		ok = 0;
+	char ao[NMAPS + 1];
+	for (size_t i = 0; i < NMAPS; i++)
+		ao[i] = atomic_only[i] ? '1' : '0';
+	ao[NMAPS] = 0;
+	if (t->atomic_only && strcmp(ao, t->atomic_only))
+		ok = 0;
+	if (!ok) {
+		failures++;
+		printf("FAIL %s: ret %d (want %d)\n  insn:   '%s'\n  want:   '%s'\n  reason: '%s'\n  want:   '%s'\n"
+		       "  stack %u (want %d) atomic_only %s (want %s)\n",
+		       t->name, r, t->ret, insn, t->insn ? t->insn : "-", reason, t->reason ? t->reason : "-",
+		       o.stack_depth, t->expect_stack, ao, t->atomic_only ? t->atomic_only : "-");
+	} else {
+		printf("PASS %s: %s\n", t->name, r ? reason : "verified");
+	}
+	free(insns);
+}
+
+#define I(c, d, s, o, i) {.code = (c), .dst_reg = (d), .src_reg = (s), .off = (o), .imm = (i)}
+#define EXIT I(BPF_JMP | BPF_EXIT, 0, 0, 0, 0)
+#define MOV0 I(BPF_ALU64 | BPF_MOV | BPF_K, 0, 0, 0, 0)
+
+static const struct bpf_insn raw_unknown[] = {MOV0, I(BPF_ALU64 | 0xe0 | BPF_K, 0, 0, 0, 1), EXIT};
+static const struct bpf_insn raw_reserved[] = {I(BPF_ALU64 | BPF_ADD | BPF_K, 0, 0, 1, 1), EXIT};
+static const struct bpf_insn raw_jmp_range[] = {MOV0, I(BPF_JMP | BPF_JA, 0, 0, 5, 0), EXIT};
+static const struct bpf_insn raw_jmp_lddw[] = {
+	MOV0, I(BPF_JMP | BPF_JA, 0, 0, 1, 0), I(BPF_LD | BPF_IMM | BPF_DW, 0, 0, 0, 7), I(0, 0, 0, 0, 0), EXIT};
+static const struct bpf_insn raw_fallthrough[] = {MOV0, I(BPF_ALU64 | BPF_ADD | BPF_K, 0, 0, 0, 1)};
+static const struct bpf_insn raw_lddw_cut[] = {MOV0, EXIT, I(BPF_LD | BPF_IMM | BPF_DW, 0, 0, 0, 7)};
+static const struct bpf_insn raw_bad_reg[] = {I(BPF_ALU64 | BPF_MOV | BPF_K, 11, 0, 0, 0), EXIT};
+static const struct bpf_insn raw_map_fd[] = {I(BPF_LD | BPF_IMM | BPF_DW, 1, BPF_PSEUDO_MAP_FD, 0, 9), I(0, 0, 0, 0, 0), MOV0, EXIT};
+static const struct bpf_insn raw_ld_abs[] = {I(BPF_LD | BPF_ABS | BPF_W, 0, 0, 0, 0), EXIT};
+
+#define RAW(a) .raw = a, .nraw = sizeof(a) / sizeof(a[0])
+#define E GP_ATTACH_KERNEL_ENTRY
+
+/* lookup of map M with key 0 on the stack; r0 = value or null */
+#define LOOKUP(m) \
+	"stw [%r10-4], 0\n" \
+	"mov %r2, %r10\n" \
+	"add %r2, -4\n" \
+	"lddw %r1, 0x4d4150000000000" #m "\n" \
+	"call 1\n"
+
+static const struct tcase tests[] = {
+	/* malformed programs: -EINVAL, found before any path is explored */
+	{"empty", NULL, .raw = NULL, .nraw = 0, .attach = E, .ret = -EINVAL,
+	 .reason = "empty program: no instructions", .expect_stack = -1},
+	{"unknown_opcode", NULL, RAW(raw_unknown), .attach = E, .ret = -EINVAL, .reason = "unknown opcode e7",
+	 .insn = "1: (e7) (invalid)", .expect_stack = -1},
+	{"legacy_ld_abs", NULL, RAW(raw_ld_abs), .attach = E, .ret = -EINVAL, .reason = "unknown opcode 20",
+	 .expect_stack = -1},
+	{"reserved_fields", NULL, RAW(raw_reserved), .attach = E, .ret = -EINVAL,
+	 .reason = "BPF_ALU uses reserved fields", .insn = "0: (07) r0 += 1", .expect_stack = -1},
+	{"bad_register", NULL, RAW(raw_bad_reg), .attach = E, .ret = -EINVAL, .reason = "R11 is invalid",
+	 .expect_stack = -1},
+	{"jump_out_of_range", NULL, RAW(raw_jmp_range), .attach = E, .ret = -EINVAL,
+	 .reason = "jump out of range from insn 1 to 7", .insn = "1: (05) goto pc+5", .expect_stack = -1},
+	{"jump_into_lddw", NULL, RAW(raw_jmp_lddw), .attach = E, .ret = -EINVAL,
+	 .reason = "jump into the middle of ldimm64 insn 2", .insn = "1: (05) goto pc+1", .expect_stack = -1},
+	{"fall_through_end", NULL, RAW(raw_fallthrough), .attach = E, .ret = -EINVAL,
+	 .reason = "last insn is not an exit or jmp", .insn = "1: (07) r0 += 1", .expect_stack = -1},
+	{"lddw_truncated", NULL, RAW(raw_lddw_cut), .attach = E, .ret = -EINVAL,
+	 .reason = "invalid bpf_ld_imm64 insn: the second half is missing", .expect_stack = -1},
+	{"map_fd_invalid", NULL, RAW(raw_map_fd), .attach = E, .ret = -EINVAL,
+	 .reason = "fd 9 is not pointing to valid bpf_map (5 maps)", .expect_stack = -1},
+
+	/* registers and stack */
+	{"uninit_register", "mov %r0, %r5\nexit\n", .attach = E, .ret = -EACCES, .reason = "R5 !read_ok",
+	 .insn = "0: (bf) r0 = r5", .expect_stack = -1},
+	{"uninit_r0_at_exit", "exit\n", .attach = E, .ret = -EACCES, .reason = "R0 !read_ok",
+	 .insn = "0: (95) exit", .expect_stack = -1},
+	{"uninit_stack", "ldxdw %r0, [%r10-8]\nexit\n", .attach = E, .ret = -EACCES,
+	 .reason = "invalid read from stack off -8+0 size 8", .insn = "0: (79) r0 = *(u64 *)(r10 -8)",
+	 .expect_stack = -1},
+	{"stack_below_frame", "stdw [%r10-520], 1\nmov %r0, 0\nexit\n", .attach = E, .ret = -EACCES,
+	 .reason = "invalid write to stack R10 off=-520 size=8", .expect_stack = -1},
+	{"stack_above_fp", "stw [%r10-2], 1\nmov %r0, 0\nexit\n", .attach = E, .ret = -EACCES,
+	 .reason = "invalid write to stack R10 off=-2 size=4", .expect_stack = -1},
+	{"stack_misaligned", "stdw [%r10-12], 1\nmov %r0, 0\nexit\n", .attach = E, .ret = -EACCES,
+	 .reason = "misaligned stack access off=-12 size=8", .expect_stack = -1},
+	{"frame_pointer_write", "mov %r10, 0\nexit\n", .attach = E, .ret = -EACCES,
+	 .reason = "frame pointer is read only", .expect_stack = -1},
+	{"spill_fill_pointer", "stxdw [%r10-8], %r1\nldxdw %r2, [%r10-8]\nldxw %r0, [%r2+8]\nexit\n", .attach = E,
+	 .ret = 0, .expect_stack = 8},
+	{"partial_fill_of_pointer", "stxdw [%r10-8], %r1\nldxw %r0, [%r10-8]\nexit\n", .attach = E,
+	 .ret = -EACCES, .reason = "invalid size of register fill", .expect_stack = -1},
+	{"variable_stack_read_ok", "ldxw %r2, [%r1+8]\nstdw [%r10-16], 1\nstdw [%r10-8], 2\nand %r2, 1\nlsh %r2, 3\n"
+	 "mov %r3, %r10\nadd %r3, %r2\nldxdw %r0, [%r3-16]\nexit\n", .attach = E, .ret = 0, .expect_stack = 16},
+	{"variable_stack_read_uninit", "ldxw %r2, [%r1+8]\nstdw [%r10-16], 1\nand %r2, 1\nlsh %r2, 3\n"
+	 "mov %r3, %r10\nadd %r3, %r2\nldxdw %r0, [%r3-16]\nexit\n", .attach = E, .ret = -EACCES,
+	 .reason = "invalid variable-offset read from stack R3 off=[-16, -8] size=8: byte at -8 is not initialized",
+	 .expect_stack = -1},
+
+	/* context */
+	{"ctx_out_of_bounds", "ldxdw %r0, [%r1+88]\nexit\n", .attach = E, .ret = -EACCES,
+	 .reason = "invalid bpf_context access off=88 size=8 (ctx size 88)", .expect_stack = -1},
+	{"ctx_negative", "ldxw %r0, [%r1-4]\nexit\n", .attach = E, .ret = -EACCES,
+	 .reason = "invalid bpf_context access off=-4 size=4 (ctx size 88)", .expect_stack = -1},
+	{"ctx_misaligned", "ldxdw %r0, [%r1+4]\nexit\n", .attach = E, .ret = -EACCES,
+	 .reason = "misaligned context access off=4 size=8", .expect_stack = -1},
+	{"ctx_write", "stw [%r1+8], 0\nmov %r0, 0\nexit\n", .attach = E, .ret = -EACCES,
+	 .reason = "cannot write into ctx: the context is read-only (off=8 size=4)", .insn = "0: (62) *(u32 *)(r1 +8) = 0",
+	 .expect_stack = -1},
+	{"ctx_atomic", "mov %r2, 1\nlock add [%r1+8], %r2\nmov %r0, 0\nexit\n", .attach = E, .ret = -EACCES,
+	 .reason = "cannot write into ctx: the context is read-only (atomic)", .expect_stack = -1},
+	{"ctx_variable_offset", "ldxw %r2, [%r1+8]\nand %r2, 8\nadd %r1, %r2\nldxdw %r0, [%r1+0]\nexit\n", .attach = E,
+	 .ret = -EACCES, .reason = "variable ctx access var_off=(0; 0x8) disallowed", .expect_stack = -1},
+
+	/* pointers */
+	{"ptr_arith_32bit", "add32 %r1, 8\nmov %r0, 0\nexit\n", .attach = E, .ret = -EACCES,
+	 .reason = "R1 32-bit pointer arithmetic prohibited", .expect_stack = -1},
+	{"ptr_plus_ptr", "mov %r2, %r10\nadd %r2, %r1\nmov %r0, 0\nexit\n", .attach = E, .ret = -EACCES,
+	 .reason = "R2 pointer += pointer prohibited", .expect_stack = -1},
+	{"ptr_arith_or_null", LOOKUP(0) "add %r0, 8\nmov %r0, 0\nexit\n", .attach = E, .ret = -EACCES,
+	 .reason = "R0 pointer arithmetic on map_value_or_null prohibited, null-check it first", .expect_stack = -1},
+	{"ptr_copy_32bit", "mov32 %r0, %r1\nexit\n", .attach = E, .ret = -EACCES,
+	 .reason = "R1 partial copy of pointer", .expect_stack = -1},
+	{"return_pointer", "mov %r0, %r10\nexit\n", .attach = E, .ret = -EACCES,
+	 .reason = "R0 leaks addr as return value", .expect_stack = -1},
+
+	/* maps */
+	{"lookup_no_null_check", LOOKUP(0) "ldxdw %r0, [%r0+0]\nexit\n", .attach = E, .ret = -EACCES,
+	 .reason = "R0 invalid mem access 'map_value_or_null'", .insn = "6: (79) r0 = *(u64 *)(r0 +0)", .expect_stack = -1},
+	{"lookup_null_checked", LOOKUP(0) "jeq %r0, 0, +1\nldxdw %r0, [%r0+8]\nexit\n", .attach = E, .ret = 0,
+	 .expect_stack = 8},
+	{"map_value_masked_index_ok", "mov %r6, %r1\n" LOOKUP(0) "jeq %r0, 0, +5\nldxw %r2, [%r6+8]\nand %r2, 1\nlsh %r2, 3\n"
+	 "add %r0, %r2\nldxdw %r0, [%r0+0]\nexit\n", .attach = E, .ret = 0, .expect_stack = 8},
+	{"map_value_range_checked_ok", "mov %r6, %r1\n" LOOKUP(0) "mov %r7, %r0\nmov %r0, 0\njeq %r7, 0, +6\nldxw %r2, [%r6+8]\n"
+	 "jgt %r2, 1, +4\nlsh %r2, 3\nadd %r7, %r2\nldxdw %r0, [%r7+0]\nexit\nexit\n", .attach = E, .ret = 0, .expect_stack = 8},
+	{"map_value_negative_index", "mov %r6, %r1\n" LOOKUP(0) "jeq %r0, 0, +5\nldxw %r2, [%r6+8]\nand %r2, 1\nsub %r0, %r2\n"
+	 "ldxb %r0, [%r0+0]\nexit\nexit\n", .attach = E, .ret = -EACCES,
+	 .reason = "R0 min value is negative, either use unsigned index or do a if (index >=0) check.", .expect_stack = -1},
+	{"map_value_pointer_leak_atomic", LOOKUP(1) "jeq %r0, 0, +2\nlock add [%r0+0], %r10\nmov %r0, 0\nexit\n", .attach = E,
+	 .ret = -EACCES, .reason = "R10 leaks addr into mem", .expect_stack = -1},
+	{"helper_arg_type", "mov %r1, 0\nmov %r2, %r10\ncall 1\nmov %r0, 0\nexit\n", .attach = E, .ret = -EACCES,
+	 .reason = "R1 type=scalar expected=map_ptr", .insn = "2: (85) call bpf_map_lookup_elem#1", .expect_stack = -1},
+	{"helper_key_uninit", "mov %r2, %r10\nadd %r2, -8\nlddw %r1, 0x4d41500000000002\ncall 1\nmov %r0, 0\nexit\n", .attach = E,
+	 .ret = -EACCES, .reason = "invalid read from stack off -8+0 size 8", .expect_stack = -1},
+	{"helper_unknown", "call 9999\nexit\n", .attach = E, .ret = -EACCES, .reason = "invalid func unknown#9999",
+	 .insn = "0: (85) call unknown#9999", .expect_stack = -1},
+	{"helper_wrong_map_type", "stw [%r10-4], 0\nmov %r2, %r10\nadd %r2, -4\nlddw %r1, 0x4d41500000000004\ncall 1\nmov %r0, 0\nexit\n",
+	 .attach = E, .ret = -EACCES, .reason = "cannot pass map_type 27 into func bpf_map_lookup_elem#1", .expect_stack = -1},
+	{"helper_device_on_host", "call 509\nexit\n", .attach = GP_ATTACH_HOST_EXIT, .ret = -EACCES,
+	 .reason = "helper bpf_get_sm_id#509 runs only on the GPU: not allowed at a host attach point", .expect_stack = -1},
+	{"helper_device_on_device", "call 509\nexit\n", .attach = GP_ATTACH_MEM, .ret = 0, .expect_stack = 0},
+	{"callx_constant", "mov %r2, 509\ncall %r2\nexit\n", .attach = E, .ret = 0, .expect_stack = 0},
+	{"callx_unknown", "ldxw %r2, [%r1+8]\ncall %r2\nexit\n", .attach = E, .ret = -EACCES,
+	 .reason = "callx R2: the helper id must be a known constant", .expect_stack = -1},
+	{"atomic_only_report",
+	 /* m0: only atomic add (with and without fetch); m1: atomic add and a plain store;
+	  * m2: map_update_elem; m3: atomic xor; ring: untouched */
+	 LOOKUP(0) "jeq %r0, 0, +4\nmov %r1, 1\nlock add [%r0+0], %r1\nlock fetch add [%r0+8], %r1\nldxdw %r2, [%r0+0]\n"
+	 LOOKUP(1) "jeq %r0, 0, +3\nmov %r1, 1\nlock add [%r0+0], %r1\nstdw [%r0+0], 0\n"
+	 "stdw [%r10-16], 0\nmov %r2, %r10\nadd %r2, -16\nmov %r3, %r2\nlddw %r1, 0x4d41500000000002\nmov %r4, 0\ncall 2\n"
+	 LOOKUP(3) "jeq %r0, 0, +2\nmov %r1, 1\nlock xor [%r0+0], %r1\n"
+	 "mov %r0, 0\nexit\n", .attach = E, .ret = 0, .expect_stack = 16, .atomic_only = "10000"},
+
+	/* ring buffer references */
+	{"ringbuf_ok", "lddw %r1, 0x4d41500000000004\nmov %r2, 16\nmov %r3, 0\ncall 131\njeq %r0, 0, +5\n"
+	 "stdw [%r0+8], 7\nmov %r1, %r0\nmov %r2, 0\ncall 132\nmov %r0, 0\nexit\n", .attach = E, .ret = 0, .expect_stack = 0},
+	{"ringbuf_oob", "lddw %r1, 0x4d41500000000004\nmov %r2, 16\nmov %r3, 0\ncall 131\njeq %r0, 0, +5\n"
+	 "stdw [%r0+16], 7\nmov %r1, %r0\nmov %r2, 0\ncall 132\nmov %r0, 0\nexit\n", .attach = E, .ret = -EACCES,
+	 .reason = "invalid access to mem, mem_size=16 off=16 size=8", .expect_stack = -1},
+	{"ringbuf_double_submit", "lddw %r1, 0x4d41500000000004\nmov %r2, 16\nmov %r3, 0\ncall 131\njeq %r0, 0, +7\n"
+	 "mov %r6, %r0\nmov %r1, %r6\nmov %r2, 0\ncall 132\nmov %r1, %r6\nmov %r2, 0\ncall 132\nmov %r0, 0\nexit\n", .attach = E,
+	 .ret = -EACCES, .reason = "R1 type=scalar expected=ringbuf_mem", .expect_stack = -1},
+	{"ringbuf_variable_size", "ldxw %r2, [%r1+8]\nlddw %r1, 0x4d41500000000004\nmov %r3, 0\ncall 131\nmov %r0, 0\nexit\n",
+	 .attach = E, .ret = -EACCES, .reason = "R2 is not a known constant: the record size must be constant", .expect_stack = -1},
+
+	/* BPF-to-BPF calls */
+	{"call_preserves_r6", "mov %r6, %r1\ncall local f\nldxw %r0, [%r6+8]\nexit\nf:\nmov %r6, 5\nstdw [%r10-8], 1\nmov %r0, 1\nexit\n",
+	 .attach = E, .ret = 0, .expect_stack = 8},
+	{"call_clobbers_r1", "call local f\nmov %r0, %r1\nexit\nf:\nmov %r0, 1\nexit\n", .attach = E, .ret = -EACCES,
+	 .reason = "R1 !read_ok", .insn = "1: (bf) r0 = r1", .expect_stack = -1},
+	{"call_returns_stack_ptr", "call local f\nmov %r0, 0\nexit\nf:\nmov %r0, %r10\nexit\n", .attach = E, .ret = -EACCES,
+	 .reason = "cannot return stack pointer to the caller", .expect_stack = -1},
+	{"call_stack_depth", "stdw [%r10-16], 1\ncall local f\nexit\nf:\nstdw [%r10-24], 1\nmov %r0, 1\nexit\n", .attach = E,
+	 .ret = 0, .expect_stack = 40},
+	{"call_too_deep", "call local f\nexit\nf:\ncall local f\nexit\n", .attach = E, .ret = -EACCES,
+	 .reason = "the call stack of 9 frames is too deep", .expect_stack = -1},
+
+	/* arithmetic */
+	{"div_by_maybe_zero", "ldxw %r2, [%r1+8]\nmov %r0, 10\ndiv %r0, %r2\nmod %r0, %r2\nexit\n", .attach = E, .ret = 0,
+	 .expect_stack = 0},
+	{"div_by_zero_constant", "mov %r0, 10\ndiv %r0, 0\nexit\n", .attach = E, .ret = 0, .expect_stack = 0},
+
+	/* loops */
+	{"bounded_loop", "mov %r0, 0\nmov %r2, 0\nL:\nadd %r0, %r2\nadd %r2, 1\njlt %r2, 100, L\nexit\n", .attach = E,
+	 .ret = 0, .expect_stack = 0},
+	{"bounded_loop_budget", "mov %r0, 0\nmov %r2, 0\nL:\nadd %r0, %r2\nadd %r2, 1\njlt %r2, 100000, L\nexit\n",
+	 .attach = E, .ret = -E2BIG, .max_insns = 1000,
+	 .reason = "program too complex: processed 1000 insns (limit 1000) (loop not provably bounded)", .expect_stack = -1},
+	{"self_loop", "mov %r0, 0\nL:\nja L\n", .attach = E, .ret = -EACCES,
+	 .reason = "infinite loop detected at insn 1 (loop not provably bounded)", .expect_stack = -1},
+	{"loop_unchanged_state", "mov %r0, 0\nL:\ncall 512\njne %r0, 7, L\nexit\n", .attach = E, .ret = -EACCES,
+	 .reason = "infinite loop detected at insn 1 (loop not provably bounded)", .expect_stack = -1},
+	{"loop_counter_unbounded", "ldxw %r6, [%r1+8]\nmov %r0, 0\nmov %r7, 0\nL:\nadd %r7, 1\njlt %r7, %r6, L\nexit\n",
+	 .attach = E, .ret = -E2BIG, .max_insns = 20000,
+	 .reason = "program too complex: processed 20000 insns (limit 20000) (loop not provably bounded)", .expect_stack = -1},
+	{"loop_counter_masked_ok", "ldxw %r6, [%r1+8]\nand %r6, 15\nmov %r0, 0\nmov %r7, 0\nL:\nadd %r7, 1\njlt %r7, %r6, L\nexit\n",
+	 .attach = E, .ret = 0, .expect_stack = 0},
+};
+
+int main(void)
+{
+	for (size_t i = 0; i < sizeof(tests) / sizeof(tests[0]); i++)
+		run(&tests[i]);
+	printf("%d of %d verifier unit cases pass\n", cases - failures, cases);
+	return failures ? 1 : 0;
+}
