@@ -3,8 +3,9 @@
  * path) still get the shim. `gpuprobe run` sets LD_AUDIT to it and GPUPROBE_SHIM to the shim.
  *
  * Loads the shim itself starts (its real driver) and loads the real driver starts are left
- * alone: la_objopen learns which objects those are, and la_objsearch's cookie names the object
- * that asked.
+ * alone: the shim names its driver "DIR/./libcuda.so.1", which no application writes; and
+ * la_objopen learns which objects the shim and the driver are, and la_objsearch's cookie names
+ * the object that asked (when no dlopen wrapper hides it).
  */
 #include <dlfcn.h>
 #include <limits.h>
@@ -85,6 +86,8 @@ char *la_objsearch(const char *name, uintptr_t *cookie, unsigned int flag)
 	(void)flag;
 	if (!have_shim || !is_cuda_name(name))
 		return (char *)name;
+	if (strstr(name, "/./libcuda.so"))
+		return (char *)name;    /* how the shim spells its real driver (shim/driver.c) */
 	if (cookie && cookie == shim_cookie)
 		return (char *)name;    /* the shim loading the real driver */
 	for (size_t i = 0; i < sizeof(driver_cookies) / sizeof(driver_cookies[0]); i++)

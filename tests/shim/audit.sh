@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # LD_AUDIT redirect: under `gpuprobe run`, a dlopen of an absolute libcuda.so.1 path and a
 # libcuda.so.1 found through DT_RPATH both get the shim, and the shim still reaches the driver.
-# usage: audit.sh GPUPROBE ABSDLOPEN FAKE_DRIVER SHIM
+# usage: audit.sh GPUPROBE ABSDLOPEN FAKE_DRIVER SHIM DLOPEN_WRAP DLOPEN_FIRST
 set -u
-gpuprobe=$1 app=$2 fake=$3 shim=$4
+gpuprobe=$1 app=$2 fake=$3 shim=$4 wrap=$5 first=$6
 out=$(mktemp); trap 'rm -f "$out"' EXIT
 fail() { echo "FAIL: $*"; cat "$out"; exit 1; }
 
@@ -21,6 +21,23 @@ linked: $shim
 cuDriverGetVersion 0 version 13000
 cuInit 0" ] || fail "under gpuprobe run the shim must answer both, forwarding to the fake driver"
 echo "ok gpuprobe run: absolute dlopen and DT_RPATH both reach the shim, which reaches the driver"
+
+# A tool that wraps dlopen (compute-sanitizer does) hides who called it: the shim's own load of
+# the driver must still not be redirected back to the shim.
+GPUPROBE_REAL_LIBCUDA=$fake LD_PRELOAD=$wrap "$gpuprobe" run -- "$app" "$fake" >"$out" 2>&1 || fail "with a dlopen wrapper: exit $?"
+[ "$(cat "$out")" = "dlopen: $shim
+linked: $shim
+cuDriverGetVersion 0 version 13000
+cuInit 0" ] || fail "with a dlopen wrapper preloaded the shim must still reach the driver"
+echo "ok with a dlopen-wrapping LD_PRELOAD library too"
+
+# The application's first contact is a dlopen of the driver's absolute path: the loader then
+# knows the shim by that path too, and the shim must still reach the driver (it opens it as
+# DIR/./libcuda.so.1).
+GPUPROBE_REAL_LIBCUDA=$fake "$gpuprobe" run -- "$first" "$fake" >"$out" 2>&1 || fail "dlopen first: exit $?"
+[ "$(cat "$out")" = "dlopen: $shim
+cuDriverGetVersion 0 version 13000" ] || fail "dlopen of the driver's path before any call"
+echo "ok an absolute dlopen before any call still reaches the driver through the shim"
 
 # gpuprobe run finds the driver itself when GPUPROBE_REAL_LIBCUDA is unset; with none on this
 # machine the shim says so in one line and the app sees errors, not a crash.
