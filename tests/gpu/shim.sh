@@ -157,8 +157,10 @@ if [ -x "$cg" ]; then
 	timeout $T env GPUPROBE_LOG=1 LD_LIBRARY_PATH="$build/lib:$LD_LIBRARY_PATH" "$cg" "${gdbargs[@]}" >"$out/gdb.shim" 2>&1; b=$?
 	# (the app's own output may interleave with gdb's thread notices: no anchors on "sum")
 	ok() { grep -q 'hit Breakpoint 1.*debug_me' "$1" && grep -q '^\$1 = 3$' "$1" && grep -q 'sum 1712' "$1"; }
-	if ok "$out/gdb.shim" && grep -q '^gpuprobe: first launch of _Z8debug_mePii' "$out/gdb.shim"; then
-		record cuda-gdb "PASS (through the shim: breakpoint in debug_me hit, k = 3 read, app finished)"
+	timeout $T env GPUPROBE_LOG=1 "${G[@]}" run -- "$cg" "${gdbargs[@]}" >"$out/gdb.run" 2>&1; c=$?
+	if ok "$out/gdb.shim" && grep -q '^gpuprobe: first launch of _Z8debug_mePii' "$out/gdb.shim" &&
+	   ok "$out/gdb.run" && grep -q '^gpuprobe: first launch of _Z8debug_mePii' "$out/gdb.run"; then
+		record cuda-gdb "PASS (through the shim, by LD_LIBRARY_PATH and by gpuprobe run: breakpoint in debug_me hit, k = 3 read, app finished)"
 	elif ! ok "$out/gdb.direct"; then
 		record cuda-gdb "SKIP (cuda-gdb does not work here even without the shim)"; tail -5 "$out/gdb.direct"
 	else
