@@ -349,6 +349,20 @@ void *gp_map_inst__value_ptr(struct gp_map_inst *m, const void *key, unsigned sh
 	return r->hptr ? r->hptr + off : NULL;
 }
 
+int gp_map_inst__host_region(const struct gp_map_inst *m, void **base, size_t *len)
+{
+	*base = NULL;
+	*len = 0;
+	if (!m || bad_kind(m))
+		return -EINVAL;
+	const struct gp_region *r = (m->d.kind == GP_MAP_KIND_HASH && is_sharded(m)) ? &m->vdata : &m->data;
+	if (!r->hptr)
+		return 0;
+	*base = r->hptr;
+	*len = r->size;
+	return 0;
+}
+
 /* ---- snapshots ----------------------------------------------------------------------------- */
 
 int gp_map_inst__snapshot(struct gp_map_inst *m, struct gp_map_snapshot *out)

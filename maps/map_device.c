@@ -1,7 +1,9 @@
 /* Device helpers for maps, rings and printk, emitted into the IR (see map_device.h). Each
  * public helper is a .func (.param .b64 ret) f(.param .b64 a1..a5); internal pieces they share
  * (shard index, byte copy, value store, hash probe, ring reserve) are .funcs of their own.
- * Registers: %rd1..%rd5 hold the arguments, %rd6 the result; the rest are temporaries. */
+ * Registers: %rd1..%rd5 hold the arguments, %rd6 the result; the rest are temporaries.
+ * Descriptor fields never change while kernels run (only its element count, always reached by
+ * atomics), so they are read through the non-coherent read-only path (ld.global.nc). */
 #include "maps/map_device.h"
 #include "maps/map_emit.h"
 #include "maps/maps.h"
@@ -55,10 +57,10 @@ static void call(struct gp_emit *e, const char *fn, const char *ret, unsigned n,
 static void def_shard(struct gp_emit *e)
 {
 	load_args(e, 1);
-	gp_em(e, "ld.global.u32 %%r1, [%%rd1+%d]", GP_MD_NSHARDS);
+	gp_em(e, "ld.global.nc.u32 %%r1, [%%rd1+%d]", GP_MD_NSHARDS);
 	gp_em(e, "setp.le.u32 %%p1, %%r1, 1");
 	gp_em(e, "@%%p1 bra $L_zero");
-	gp_em(e, "ld.global.u32 %%r2, [%%rd1+%d]", GP_MD_FLAGS);
+	gp_em(e, "ld.global.nc.u32 %%r2, [%%rd1+%d]", GP_MD_FLAGS);
 	gp_em(e, "and.b32 %%r2, %%r2, %d", GP_MAPF_PERTHREAD);
 	gp_em(e, "setp.ne.u32 %%p1, %%r2, 0");
 	gp_em(e, "@%%p1 bra $L_thread");
@@ -140,8 +142,8 @@ static void def_copy(struct gp_emit *e)
 static void def_store(struct gp_emit *e)
 {
 	load_args(e, 4);
-	gp_em(e, "ld.global.u32 %%r1, [%%rd1+%d]", GP_MD_NSHARDS);
-	gp_em(e, "ld.global.u32 %%r2, [%%rd1+%d]", GP_MD_VALUE_SIZE);
+	gp_em(e, "ld.global.nc.u32 %%r1, [%%rd1+%d]", GP_MD_NSHARDS);
+	gp_em(e, "ld.global.nc.u32 %%r2, [%%rd1+%d]", GP_MD_VALUE_SIZE);
 	gp_em(e, "cvt.u64.u32 %%rd9, %%r2");
 	gp_em(e, "setp.gt.u32 %%p1, %%r1, 1");
 	gp_em(e, "@%%p1 bra $L_sharded");
@@ -149,7 +151,7 @@ static void def_store(struct gp_emit *e)
 	ret_imm(e, 0);
 	gp_em_label(e, "$L_sharded");
 	call(e, F_SHARD, "%rd7", 1, "%rd1");
-	gp_em(e, "ld.global.u64 %%rd8, [%%rd1+%d]", GP_MD_SHARD_STRIDE);
+	gp_em(e, "ld.global.nc.u64 %%rd8, [%%rd1+%d]", GP_MD_SHARD_STRIDE);
 	gp_em(e, "setp.ne.u64 %%p2, %%rd4, 0");
 	gp_em(e, "@%%p2 bra $L_all");
 	gp_em(e, "mad.lo.u64 %%rd11, %%rd7, %%rd8, %%rd2");
@@ -175,7 +177,7 @@ static void def_store(struct gp_emit *e)
 /* FNV-1a of the key at %rd2 (key_size into %r2) into %r3. */
 static void emit_hash(struct gp_emit *e)
 {
-	gp_em(e, "ld.global.u32 %%r2, [%%rd1+%d]", GP_MD_KEY_SIZE);
+	gp_em(e, "ld.global.nc.u32 %%r2, [%%rd1+%d]", GP_MD_KEY_SIZE);
 	gp_em(e, "mov.u32 %%r3, %u", GP_FNV_OFFSET);
 	gp_em(e, "mov.u32 %%r4, 0");
 	gp_em_label(e, "$L_h");
@@ -197,12 +199,12 @@ static void emit_hash(struct gp_emit *e)
  * address, %r12 = its state. $L_p re-reads the current bucket; $L_p_next moves on. */
 static void emit_probe(struct gp_emit *e)
 {
-	gp_em(e, "ld.global.u32 %%r6, [%%rd1+%d]", GP_MD_CAPACITY);
+	gp_em(e, "ld.global.nc.u32 %%r6, [%%rd1+%d]", GP_MD_CAPACITY);
 	gp_em(e, "sub.u32 %%r7, %%r6, 1");
 	gp_em(e, "mov.u32 %%r8, 0");
 	gp_em(e, "mov.u32 %%r9, 0");
-	gp_em(e, "ld.global.u32 %%r10, [%%rd1+%d]", GP_MD_BUCKET_STRIDE);
-	gp_em(e, "ld.global.u64 %%rd8, [%%rd1+%d]", GP_MD_DATA);
+	gp_em(e, "ld.global.nc.u32 %%r10, [%%rd1+%d]", GP_MD_BUCKET_STRIDE);
+	gp_em(e, "ld.global.nc.u64 %%rd8, [%%rd1+%d]", GP_MD_DATA);
 	gp_em_label(e, "$L_p");
 	gp_em(e, "setp.gt.u32 %%p1, %%r8, %%r7");
 	gp_em(e, "@%%p1 bra $L_p_end");
@@ -261,18 +263,18 @@ static void def_find(struct gp_emit *e)
 /* Address of copy 0 of the value of hash bucket %r11 (bucket address %rd9) into %rd12. */
 static void emit_hash_slot0(struct gp_emit *e, int tag)
 {
-	gp_em(e, "ld.global.u32 %%r21, [%%rd1+%d]", GP_MD_NSHARDS);
+	gp_em(e, "ld.global.nc.u32 %%r21, [%%rd1+%d]", GP_MD_NSHARDS);
 	gp_em(e, "setp.gt.u32 %%p4, %%r21, 1");
 	gp_em(e, "@%%p4 bra $L_sv%d", tag);
-	gp_em(e, "ld.global.u32 %%r22, [%%rd1+%d]", GP_MD_KEY_SIZE);
+	gp_em(e, "ld.global.nc.u32 %%r22, [%%rd1+%d]", GP_MD_KEY_SIZE);
 	gp_em(e, "add.u32 %%r22, %%r22, %d", GP_HB_KEY + 7);
 	gp_em(e, "and.b32 %%r22, %%r22, -8");
 	gp_em(e, "cvt.u64.u32 %%rd14, %%r22");
 	gp_em(e, "add.u64 %%rd12, %%rd9, %%rd14");
 	gp_em(e, "bra.uni $L_sdone%d", tag);
 	gp_em_label(e, ir_strfmt(e->m, "$L_sv%d", tag));
-	gp_em(e, "ld.global.u64 %%rd13, [%%rd1+%d]", GP_MD_VDATA);
-	gp_em(e, "ld.global.u32 %%r22, [%%rd1+%d]", GP_MD_VALUE_STRIDE);
+	gp_em(e, "ld.global.nc.u64 %%rd13, [%%rd1+%d]", GP_MD_VDATA);
+	gp_em(e, "ld.global.nc.u32 %%r22, [%%rd1+%d]", GP_MD_VALUE_STRIDE);
 	gp_em(e, "mul.wide.u32 %%rd14, %%r11, %%r22");
 	gp_em(e, "add.u64 %%rd12, %%rd13, %%rd14");
 	gp_em_label(e, ir_strfmt(e->m, "$L_sdone%d", tag));
@@ -292,8 +294,8 @@ static void emit_array_index(struct gp_emit *e)
 /* Address of copy 0 of array element %r11 into %rd12. */
 static void emit_array_slot0(struct gp_emit *e)
 {
-	gp_em(e, "ld.global.u32 %%r22, [%%rd1+%d]", GP_MD_VALUE_STRIDE);
-	gp_em(e, "ld.global.u64 %%rd13, [%%rd1+%d]", GP_MD_DATA);
+	gp_em(e, "ld.global.nc.u32 %%r22, [%%rd1+%d]", GP_MD_VALUE_STRIDE);
+	gp_em(e, "ld.global.nc.u64 %%rd13, [%%rd1+%d]", GP_MD_DATA);
 	gp_em(e, "mul.wide.u32 %%rd14, %%r11, %%r22");
 	gp_em(e, "add.u64 %%rd12, %%rd13, %%rd14");
 }
@@ -301,11 +303,11 @@ static void emit_array_slot0(struct gp_emit *e)
 /* %rd12 += this thread's copy index * shard_stride. */
 static void emit_add_shard(struct gp_emit *e)
 {
-	gp_em(e, "ld.global.u32 %%r21, [%%rd1+%d]", GP_MD_NSHARDS);
+	gp_em(e, "ld.global.nc.u32 %%r21, [%%rd1+%d]", GP_MD_NSHARDS);
 	gp_em(e, "setp.le.u32 %%p4, %%r21, 1");
 	gp_em(e, "@%%p4 bra $L_noshard");
 	call(e, F_SHARD, "%rd15", 1, "%rd1");
-	gp_em(e, "ld.global.u64 %%rd16, [%%rd1+%d]", GP_MD_SHARD_STRIDE);
+	gp_em(e, "ld.global.nc.u64 %%rd16, [%%rd1+%d]", GP_MD_SHARD_STRIDE);
 	gp_em(e, "mad.lo.u64 %%rd12, %%rd15, %%rd16, %%rd12");
 	gp_em_label(e, "$L_noshard");
 }
@@ -314,19 +316,19 @@ static void emit_add_shard(struct gp_emit *e)
 static void def_reserve(struct gp_emit *e)
 {
 	load_args(e, 2);
-	gp_em(e, "ld.global.u32 %%r1, [%%rd1+%d]", GP_MD_KIND);
+	gp_em(e, "ld.global.nc.u32 %%r1, [%%rd1+%d]", GP_MD_KIND);
 	gp_em(e, "setp.ne.u32 %%p1, %%r1, %d", GP_MAP_KIND_RING);
 	gp_em(e, "@%%p1 bra $L_none");
 	call(e, F_SHARD, "%rd7", 1, "%rd1");
-	gp_em(e, "ld.global.u32 %%r2, [%%rd1+%d]", GP_MD_CAPACITY);
+	gp_em(e, "ld.global.nc.u32 %%r2, [%%rd1+%d]", GP_MD_CAPACITY);
 	gp_em(e, "cvt.u64.u32 %%rd8, %%r2");                  /* cap */
 	gp_em(e, "add.u64 %%rd9, %%rd2, %d", GP_RING_HDR + 7);
 	gp_em(e, "and.b64 %%rd9, %%rd9, -8");                 /* total = header + payload rounded */
-	gp_em(e, "ld.global.u64 %%rd10, [%%rd1+%d]", GP_MD_DATA);
+	gp_em(e, "ld.global.nc.u64 %%rd10, [%%rd1+%d]", GP_MD_DATA);
 	gp_em(e, "mad.lo.u64 %%rd10, %%rd7, %d, %%rd10", GP_RING_STATE_STRIDE); /* producer */
-	gp_em(e, "ld.global.u64 %%rd11, [%%rd1+%d]", GP_MD_VDATA);
+	gp_em(e, "ld.global.nc.u64 %%rd11, [%%rd1+%d]", GP_MD_VDATA);
 	gp_em(e, "mad.lo.u64 %%rd11, %%rd7, %%rd8, %%rd11");  /* ring bytes */
-	gp_em(e, "ld.global.u64 %%rd12, [%%rd1+%d]", GP_MD_CONS);
+	gp_em(e, "ld.global.nc.u64 %%rd12, [%%rd1+%d]", GP_MD_CONS);
 	gp_em(e, "mad.lo.u64 %%rd12, %%rd7, %d, %%rd12", GP_RING_STATE_STRIDE); /* consumer */
 	gp_em(e, "setp.gt.u64 %%p1, %%rd9, %%rd8");
 	gp_em(e, "@%%p1 bra $L_drop");
@@ -386,7 +388,7 @@ static void def_commit(struct gp_emit *e)
 static void def_lookup(struct gp_emit *e)
 {
 	load_args(e, 2);
-	gp_em(e, "ld.global.u32 %%r1, [%%rd1+%d]", GP_MD_KIND);
+	gp_em(e, "ld.global.nc.u32 %%r1, [%%rd1+%d]", GP_MD_KIND);
 	gp_em(e, "setp.eq.u32 %%p1, %%r1, %d", GP_MAP_KIND_ARRAY);
 	gp_em(e, "@%%p1 bra $L_array");
 	gp_em(e, "setp.ne.u32 %%p1, %%r1, %d", GP_MAP_KIND_HASH);
@@ -395,15 +397,15 @@ static void def_lookup(struct gp_emit *e)
 	gp_em(e, "setp.eq.s64 %%p1, %%rd7, -1");
 	gp_em(e, "@%%p1 bra $L_null");
 	gp_em(e, "cvt.u32.u64 %%r11, %%rd7");
-	gp_em(e, "ld.global.u32 %%r10, [%%rd1+%d]", GP_MD_BUCKET_STRIDE);
-	gp_em(e, "ld.global.u64 %%rd8, [%%rd1+%d]", GP_MD_DATA);
+	gp_em(e, "ld.global.nc.u32 %%r10, [%%rd1+%d]", GP_MD_BUCKET_STRIDE);
+	gp_em(e, "ld.global.nc.u64 %%rd8, [%%rd1+%d]", GP_MD_DATA);
 	gp_em(e, "mul.wide.u32 %%rd9, %%r11, %%r10");
 	gp_em(e, "add.u64 %%rd9, %%rd8, %%rd9");
 	emit_hash_slot0(e, 1);
 	gp_em(e, "bra.uni $L_found");
 	gp_em_label(e, "$L_array");
 	emit_array_index(e);
-	gp_em(e, "ld.global.u32 %%r13, [%%rd1+%d]", GP_MD_MAX_ENTRIES);
+	gp_em(e, "ld.global.nc.u32 %%r13, [%%rd1+%d]", GP_MD_MAX_ENTRIES);
 	gp_em(e, "setp.ge.u32 %%p1, %%r11, %%r13");
 	gp_em(e, "@%%p1 bra $L_null");
 	emit_array_slot0(e);
@@ -420,14 +422,14 @@ static void def_update(struct gp_emit *e)
 	load_args(e, 4);
 	gp_em(e, "setp.gt.u64 %%p1, %%rd4, %d", BPF_EXIST);
 	gp_em(e, "@%%p1 bra $L_einval");
-	gp_em(e, "ld.global.u32 %%r17, [%%rd1+%d]", GP_MD_FLAGS);
+	gp_em(e, "ld.global.nc.u32 %%r17, [%%rd1+%d]", GP_MD_FLAGS);
 	gp_em(e, "and.b32 %%r18, %%r17, %d", GP_MAPF_RDONLY);
 	gp_em(e, "setp.ne.u32 %%p1, %%r18, 0");
 	gp_em(e, "@%%p1 bra $L_eperm");
 	/* a sharded map's value becomes the sum: zero the other copies */
 	gp_em(e, "and.b32 %%r18, %%r17, %d", GP_MAPF_SHARDED);
 	gp_em(e, "cvt.u64.u32 %%rd20, %%r18");
-	gp_em(e, "ld.global.u32 %%r1, [%%rd1+%d]", GP_MD_KIND);
+	gp_em(e, "ld.global.nc.u32 %%r1, [%%rd1+%d]", GP_MD_KIND);
 	gp_em(e, "setp.eq.u32 %%p1, %%r1, %d", GP_MAP_KIND_ARRAY);
 	gp_em(e, "@%%p1 bra $L_array");
 	gp_em(e, "setp.ne.u32 %%p1, %%r1, %d", GP_MAP_KIND_HASH);
@@ -446,7 +448,7 @@ static void def_update(struct gp_emit *e)
 	gp_em_label(e, "$L_insert");
 	gp_em(e, "setp.eq.u64 %%p1, %%rd4, %d", BPF_EXIST);
 	gp_em(e, "@%%p1 bra $L_enoent");
-	gp_em(e, "ld.global.u32 %%r19, [%%rd1+%d]", GP_MD_MAX_ENTRIES);
+	gp_em(e, "ld.global.nc.u32 %%r19, [%%rd1+%d]", GP_MD_MAX_ENTRIES);
 	gp_em(e, "atom.global.add.u32 %%r20, [%%rd1+%d], 1", GP_MD_COUNT);
 	gp_em(e, "setp.ge.u32 %%p1, %%r20, %%r19");
 	gp_em(e, "@%%p1 bra $L_full");
@@ -473,7 +475,7 @@ static void def_update(struct gp_emit *e)
 	ret_imm(e, -GP_DEV_EBUSY);
 	gp_em_label(e, "$L_array");
 	emit_array_index(e);
-	gp_em(e, "ld.global.u32 %%r13, [%%rd1+%d]", GP_MD_MAX_ENTRIES);
+	gp_em(e, "ld.global.nc.u32 %%r13, [%%rd1+%d]", GP_MD_MAX_ENTRIES);
 	gp_em(e, "setp.ge.u32 %%p1, %%r11, %%r13");
 	gp_em(e, "@%%p1 bra $L_p_end");
 	gp_em(e, "setp.eq.u64 %%p1, %%rd4, %d", BPF_NOEXIST);
@@ -495,7 +497,7 @@ static void def_update(struct gp_emit *e)
 static void def_delete(struct gp_emit *e)
 {
 	load_args(e, 2);
-	gp_em(e, "ld.global.u32 %%r1, [%%rd1+%d]", GP_MD_KIND);
+	gp_em(e, "ld.global.nc.u32 %%r1, [%%rd1+%d]", GP_MD_KIND);
 	gp_em(e, "setp.ne.u32 %%p1, %%r1, %d", GP_MAP_KIND_HASH);
 	gp_em(e, "@%%p1 bra $L_einval");
 	gp_em(e, "mov.u32 %%r9, 0");
@@ -504,8 +506,8 @@ static void def_delete(struct gp_emit *e)
 	gp_em(e, "setp.eq.s64 %%p1, %%rd7, -1");
 	gp_em(e, "@%%p1 bra $L_enoent");
 	gp_em(e, "cvt.u32.u64 %%r11, %%rd7");
-	gp_em(e, "ld.global.u32 %%r10, [%%rd1+%d]", GP_MD_BUCKET_STRIDE);
-	gp_em(e, "ld.global.u64 %%rd8, [%%rd1+%d]", GP_MD_DATA);
+	gp_em(e, "ld.global.nc.u32 %%r10, [%%rd1+%d]", GP_MD_BUCKET_STRIDE);
+	gp_em(e, "ld.global.nc.u64 %%rd8, [%%rd1+%d]", GP_MD_DATA);
 	gp_em(e, "mul.wide.u32 %%rd9, %%r11, %%r10");
 	gp_em(e, "add.u64 %%rd9, %%rd8, %%rd9");
 	gp_em(e, "atom.global.cas.b32 %%r12, [%%rd9], %d, %d", GP_HASH_FULL, GP_HASH_BUSY);

@@ -83,6 +83,11 @@ int gp_map_inst__next_key(struct gp_map_inst *m, const void *key, void *next_key
  * absent. The pointer stays valid while the element is not deleted. */
 void *gp_map_inst__value_ptr(struct gp_map_inst *m, const void *key, unsigned shard);
 
+/* The host-reachable memory that holds every value of the map (all copies), for the host
+ * interpreter's bounds checks: 0 and *base NULL when the host cannot touch it directly (device
+ * placement with a real GPU allocator) or for rings. */
+int gp_map_inst__host_region(const struct gp_map_inst *m, void **base, size_t *len);
+
 /* Every element at one moment (one copy of the whole map): keys and values (read_size each,
  * summed where sharded), in index order for arrays (every index) and bucket order for hashes. */
 struct gp_map_snapshot {

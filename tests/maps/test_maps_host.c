@@ -54,6 +54,10 @@ static void test_array(void)
 	CHECK(p != NULL);
 	if (p)
 		CHECK_EQ(p[11], 12);
+	void *base;
+	size_t len;
+	CHECK_EQ(gp_map_inst__host_region(m, &base, &len), 0);
+	CHECK(base != NULL && len == 4 * 16);
 	gp_map_inst__free(m);
 }
 
