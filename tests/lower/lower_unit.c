@@ -273,11 +273,113 @@ static void test_stack_size(void)
 	expect_err(ok, 2, &big, "insn 0: stack_size 513: the ISA's stack is 512 bytes");
 }
 
+/* Random instruction streams (fixed seed): the lowering must answer each with 0 or one error
+ * line, never crash; every program it accepts goes into one module that ptxas must compile. */
+static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
+static uint32_t rnd(void)
+{
+	rng_state ^= rng_state << 13;
+	rng_state ^= rng_state >> 7;
+	rng_state ^= rng_state << 17;
+	return (uint32_t)rng_state;
+}
+
+static void test_random(const char *ptxas)
+{
+	static const uint8_t codes[] = {
+		0x07, 0x0f, 0x17, 0x1f, 0x27, 0x2f, 0x37, 0x3f, 0x47, 0x4f, 0x57, 0x5f, 0x67, 0x6f, 0x77,
+		0x7f, 0x87, 0x97, 0x9f, 0xa7, 0xaf, 0xb7, 0xbf, 0xc7, 0xcf, 0xd7, 0xdc, 0xd4,
+		0x04, 0x0c, 0x14, 0x1c, 0x24, 0x2c, 0x34, 0x3c, 0x44, 0x4c, 0x54, 0x5c, 0x64, 0x6c, 0x74,
+		0x7c, 0x84, 0x94, 0x9c, 0xa4, 0xac, 0xb4, 0xbc, 0xc4, 0xcc,
+		0x05, 0x15, 0x1d, 0x25, 0x2d, 0x35, 0x3d, 0x45, 0x4d, 0x55, 0x5d, 0x65, 0x6d, 0x75, 0x7d,
+		0xa5, 0xad, 0xb5, 0xbd, 0xc5, 0xcd, 0xd5, 0xdd, 0x06, 0x16, 0x1e, 0x26, 0x66, 0xd6, 0xde,
+		0x85, 0x95, 0x18, 0x61, 0x69, 0x71, 0x79, 0x81, 0x89, 0x91, 0x62, 0x6a, 0x72, 0x7a,
+		0x63, 0x6b, 0x73, 0x7b, 0xc3, 0xdb, 0xff, 0x20, 0x8d};
+	static const int32_t imms[] = {0, 1, -1, 7, 16, 32, 64, 31, 63, 0x7fffffff, (int32_t)0x80000000,
+				       5, 502, 505, 507, 511, 513, 14, 1, 0x1, 0x41, 0xa1, 0xe1, 0xf1, 0x51};
+	static const int16_t offs[] = {0, 0, 0, 1, -8, -16, 8, 16, 32, -1, 2};
+	ir_module *mod = ir_module_new();
+	add_directive(mod, ".version 7.8");
+	add_directive(mod, ".target sm_75");
+	add_directive(mod, ".address_size 64");
+	unsigned accepted = 0, rejected = 0;
+	for (int iter = 0; iter < 2000; iter++) {
+		struct bpf_insn prog[24];
+		size_t n = 2 + rnd() % 22;
+		for (size_t i = 0; i < n; i++) {
+			struct bpf_insn *in = &prog[i];
+			in->code = codes[rnd() % sizeof(codes)];
+			in->dst_reg = rnd() % 10;   /* r10 is read-only, but a store's base */
+			if ((in->code & 7) == BPF_ST || (in->code & 7) == BPF_STX)
+				in->dst_reg = rnd() % 2 ? 10 : in->dst_reg;
+			in->src_reg = rnd() % 11;
+			in->off = offs[rnd() % (sizeof(offs) / sizeof(offs[0]))];
+			in->imm = imms[rnd() % (sizeof(imms) / sizeof(imms[0]))];
+			if (in->code == 0x85)          /* call: helper or local */
+				in->src_reg = rnd() % 4 ? 0 : 1;
+			if ((in->code & 7) == BPF_ALU || (in->code & 7) == BPF_ALU64) {
+				uint8_t op = in->code & 0xf0;
+				in->off = op == BPF_DIV || op == BPF_MOD ? (int16_t)(rnd() % 2)
+					  : op == BPF_MOV && (in->code & BPF_X) ? (int16_t[]){0, 8, 16, 32}[rnd() % 4]
+					  : 0;
+				if (op == BPF_END)
+					in->imm = 16 << (rnd() % 3);
+			}
+			if ((in->code & 7) == 5 || (in->code & 7) == 6)   /* keep jumps mostly inside */
+				in->off = (int16_t)(rnd() % n) - (int16_t)i - 1;
+		}
+		prog[n - 1] = EXIT;
+		char err[256] = "";
+		ir_module *scratch = ir_module_new();
+		int rc = gp_lower_program(scratch, prog, n, "r", NULL, err, sizeof(err));
+		ir_module_free(scratch);
+		if (rc) {
+			CHECK(rc < 0 && !strncmp(err, "insn ", 5) && !strchr(err, '\n'),
+			      "random program %d: rc %d, error \"%s\"", iter, rc, err);
+			rejected++;
+			continue;
+		}
+		struct gp_lower_opts o = {.prefix = ir_strfmt(mod, "__r%d_", iter)};
+		rc = gp_lower_program(mod, prog, n, ir_strfmt(mod, "rand_%d", iter), &o, err, sizeof(err));
+		CHECK(rc == 0, "random program %d lowered once but not twice: %s", iter, err);
+		accepted++;
+	}
+	CHECK(accepted > 100 && rejected > 100, "random programs: %u accepted, %u rejected", accepted, rejected);
+	if (ptxas && access(ptxas, X_OK) == 0) {
+		/* .func without callers are dropped by ptxas: make every one visible */
+		for (ir_top *t = mod->first; t; t = t->next)
+			if (t->kind == IR_TOP_FUNC && t->func.has_body && !strncmp(t->func.name, "rand_", 5) &&
+			    !strstr(t->func.name, "__sub"))
+				t->func.linkage = ".visible";
+		size_t len;
+		char *text = ptx_print(mod, &len);
+		char path[] = "/tmp/lower_random_XXXXXX";
+		int fd = mkstemp(path);
+		FILE *f = fdopen(fd, "w");
+		fwrite(text, 1, len, f);
+		fclose(f);
+		char cmd[4400];
+		snprintf(cmd, sizeof(cmd), "%s -arch=sm_90 %s -o %s.cubin", ptxas, path, path);
+		int st = system(cmd);
+		CHECK(st == 0, "ptxas rejected the %u random programs the lowering accepted (kept in %s)", accepted, path);
+		if (st == 0) {
+			unlink(path);
+			snprintf(cmd, sizeof(cmd), "%s.cubin", path);
+			unlink(cmd);
+		}
+		free(text);
+	}
+	printf("random programs: %u lowered (compiled by ptxas), %u rejected with one error line\n",
+	       accepted, rejected);
+	ir_module_free(mod);
+}
+
 int main(int argc, char **argv)
 {
 	test_errors();
 	test_stack_size();
 	test_structure_and_ptxas(argc > 1 ? argv[1] : NULL);
+	test_random(argc > 1 ? argv[1] : NULL);
 	if (failures) {
 		printf("lower_unit: %d failures\n", failures);
 		return 1;
