@@ -6,9 +6,9 @@
 #     helpers, exit, puts, callx, and atomics/misaligned accesses on global memory, 32 threads each.
 # usage: tests/gpu/lower.sh [BUILD_DIR]  (default build-lower, build-lower-gpu, build). Logs to $OUT.
 # Where the generators or the corpus are missing (the GPU machine has no corpus and no libbpf),
-# it runs BUILD_DIR/lower-gpu/{conformance,helpers}.{ptx,manifest} made beforehand with
-#   lower_corpus CORPUS lower-gpu/conformance.ptx lower-gpu/conformance.manifest --target sm_75
-#   lower_gpu_helpers lower-gpu/helpers.ptx lower-gpu/helpers.manifest --target sm_75
+# it runs BUILD_DIR/lower-gpu/{conformance,helpers}.{ptx,manifest}, which the build makes
+# (target lower_gpu_inputs: lower_corpus and lower_gpu_helpers, --target sm_75). So: build here,
+# carry BUILD_DIR (bin/lower_gpu_run and lower-gpu/ are all it needs) and run this script there.
 # Exit 77 when there is no GPU or driver.
 set -u -o pipefail
 here=$(cd "$(dirname "$0")/../.." && pwd)
