@@ -272,11 +272,37 @@ static int list_fatbin(struct summary *s, struct fatbin *fb, const char *path)
 	return 0;
 }
 
+static int by_sm(const void *a, const void *b)
+{
+	const char *x = *(const char *const *)a, *y = *(const char *const *)b;
+	unsigned long nx = strtoul(x + strcspn(x, "0123456789"), NULL, 10);
+	unsigned long ny = strtoul(y + strcspn(y, "0123456789"), NULL, 10);
+	return nx != ny ? (nx < ny ? -1 : 1) : strcmp(x, y);
+}
+
+/* "sm_90 sm_75 sm_100" as "sm_75 sm_90 sm_100" */
+static void print_sorted(const char *label, const char *list, const char *after)
+{
+	char copy[512], *words[64], *save = NULL;
+	size_t n = 0;
+	snprintf(copy, sizeof(copy), "%s", list);
+	for (char *w = strtok_r(copy, " ", &save); w && n < 64; w = strtok_r(NULL, " ", &save))
+		words[n++] = w;
+	qsort(words, n, sizeof(words[0]), by_sm);
+	fputs(label, stdout);
+	for (size_t i = 0; i < n; i++)
+		printf("%s%s", i ? " " : "", words[i]);
+	fputs(after, stdout);
+}
+
 static void print_summary(const struct summary *s)
 {
-	printf("targets: %s\n", s->targets[0] ? s->targets : "none");
+	if (s->targets[0])
+		print_sorted("targets: ", s->targets, "\n");
+	else
+		puts("targets: none");
 	if (s->ptx_targets[0])
-		printf("PTX: yes (%s)\n", s->ptx_targets);
+		print_sorted("PTX: yes (", s->ptx_targets, ")\n");
 	else
 		printf("PTX: no (cannot be instrumented; rebuild with -arch=sm_XX, or add "
 		       "-gencode arch=compute_XX,code=compute_XX, to embed PTX)\n");
@@ -310,14 +336,24 @@ int cmd_list(int argc, char **argv)
 		return cli_error("list: one FILE only ('%s' is extra)", argv[optind + 1]);
 	const char *path = argv[optind];
 
-	size_t len;
-	char *buf = cli_read_file(path, &len);
-	if (!buf)
-		return 1;
+	/* The first bytes say what the file is; only cubins and PTX (small) are read whole here,
+	 * binaries go to the fatbin reader, which maps them. */
+	uint8_t head[4096];
+	size_t hlen;
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return cli_error("cannot open %s: %s", path, strerror(errno));
+	hlen = fread(head, 1, sizeof(head), f);
+	fclose(f);
+	enum module_image_kind kind = module_image_classify(head, hlen);
+	bool cubin = kind == MODULE_IMAGE_CUBIN && hlen >= 20 && head[18] == EM_CUDA_MACHINE && head[19] == 0;
+	bool elf = hlen >= 4 && !memcmp(head, "\177ELF", 4);
 	struct summary s = { 0 };
 	int status = 0;
-	enum module_image_kind kind = module_image_classify(buf, len);
-	bool cubin = kind == MODULE_IMAGE_CUBIN && len >= 20 && (uint8_t)buf[18] == EM_CUDA_MACHINE && buf[19] == 0;
+	char *buf = NULL;
+	size_t len = 0;
+	if ((cubin || kind == MODULE_IMAGE_PTX) && !(buf = cli_read_file(path, &len)))
+		return 1;
 	if (cubin) {
 		unsigned sm = 0;
 		struct names k = { 0 };
@@ -350,15 +386,16 @@ int cmd_list(int argc, char **argv)
 		add_word(s.ptx_targets, sizeof(s.ptx_targets), target);
 		s.none = true;
 		print_summary(&s);
-	} else if (kind == MODULE_IMAGE_UNKNOWN && memcmp(buf, "\177ELF", len < 4 ? len : 4)) {
+	} else if (kind == MODULE_IMAGE_UNKNOWN && !elf) {
 		status = cli_error("%s: not an executable, shared library, object, fatbin, cubin or PTX file", path);
 	} else {
 		char err[512];
 		struct fatbin *fb;
-		if (fatbin__open_mem(buf, len, &fb, err, sizeof(err))) {
-			status = cli_error("%s: %s", path, err);
+		if (fatbin__open_file(path, &fb, err, sizeof(err))) {
+			status = cli_error("%s", err);
 		} else {
-			printf("%s: %s, %zu modules\n", path, kind == MODULE_IMAGE_FATBIN ? "fatbin" : kind == MODULE_IMAGE_WRAPPER ? "fatbin wrapper" : "ELF file",
+			printf("%s: %s, %zu modules\n", path,
+			       kind == MODULE_IMAGE_FATBIN ? "fatbin" : kind == MODULE_IMAGE_WRAPPER ? "fatbin wrapper" : "ELF file",
 			       fatbin__entry_count(fb));
 			status = list_fatbin(&s, fb, path);
 			if (!status)

@@ -297,36 +297,21 @@ int fatbin__open_file(const char *path, struct fatbin **out, char *err, size_t e
 	if (!out)
 		return fb_error(err, errlen, EINVAL, "no place for the result");
 	*out = NULL;
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return fb_error(err, errlen, errno, "%s: %s", path, strerror(errno));
-	size_t cap = 1 << 16, n = 0;
-	uint8_t *buf = malloc(cap);
-	while (buf) {
-		n += fread(buf + n, 1, cap - n, f);
-		if (n < cap)
-			break;
-		uint8_t *nb = cap > SIZE_MAX / 2 ? NULL : realloc(buf, cap * 2);
-		if (!nb)
-			free(buf);
-		buf = nb;
-		cap *= 2;
-	}
-	int ioerr = ferror(f);
-	fclose(f);
-	if (!buf)
-		return fb_error(err, errlen, ENOMEM, "%s: out of memory", path);
-	if (ioerr) {
-		free(buf);
-		return fb_error(err, errlen, EIO, "%s: read error", path);
-	}
+	void *buf;
+	size_t n;
+	bool mapped;
+	int rc = fb_load_file(path, &buf, &n, &mapped, err, errlen);
+	if (rc)
+		return rc;
 	char inner[384];
-	int rc = fatbin__open_mem(buf, n, out, inner, sizeof(inner));
+	rc = fatbin__open_mem(buf, n, out, inner, sizeof(inner));
 	if (rc) {
-		free(buf);
+		fb_unload(buf, n, mapped);
 		return fb_error(err, errlen, -rc, "%s: %s", path, inner);
 	}
 	(*out)->owned = buf;
+	(*out)->owned_len = n;
+	(*out)->owned_mapped = mapped;
 	return 0;
 }
 
@@ -377,7 +362,8 @@ void fatbin__close(struct fatbin *fb)
 	if (!fb)
 		return;
 	free(fb->entries);
-	free(fb->owned);
+	if (fb->owned)
+		fb_unload(fb->owned, fb->owned_len, fb->owned_mapped);
 	free(fb);
 }
 

@@ -3,6 +3,10 @@
  * nvcc puts the containers in .nv_fatbin (several may be concatenated there: one per translation
  * unit, plus the runtime's own), relocatable-device-code builds add __nv_relfatbin, and
  * .nvFatBinSegment holds the wrappers the runtime registers, whose pointers are virtual addresses.
+ * Some libraries (cuFFT keeps ~24000 fatbins in .ldata) embed containers in ordinary data sections
+ * and load them with cuModuleLoadData themselves: those are found by scanning data sections for
+ * the container magic and keeping every candidate that reads completely (a candidate that does
+ * not is not an error: it is just bytes that look like a magic number).
  * This is a small hand-written ELF64 reader rather than libelf because every field is checked
  * against the image here, the image may be read-only, and only section headers are needed. */
 #include "ptx-frontend/fatbin_internal.h"
@@ -14,7 +18,9 @@
 #define EHDR_SIZE   64
 #define SHDR_SIZE   64
 #define SHT_NOBITS  8
+#define SHT_PROGBITS 1
 #define SHF_ALLOC   0x2
+#define SHF_EXECINSTR 0x4
 #define SHF_COMPRESSED 0x800
 
 struct shdr {
@@ -23,7 +29,12 @@ struct shdr {
 	uint32_t link;
 };
 
+#define MAX_SEGMENT_READS 256
+
 struct elf_view {
+	/* file offsets of containers read through .nvFatBinSegment, so the scan skips them */
+	size_t segment_reads[MAX_SEGMENT_READS];
+	size_t nsegment_reads;
 	const uint8_t *p;
 	size_t size, base;
 	uint64_t shoff;
@@ -114,7 +125,7 @@ static size_t section_of_address(const struct elf_view *v, uint64_t va)
 
 /* Wrappers in .nvFatBinSegment whose fatbin lies in a section not read already (any fatbin
  * section was read whole): read that one container. */
-static int read_segment(struct fatbin *fb, const struct elf_view *v, const struct shdr *seg, char *err,
+static int read_segment(struct fatbin *fb, struct elf_view *v, const struct shdr *seg, char *err,
 			size_t errlen)
 {
 	for (uint64_t off = 0; seg->size - off >= 24; off += 24) {
@@ -134,8 +145,35 @@ static int read_segment(struct fatbin *fb, const struct elf_view *v, const struc
 		int rc = fb_read_container(fb, c, &used, err, errlen);
 		if (rc)
 			return rc;
+		if (v->nsegment_reads < MAX_SEGMENT_READS)
+			v->segment_reads[v->nsegment_reads++] = c.base_offset;
 	}
 	return 0;
+}
+
+/* Containers embedded in a data section: every complete one is kept. */
+static void scan_embedded(struct fatbin *fb, const struct elf_view *v, const struct shdr *s)
+{
+	static const uint8_t magic[4] = { 0x50, 0xed, 0x55, 0xba };
+	const uint8_t *base = v->p + s->offset, *p = base, *end = base + s->size;
+	while ((p = memmem(p, (size_t)(end - p), magic, sizeof(magic)))) {
+		size_t off = (size_t)(p - base), used = 0, count = fb->count, containers = fb->containers;
+		struct fb_range c = { p, (size_t)(end - p), v->base + (size_t)s->offset + off };
+		bool seen = false;
+		for (size_t i = 0; i < v->nsegment_reads; i++)
+			seen |= v->segment_reads[i] == c.base_offset;
+		if (fb_read_container(fb, c, &used, NULL, 0) == 0 && fb->count > count) {
+			if (seen) { /* already read through a wrapper */
+				fb->count = count;
+				fb->containers = containers;
+			}
+			p += used;
+			continue;
+		}
+		fb->count = count; /* not a container after all: forget what it added */
+		fb->containers = containers;
+		p++;
+	}
 }
 
 int fb_read_elf(struct fatbin *fb, struct fb_range r, char *err, size_t errlen)
@@ -179,6 +217,16 @@ int fb_read_elf(struct fatbin *fb, struct fb_range r, char *err, size_t errlen)
 		rc = read_segment(fb, &v, &s, err, errlen);
 		if (rc)
 			return rc;
+		found |= fb->containers > before;
+	}
+	for (size_t i = 1; i < v.shnum; i++) {
+		struct shdr s = shdr_at(&v, i);
+		const char *name = section_name(&v, &s);
+		if (s.type != SHT_PROGBITS || !(s.flags & SHF_ALLOC) || (s.flags & (SHF_EXECINSTR | SHF_COMPRESSED)) ||
+		    is_fatbin_section(name) || !strcmp(name, ".nvFatBinSegment") || !section_in_file(&v, &s))
+			continue;
+		size_t before = fb->containers;
+		scan_embedded(fb, &v, &s);
 		found |= fb->containers > before;
 	}
 	if (!found)

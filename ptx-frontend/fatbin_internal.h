@@ -12,7 +12,9 @@ struct fatbin {
 	struct fatbin_entry *entries;
 	size_t count, cap;
 	size_t containers;   /* how many containers the entries came from */
-	void *owned;         /* the file's bytes (fatbin__open_file), freed on close */
+	void *owned;         /* the file's bytes (fatbin__open_file), released on close */
+	size_t owned_len;
+	bool owned_mapped;   /* owned is an mmap of the file (else malloc'd) */
 };
 
 /* A byte range being read: every access is checked against size (SIZE_MAX: unknown, trusted).
@@ -29,6 +31,11 @@ static inline uint32_t fb_le32(const uint8_t *p)
 	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 static inline uint64_t fb_le64(const uint8_t *p) { return fb_le32(p) | (uint64_t)fb_le32(p + 4) << 32; }
+
+/* The whole file at path, mapped read-only (or read, where mapping fails); *mapped says which.
+ * Release with fb_unload. Errors name the file. */
+int fb_load_file(const char *path, void **data, size_t *len, bool *mapped, char *err, size_t errlen);
+void fb_unload(void *data, size_t len, bool mapped);
 
 /* Format one error line into err (if any) and return -code (negative errno). */
 int fb_error(char *err, size_t errlen, int code, const char *fmt, ...) __attribute__((format(printf, 4, 5)));

@@ -139,5 +139,20 @@ for a in $ARCHS; do
 	norm out.fatbin/*-sm_$a.ptx | cmp -s - ref.kernels.$a.ptx.norm || bad "fatbin file: compute_$a PTX differs"
 done
 
+# The CUDA libraries beside nvcc, where installed: cuBLAS keeps its fatbins in .nv_fatbin, cuFFT
+# ~24000 of them in .ldata (loaded with cuModuleLoadData): both must read whole.
+cudalib=$(dirname "$(dirname "$NVCC")")/lib64
+for lib in libcublas.so libcufft.so; do
+	[ -e "$cudalib/$lib" ] || { echo "($lib not installed: not checked)"; continue; }
+	if "$G" list "$cudalib/$lib" >"list.$lib.txt" 2>"err.$lib.txt"; then
+		mods=$(head -1 "list.$lib.txt" | grep -oE '[0-9]+ modules' | grep -oE '[0-9]+')
+		[ "${mods:-0}" -ge 1000 ] || bad "$lib: only ${mods:-0} modules"
+		grep -q '^PTX: yes' "list.$lib.txt" || bad "$lib: no PTX reported"
+		echo "$lib: $mods modules, $(tail -1 "list.$lib.txt")"
+	else
+		bad "$lib: gpuprobe list failed: $(cat "err.$lib.txt")"
+	fi
+done
+
 [ $fail = 0 ] && echo "nvcc modes: all checks passed"
 exit $fail
