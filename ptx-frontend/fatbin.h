@@ -81,6 +81,11 @@ int fatbin__entry_data(const struct fatbin_entry *e, void **out, size_t *len, ch
 
 void fatbin__close(struct fatbin *fb);
 
+/* The PTX entry a device of compute capability device_sm (e.g. 90) would JIT: the highest target
+ * not above it; arch-specific PTX (compute_90a) only for exactly that SM, family PTX
+ * (compute_100f) only within its family (same major). NULL when none fits. */
+const struct fatbin_entry *fatbin__best_ptx(const struct fatbin *fb, unsigned device_sm);
+
 /* Names for printing: "ptx", "cubin", "ltoir" ("other" otherwise); "none", "zstd", "lz4";
  * the target as "sm_90", "sm_90a", "sm_100f" (buf of at least 16 bytes). */
 const char *fatbin_kind_name(enum fatbin_kind kind);

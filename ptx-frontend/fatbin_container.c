@@ -325,6 +325,31 @@ const struct fatbin_entry *fatbin__entry(const struct fatbin *fb, size_t i)
 	return fb && i < fb->count ? &fb->entries[i] : NULL;
 }
 
+static bool ptx_runs_on(const struct fatbin_entry *e, unsigned device_sm)
+{
+	if (e->flags & FATBIN_FLAG_ARCH_SPECIFIC)
+		return e->sm == device_sm;
+	if (e->flags & FATBIN_FLAG_FAMILY)
+		return e->sm <= device_sm && e->sm / 10 == device_sm / 10;
+	return e->sm <= device_sm;
+}
+
+const struct fatbin_entry *fatbin__best_ptx(const struct fatbin *fb, unsigned device_sm)
+{
+	const struct fatbin_entry *best = NULL;
+	for (size_t i = 0; fb && i < fb->count; i++) {
+		const struct fatbin_entry *e = &fb->entries[i];
+		if (e->kind != FATBIN_KIND_PTX || !ptx_runs_on(e, device_sm))
+			continue;
+		/* higher target wins; at equal targets the specific one (it may use more features) */
+		if (!best || e->sm > best->sm ||
+		    (e->sm == best->sm && (e->flags & (FATBIN_FLAG_ARCH_SPECIFIC | FATBIN_FLAG_FAMILY)) &&
+		     !(best->flags & (FATBIN_FLAG_ARCH_SPECIFIC | FATBIN_FLAG_FAMILY))))
+			best = e;
+	}
+	return best;
+}
+
 int fatbin__entry_data(const struct fatbin_entry *e, void **out, size_t *len, char *err, size_t errlen)
 {
 	if (!e || !out || !len)

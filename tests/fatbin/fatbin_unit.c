@@ -446,6 +446,68 @@ static void test_regressions(const char *dir)
 	seed_dir = saved;
 }
 
+/* A container built here: entries of the given kind, SM and flags, each a short raw payload. */
+struct synth { uint16_t kind; uint32_t sm; uint64_t flags; };
+
+static uint8_t *build_container(const struct synth *e, size_t n, size_t *len)
+{
+	size_t size = 16 + n * (0x40 + 16);
+	uint8_t *p = calloc(1, size), *q = p + 16;
+	put32(p, FATBIN_CONTAINER_MAGIC);
+	p[4] = 1;
+	p[6] = 16;
+	put64(p + 8, size - 16);
+	for (size_t i = 0; i < n; i++, q += 0x40 + 16) {
+		q[0] = (uint8_t)e[i].kind;
+		q[2] = 1;
+		q[3] = 1;
+		put32(q + 4, 0x40);
+		put64(q + 8, 16);
+		put32(q + 0x1c, e[i].sm);
+		put64(q + 0x28, e[i].flags | 0x11);
+		snprintf((char *)q + 0x40, 16, "entry %zu", i);
+	}
+	*len = size;
+	return p;
+}
+
+static void test_best_ptx(void)
+{
+	static const struct synth entries[] = {
+		{ FATBIN_KIND_PTX, 75, 0 },
+		{ FATBIN_KIND_PTX, 90, FATBIN_FLAG_ARCH_SPECIFIC },
+		{ FATBIN_KIND_PTX, 100, FATBIN_FLAG_FAMILY },
+		{ FATBIN_KIND_PTX, 80, 0 },
+		{ FATBIN_KIND_ELF, 90, 0 },
+	};
+	static const struct { unsigned device; int want; } cases[] = {
+		{ 70, -1 }, { 75, 0 }, { 86, 3 }, { 89, 3 }, { 90, 1 }, { 100, 2 }, { 103, 2 }, { 120, 3 },
+	};
+	size_t len;
+	char err[512];
+	uint8_t *img = build_container(entries, 5, &len);
+	struct fatbin *fb;
+	if (fatbin__open_mem(img, len, &fb, err, sizeof(err))) {
+		CHECK(0, "synthetic container: %s", err);
+		free(img);
+		return;
+	}
+	CHECK(fatbin__entry_count(fb) == 5, "synthetic: %zu entries", fatbin__entry_count(fb));
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const struct fatbin_entry *got = fatbin__best_ptx(fb, cases[i].device);
+		const struct fatbin_entry *want = cases[i].want < 0 ? NULL : fatbin__entry(fb, (size_t)cases[i].want);
+		CHECK(got == want, "best PTX for sm_%u: entry %ld, want %d", cases[i].device,
+		      got ? (long)(got - fatbin__entry(fb, 0)) : -1L, cases[i].want);
+	}
+	void *data;
+	size_t n;
+	CHECK(!fatbin__entry_data(fatbin__entry(fb, 3), &data, &n, err, sizeof(err)) && n == 7 &&
+	      !strcmp(data, "entry 3"), "synthetic PTX payload");
+	free(data);
+	fatbin__close(fb);
+	free(img);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 3) {
@@ -460,6 +522,7 @@ int main(int argc, char **argv)
 	test_wrappers_and_concat();
 	test_elf_errors();
 	test_module_image();
+	test_best_ptx();
 	static const char *const files[] = { "tiny_default.fatbin", "tiny_speed.fatbin", "tiny_size.fatbin",
 					     "tiny_object.o", "tiny_rdc.o" };
 	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
