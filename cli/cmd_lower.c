@@ -151,7 +151,8 @@ int cmd_lower(int argc, char **argv)
 			continue;
 		struct gp_lower_opts lo = {.emit_map_ref = gp_maps_emit_map_ref, .helper_func = gp_maps_helper_func,
 					   .puts_func = puts_fn, .user = &dev,
-					   .prefix = ir_strfmt(m, "__gp%zu_", p), .stack_size = stack[p]};
+					   .prefix = ir_strfmt(m, "__gp%zu_", p), .stack_size = stack[p],
+					   .assume_aligned = 1};   /* verified */
 		if (gp_lower_program(m, prog->insns, prog->ninsns, prog->name, &lo, err, sizeof(err))) {
 			rc = cli_error("%s: program %s: %s", path, prog->name, err);
 			goto out;

@@ -37,8 +37,10 @@ struct gp_lower_opts {
 	   The conformance corpus passes r1 = memory and r2 = its length. */
 	unsigned nargs;
 	/* Loads and stores whose alignment is not known statically (any base but r10) check it at
-	   run time and fall back to byte accesses, as misaligned accesses fault on the GPU; set
-	   when the verifier proved every access aligned to skip the check. */
+	   run time and fall back to byte accesses, as misaligned accesses fault on the GPU. Set
+	   it for programs verified for an attach point: ebpf/verifier.c rejects misaligned
+	   context, stack and map-value accesses there. (The u64 out-pointers of helpers 503-508
+	   are checked regardless: the verifier does not check helper arguments' alignment.) */
 	int assume_aligned;
 	/* Bytes of stack per frame, from the verifier's stack_depth (rounded up to 8); 0 means
 	   the ISA's 512. Accesses outside it are the verifier's to reject. */

@@ -92,12 +92,13 @@ static void emit_load(struct lower_ctx *c, unsigned base, int16_t off, unsigned 
 }
 
 /* Store the low size bytes of val (a register or an immediate) at [b+off]; b is any 64-bit
- * register, aligned says its alignment is known. Uses t0-t3 and p3. */
+ * register, aligned says its alignment is known (opts->assume_aligned is the caller's to
+ * apply: helper out-pointers are not covered by it). Uses t0-t3 and p3. */
 void lower_store_at(struct lower_ctx *c, const char *b, bool aligned, int16_t off, unsigned size,
 		    ir_operand val)
 {
 	const char *ty = ir_strfmt(c->m, ".u%u", size * 8);
-	if (aligned || size == 1 || c->opts->assume_aligned) {
+	if (aligned || size == 1) {
 		lo_emit(c, "st", ty, 2, lo_addr(c, b, off), val);
 		return;
 	}

@@ -120,7 +120,8 @@ static int lower_object(const char *ptxas, const char *path, int all_verify, uns
 		const struct gp_program *prog = gp_object__program(obj, p);
 		struct gp_lower_opts lo = {.emit_map_ref = gp_maps_emit_map_ref, .helper_func = gp_maps_helper_func,
 					   .puts_func = puts_fn, .user = &dev,
-					   .prefix = ir_strfmt(m, "__gp%zu_", p), .stack_size = stack[p]};
+					   .prefix = ir_strfmt(m, "__gp%zu_", p), .stack_size = stack[p],
+					   .assume_aligned = 1};
 		const char *fn = ir_strfmt(m, "probe_%zu", p);
 		if (gp_lower_program(m, prog->insns, prog->ninsns, fn, &lo, err, sizeof(err))) {
 			printf("FAIL lower %s/%s: %s\n", path, prog->name, err);

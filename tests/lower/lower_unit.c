@@ -269,6 +269,21 @@ static void test_stack_size(void)
 	CHECK(!strstr(text, "__gp_stack") && !strstr(text, "cvta"), "stack made for a program without r10:\n%s", text);
 	free(text);
 	ir_module_free(m);
+	/* assume_aligned drops the check of plain accesses, not of helper out-pointers */
+	struct bpf_insn outs[] = {
+		I(BPF_LDX | BPF_MEM | BPF_W, 0, 1, 2, 0),
+		I(BPF_ALU64 | BPF_MOV | BPF_X, 1, 10, 0, 0), I(BPF_ALU64 | BPF_ADD | BPF_K, 1, 0, 0, -13),
+		I(BPF_ALU64 | BPF_MOV | BPF_X, 2, 1, 0, 0), I(BPF_ALU64 | BPF_MOV | BPF_X, 3, 1, 0, 0),
+		CALL(505), EXIT,
+	};
+	struct gp_lower_opts al = {.assume_aligned = 1};
+	m = ir_module_new();
+	CHECK(gp_lower_program(m, outs, 7, "outs", &al, err, sizeof(err)) == 0, "outs: %s", err);
+	text = ptx_print(m, &len);
+	CHECK(strstr(text, "ld.u32 \t%__gp_r0, [%__gp_r1+2];") != NULL, "assume_aligned load still checked:\n%s", text);
+	CHECK(strstr(text, "st.u8 \t[%__gp_t1], %__gp_t2;") != NULL, "helper out-pointer store lost its byte path");
+	free(text);
+	ir_module_free(m);
 	struct gp_lower_opts big = {.stack_size = 513};
 	expect_err(ok, 2, &big, "insn 0: stack_size 513: the ISA's stack is 512 bytes");
 }
