@@ -8,7 +8,7 @@ legacy names the header declares only for the driver's own build (__CUDA_API_VER
 Rather than re-implement the header's macro logic, we let the C preprocessor expand the header
 in each of those modes and collect every function it declares. The union is our export list.
 
-Usage: gen_exports.py --cc CC --header cuda.h [--header more.h] --outdir DIR
+Usage: gen_exports.py --cc CC --header cuda.h [--header more.h] [--include-dir D] --outdir DIR
 Writes DIR/shim_exports.txt (sorted names), shim_exports.map (linker version script),
 shim_fn.h (ids and prototypes) and shim_forward.c (weak forwarding wrappers + name table).
 """
@@ -29,9 +29,12 @@ DECL_RE = re.compile(r"^(?:extern\s+)?(?:__attribute__\s*\(\(.*?\)\)\s*)*"
                      r"CUresult\s+(cu\w+)\s*\((.*)\)\s*$", re.S)
 
 
-def preprocess(cc, header, flags):
+def preprocess(cc, header, flags, incdirs):
     src = '#include "%s"\n' % header
-    out = subprocess.run([cc, "-E", "-P", "-x", "c", "-I", os.path.dirname(header), "-"] + flags,
+    inc = []
+    for d in incdirs + [os.path.dirname(header)]:
+        inc += ["-I", d]
+    out = subprocess.run([cc, "-E", "-P", "-x", "c"] + inc + ["-"] + flags,
                          input=src, text=True,
                          capture_output=True)
     if out.returncode != 0:
@@ -94,11 +97,11 @@ def param_name(p, idx):
     return p, name
 
 
-def collect(cc, headers):
+def collect(cc, headers, incdirs):
     funcs = {}
     for header in headers:
         for flags in MODES:
-            for st in top_level_statements(preprocess(cc, header, flags)):
+            for st in top_level_statements(preprocess(cc, header, flags, incdirs)):
                 m = DECL_RE.match(st)
                 if not m:
                     continue
@@ -111,10 +114,11 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--cc", default="cc")
     ap.add_argument("--header", action="append", required=True)
+    ap.add_argument("--include-dir", action="append", default=[])
     ap.add_argument("--outdir", required=True)
     a = ap.parse_args()
 
-    funcs = collect(a.cc, a.header)
+    funcs = collect(a.cc, a.header, a.include_dir)
     if len(funcs) < 400:
         sys.exit("gen_exports: only %d functions found in %s" % (len(funcs), a.header))
     names = sorted(funcs)

@@ -13,9 +13,10 @@ GPUPROBE_LOG=1 GPUPROBE_DUMP_DIR=$tmp/dump GPUPROBE_REAL_LIBCUDA=$fake \
 [ "$(grep -c '^ok ' "$tmp/out")" = 18 ] || fail "expected 18 ok lines"
 cat "$tmp/out"
 
+exports=$(nm -D --defined-only "$shim" | grep -c ' cu')
 absent='PTX absent (cannot be instrumented: rebuild with -arch=sm_XX or -gencode arch=compute_XX,code=compute_XX to embed PTX)'
 cat >"$tmp/want" <<WANT
-gpuprobe: real driver $fake (17 of 637 exports present)
+gpuprobe: real driver $fake (17 of $exports exports present)
 gpuprobe: cuCtxCreate_v2: the real driver does not export it
 gpuprobe: cuGetProcAddress(cuFakeHidden): the driver returned an unnamed address: passed through unintercepted
 gpuprobe: module 1: PTX written to $tmp/dump/module-0001.ptx
