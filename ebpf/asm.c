@@ -125,8 +125,12 @@ static int asm_fail(struct asm_state *st, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
-	if (st->err && st->errlen)
+	if (st->err && st->errlen) {
 		snprintf(st->err, st->errlen, "line %d: %s", st->line, msg);
+		for (char *c = st->err; *c; c++)   /* echoed input stays one printable line */
+			if ((unsigned char)*c < 0x20 || *c == 0x7f)
+				*c = '?';
+	}
 	return -EINVAL;
 }
 

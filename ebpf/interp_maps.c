@@ -100,7 +100,7 @@ void *gp_host_map_create(const struct gp_map *def, char *err, size_t errlen)
 		return m;
 	}
 	if (def->value_size == 0 || def->max_entries == 0 || (kind == HK_HASH && def->key_size == 0) ||
-	    (kind == HK_ARRAY && def->key_size != 4 && def->key_size != 0)) {
+	    (kind == HK_ARRAY && def->key_size != 4)) {
 		snprintf(err, errlen, "map '%s': invalid sizes (key %u, value %u, max_entries %u)", name,
 			 def->key_size, def->value_size, def->max_entries);
 		free(m);
@@ -304,7 +304,8 @@ int gp_host_ringbuf_push(void *state, const void *data, size_t size)
 	uint32_t sz = (uint32_t)size;
 	memcpy(m->ring + m->ring_len, &sz, 4);
 	memset(m->ring + m->ring_len + 4, 0, need - 4);
-	memcpy(m->ring + m->ring_len + 8, data, size);
+	if (size)
+		memcpy(m->ring + m->ring_len + 8, data, size);
 	m->ring_len += need;
 	return 0;
 }

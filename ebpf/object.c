@@ -43,6 +43,8 @@ static int read_license(struct loader *ld)
 			continue;
 		if (!s->data || !memchr(s->data->d_buf, '\0', s->data->d_size))
 			return ld_fail(ld, EINVAL, "license section is not a NUL-terminated string");
+		if (ld->obj->license)
+			return ld_fail(ld, EINVAL, "two license sections");
 		ld->obj->license = strdup(s->data->d_buf);
 		if (!ld->obj->license)
 			return ld_fail(ld, ENOMEM, "out of memory");
@@ -69,6 +71,8 @@ static int read_programs(struct loader *ld)
 		const char *sec = ld->secs[fn->sec].name;
 		if (strcmp(sec, ".text") == 0)
 			continue;
+		if (!ld_name_ok(fn->name) || !ld_name_ok(sec))
+			return ld_fail(ld, EINVAL, "program '%s' in section '%s': names must be printable", fn->name, sec);
 		if (!fn->global)
 			return ld_fail(ld, EINVAL, "program '%s' in section '%s' is static: programs must be global functions",
 				       fn->name, sec);

@@ -19,9 +19,24 @@ int ld_fail(struct loader *ld, int code, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
-	if (ld->err && ld->errlen)
+	if (ld->err && ld->errlen) {
 		snprintf(ld->err, ld->errlen, "%s: %s", ld->name, msg);
+		/* names come from the object: keep the message one printable line */
+		for (char *c = ld->err; *c; c++)
+			if ((unsigned char)*c < 0x20 || *c == 0x7f)
+				*c = '?';
+	}
 	return -code;
+}
+
+bool ld_name_ok(const char *s)
+{
+	if (!s || !*s)
+		return false;
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			return false;
+	return true;
 }
 
 int ld_sym(struct loader *ld, size_t idx, GElf_Sym *sym, const char **name)
@@ -169,7 +184,7 @@ static int check_relocations(struct loader *ld)
 			continue;
 		const struct elf_sec *rs = &ld->secs[s->rel];
 		size_t nrel = rs->sh.sh_size / sizeof(Elf64_Rel), ninsn = s->sh.sh_size / sizeof(struct bpf_insn);
-		const struct bpf_insn *insns = s->data ? s->data->d_buf : NULL;
+		const uint8_t *code = s->data ? s->data->d_buf : NULL;   /* may be misaligned: memcpy */
 		for (size_t i = 0; i < nrel; i++) {
 			GElf_Rel r;
 			GElf_Sym sym;
@@ -190,7 +205,9 @@ static int check_relocations(struct loader *ld)
 			for (size_t f = 0; f < ld->nfuncs; f++)
 				if (ld->funcs[f].sec == si && ld->funcs[f].start <= idx && idx < ld->funcs[f].start + ld->funcs[f].len)
 					fn = ld->funcs[f].name;
-			const struct bpf_insn *in = &insns[idx];
+			struct bpf_insn insn;
+			memcpy(&insn, code + idx * sizeof insn, sizeof insn);
+			const struct bpf_insn *in = &insn;
 			if (type == R_BPF_64_64 && (in->code != (BPF_LD | BPF_IMM | BPF_DW) || idx + 1 >= ninsn))
 				return ld_fail(ld, EINVAL, "program '%s': 64-bit relocation against '%s' is not on a complete"
 					       " ld_imm64 (section '%s', insn %zu)", fn, name, s->name, idx);

@@ -68,7 +68,11 @@ int ld_fail(struct loader *ld, int code, const char *fmt, ...) __attribute__((fo
 
 /* object_elf.c: sections, symbols, functions; validates what later passes rely on. */
 int ld_read_elf(struct loader *ld);
+bool ld_name_ok(const char *s);   /* non-empty, no control characters */
 int ld_sym(struct loader *ld, size_t idx, GElf_Sym *sym, const char **name);
+
+/* object_btf.c: structural check of .BTF before libbpf reads it. */
+int ld_check_btf(struct loader *ld);
 
 /* object_maps.c: map table (BTF/legacy symbols via libbpf, then global data sections). */
 int ld_collect_maps(struct loader *ld, const void *image, size_t size);

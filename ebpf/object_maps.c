@@ -4,9 +4,10 @@
  *      libbpf 1.x refuses them;
  *   3. global data sections (.data*, .rodata*, .bss*, by section index): one-entry arrays holding
  *      the section, as libbpf does.
- * libbpf opens the object without a kernel (bpf_object__open_mem); when a legacy "maps" section is
- * present, it is shown a copy in which that section and the code relocations are hidden (we apply
- * relocations ourselves). */
+ * libbpf opens the object without a kernel (bpf_object__open_mem). It is shown a copy in which what
+ * we read ourselves is hidden: code relocations (applied in object_reloc.c), .BTF.ext (not needed
+ * before a kernel load; Debian 12's libbpf trusts its contents) and a legacy "maps" section (which
+ * libbpf 1.x refuses). .BTF is checked first (object_btf.c). */
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <stdarg.h>
@@ -127,8 +128,8 @@ static struct gp_map *new_map(struct loader *ld, size_t sec, uint64_t off, uint6
 	return m;
 }
 
-/* A copy of the image in which libbpf does not see the legacy maps section and code relocations. */
-static void *hide_legacy(struct loader *ld, const void *image, size_t size)
+/* A copy of the image without the sections libbpf need not see. */
+static void *libbpf_view(struct loader *ld, const void *image, size_t size)
 {
 	GElf_Ehdr eh;
 	gelf_getehdr(ld->elf, &eh);
@@ -138,7 +139,8 @@ static void *hide_legacy(struct loader *ld, const void *image, size_t size)
 	memcpy(copy, image, size);
 	for (size_t i = 1; i < ld->shnum; i++) {
 		struct elf_sec *s = &ld->secs[i];
-		bool hide = i == ld->legacy_maps_sec ||
+		bool hide = i == ld->legacy_maps_sec || strcmp(s->name, ".BTF.ext") == 0 ||
+			    strcmp(s->name, ".rel.BTF.ext") == 0 ||
 			    (s->sh.sh_type == SHT_REL && s->sh.sh_info < ld->shnum && ld->secs[s->sh.sh_info].exec);
 		uint64_t at = eh.e_shoff + (uint64_t)i * eh.e_shentsize + offsetof(Elf64_Shdr, sh_type);
 		if (!hide || eh.e_shentsize < sizeof(Elf64_Shdr) || at + 4 > size)
@@ -253,20 +255,23 @@ static int data_maps(struct loader *ld)
 
 int ld_collect_maps(struct loader *ld, const void *image, size_t size)
 {
-	void *shown = ld->legacy_maps_sec ? hide_legacy(ld, image, size) : NULL;
-	if (ld->legacy_maps_sec && !shown)
+	int rc = ld_check_btf(ld);
+	if (rc)
+		return rc;
+	void *shown = libbpf_view(ld, image, size);
+	if (!shown)
 		return ld_fail(ld, ENOMEM, "out of memory");
 	LIBBPF_OPTS(bpf_object_open_opts, opts, .object_name = "gpuprobe");
 	libbpf_last[0] = '\0';
 	libbpf_print_fn_t old = libbpf_set_print(capture_libbpf);
-	struct bpf_object *bo = bpf_object__open_mem(shown ? shown : image, size, &opts);
+	struct bpf_object *bo = bpf_object__open_mem(shown, size, &opts);
 	long oerr = libbpf_get_error(bo);
 	libbpf_set_print(old);
 	if (!bo || oerr) {
 		free(shown);
 		return ld_fail(ld, EINVAL, "libbpf cannot open it: %s", libbpf_last[0] ? libbpf_last : strerror((int)-oerr));
 	}
-	int rc = btf_maps(ld, bo);
+	rc = btf_maps(ld, bo);
 	bpf_object__close(bo);
 	free(shown);
 	if (!rc)
@@ -279,6 +284,8 @@ int ld_collect_maps(struct loader *ld, const void *image, size_t size)
 		const struct gp_map *m = &ld->obj->maps[i];
 		if (!m->name)
 			return ld_fail(ld, ENOMEM, "out of memory");
+		if (!ld_name_ok(m->name))
+			return ld_fail(ld, EINVAL, "map %zu: name '%s' is empty or not printable", i, m->name);
 		if (!map_type_supported(m->type))
 			return ld_fail(ld, EINVAL, "map '%s': type %u is not supported (array, hash, per-CPU and LRU variants,"
 				       " ringbuf, perf event array, bpftime's 1502 and 1527)", m->name, m->type);

@@ -81,7 +81,7 @@ static int place(struct builder *b, const struct elf_func *fn, size_t *at)
 		return ld_fail(ld, ENOMEM, "out of memory");
 	b->placed = pl;
 	b->placed[b->nplaced++] = (struct placed){ .fn = fn, .at = b->n };
-	memcpy(b->out + b->n, (const struct bpf_insn *)ld->secs[fn->sec].data->d_buf + fn->start,
+	memcpy(b->out + b->n, (const uint8_t *)ld->secs[fn->sec].data->d_buf + fn->start * sizeof *b->out,
 	       fn->len * sizeof *b->out);
 	*at = b->n;
 	b->n += fn->len;
