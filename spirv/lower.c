@@ -1,6 +1,7 @@
 /* The module and function driver: module-scope variables, the shared window, function
  * signatures, registers, labels and blocks, guards, and dispatch to the instruction families. */
 #include "spirv/lower.h"
+#include "spirv/block_order.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -489,6 +490,7 @@ static int lower_func(lw *c, struct lw_func_info *fi, ir_module *am)
 		if (lw_control(c, &(ir_insn){.opcode = "ret"}) < 0)
 			return -1;
 	}
+	spirv_order_blocks(&c->body);
 	spv_op(out, SpvOpLabel, 1, entry);
 	spv_buf_append(out, &c->vars);
 	spv_buf_append(out, &c->prologue);
