@@ -67,11 +67,12 @@ static CUresult load_end(struct load *l, const void *handle, CUresult rc)
 			 "absent (cannot be instrumented: rebuild with -arch=sm_XX or "
 			 "-gencode arch=compute_XX,code=compute_XX to embed PTX)");
 	} else {
-		if (m)
-			shim_log("module %u via %s failed (CUDA error %d)", m->seq, m->api, (int)rc);
-		if (m)
+		if (m) {
+			shim_log("module %u via %s%s%s failed (CUDA error %d)", m->seq, m->api,
+				 m->origin ? " " : "", m->origin ? m->origin : "", (int)rc);
 			free((void *)m->origin);
-		free(m);
+			free(m);
+		}
 	}
 	shim_image_close(&l->img);
 	return rc;

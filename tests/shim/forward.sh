@@ -10,13 +10,13 @@ mkdir "$tmp/dump"
 
 GPUPROBE_LOG=1 GPUPROBE_DUMP_DIR=$tmp/dump GPUPROBE_REAL_LIBCUDA=$fake \
   "$bin" "$shim" "$fake" "$fb_ptx" "$fb_noptx" >"$tmp/out" 2>"$tmp/err" || fail "exit status $?"
-[ "$(grep -c '^ok ' "$tmp/out")" = 18 ] || fail "expected 18 ok lines"
+[ "$(grep -c '^ok ' "$tmp/out")" = 19 ] || fail "expected 19 ok lines"
 cat "$tmp/out"
 
 exports=$(nm -D --defined-only "$shim" | grep -c ' cu')
 absent='PTX absent (cannot be instrumented: rebuild with -arch=sm_XX or -gencode arch=compute_XX,code=compute_XX to embed PTX)'
 cat >"$tmp/want" <<WANT
-gpuprobe: real driver $fake (17 of $exports exports present)
+gpuprobe: real driver $fake (19 of $exports exports present)
 gpuprobe: cuCtxCreate_v2: the real driver does not export it
 gpuprobe: cuGetProcAddress(cuFakeHidden): the driver returned an unnamed address: passed through unintercepted
 gpuprobe: module 1: PTX written to $tmp/dump/module-0001.ptx
@@ -28,6 +28,11 @@ gpuprobe: first launch of vec_add (module 2, PTX present) via cuLaunchKernel
 gpuprobe: module 3 via cuModuleLoadDataEx: fatbin: cubin sm_90; 2 kernels; $absent
 gpuprobe: module 4 via cuLibraryLoadData: fatbin: cubin sm_90; 2 kernels; $absent
 gpuprobe: first launch of scale (module 4, PTX absent) via cuLaunchKernel
+gpuprobe: module 5: PTX written to $tmp/dump/module-0005-1-sm_90.ptx
+gpuprobe: module 5 via cuModuleLoad $fb_ptx: fatbin: cubin sm_90, ptx sm_90 zstd; 2 kernels; PTX present
+gpuprobe: first launch of scale (module 5, PTX present) via cuLaunchKernel
+gpuprobe: module 6 via cuLibraryLoadFromFile $fb_noptx: fatbin: cubin sm_90; 2 kernels; $absent
+gpuprobe: module 7 via cuModuleLoad /nonexistent.cubin failed (CUDA error 301)
 gpuprobe: first launch of k_two (module 1, PTX present) via cuGraphAddKernelNode_v2
 gpuprobe: first launch of unnamed_by_shim (module not seen by the shim) via cuLaunchKernel
 WANT
@@ -40,8 +45,9 @@ grep -h '^forward_test: ' "$tmp/err"
 grep -q '^\.visible \.entry k_one()$' "$tmp/dump/module-0001.ptx" || fail "dumped PTX module 1"
 [ "$(grep -c '\.entry' "$tmp/dump/module-0002-1-sm_90.ptx")" = 2 ] || fail "dumped PTX module 2"
 grep -q '^\.target sm_90' "$tmp/dump/module-0002-1-sm_90.ptx" || fail "dumped PTX module 2 target"
-[ "$(ls "$tmp/dump" | wc -l)" = 2 ] || fail "modules without PTX must not be dumped"
-echo "ok GPUPROBE_DUMP_DIR: 2 PTX files, decompressed"
+cmp -s "$tmp/dump/module-0002-1-sm_90.ptx" "$tmp/dump/module-0005-1-sm_90.ptx" || fail "same PTX by file and by memory"
+[ "$(ls "$tmp/dump" | wc -l)" = 3 ] || fail "modules without PTX must not be dumped"
+echo "ok GPUPROBE_DUMP_DIR: 3 PTX files, decompressed"
 
 # Without GPUPROBE_LOG the shim says nothing at all.
 GPUPROBE_REAL_LIBCUDA=$fake "$bin" "$shim" "$fake" "$fb_ptx" "$fb_noptx" >"$tmp/out" 2>"$tmp/err" || fail "quiet run: $?"

@@ -186,6 +186,18 @@ int main(int argc, char **argv)
 	CHECK(launch(kern, LAUNCH_ARGS) == 0 && launch(kf, LAUNCH_ARGS) == 0, "launch by CUkernel");
 	printf("ok fatbin modules and libraries\n");
 
+	/* The same fatbins by file name: cuModuleLoad and cuLibraryLoadFromFile. */
+	CUresult (*load_file)(void **, const char *) = sym(shim, "cuModuleLoad");
+	CUresult (*lib_file)(void **, const char *, void *, void **, unsigned, void *, void **, unsigned) =
+		sym(shim, "cuLibraryLoadFromFile");
+	void *mod5 = NULL, *lib6 = NULL, *f5 = NULL;
+	CHECK(load_file(&mod5, argv[3]) == 0 && getfunc(&f5, mod5, "scale") == 0 &&
+	      launch(f5, LAUNCH_ARGS) == 0, "cuModuleLoad(fatbin file)");
+	CHECK(lib_file(&lib6, argv[4], NULL, NULL, 0, NULL, NULL, 0) == 0, "cuLibraryLoadFromFile");
+	CHECK(load_file(&mod5, "/nonexistent.cubin") == 301, "cuModuleLoad of a missing file: "
+	      "the driver's own error");
+	printf("ok fatbin files: cuModuleLoad, cuLibraryLoadFromFile\n");
+
 	/* A graph kernel node names its kernel; an unknown handle is named by the driver. */
 	struct { void *func; unsigned g[3], b[3], shmem; void **params, **extra; void *kern, *ctx; }
 		np = {.func = f2};

@@ -38,6 +38,13 @@ int main(int argc, char **argv)
 	       ((CUresult (*)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
 			      unsigned, void *, void **, void **))dlsym(shim, "cuLaunchKernel"))(
 		       NULL, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL));
+	const char *name = NULL, *text = NULL;
+	rc = ((CUresult (*)(CUresult, const char **))dlsym(shim, "cuGetErrorName"))(100, &name);
+	printf("cuGetErrorName %d %s\n", rc, name ? name : "NULL");
+	rc = ((CUresult (*)(CUresult, const char **))dlsym(shim, "cuGetErrorString"))(3, &text);
+	printf("cuGetErrorString %d %s\n", rc, text ? text : "NULL");
+	rc = ((CUresult (*)(CUresult, const char **))dlsym(shim, "cuGetErrorName"))(999, &name);
+	printf("cuGetErrorName(999) %d %s\n", rc, name ? name : "NULL");
 	printf("cuMemcpyHtoD_v2_ptds %d\n",
 	       ((CUresult (*)(unsigned long long, const void *, size_t))
 		dlsym(shim, "cuMemcpyHtoD_v2_ptds"))(0, "x", 1));

@@ -14,6 +14,9 @@ cuGetProcAddress 3 pfn NULL
 cuDriverGetVersion 3 version -1
 cuModuleLoadData 3
 cuLaunchKernel 3
+cuGetErrorName 0 CUDA_ERROR_NO_DEVICE
+cuGetErrorString 0 initialization error (gpuprobe: no real CUDA driver was found)
+cuGetErrorName(999) 1 NULL
 cuMemcpyHtoD_v2_ptds 3'
 
 # 1. An override that names nothing.
