@@ -208,6 +208,8 @@ int gp_lower_program(ir_module *m, const struct bpf_insn *insns, size_t n, const
 	if (c->nargs > 5)
 		return lower_fail(c, EINVAL, "nargs %u: at most 5 arguments (r1..r5)", c->nargs);
 	c->func_name = func_name;
+	if (ir_module_find_func(m, func_name))
+		return lower_fail(c, EEXIST, "function %s is already in the module", func_name);
 	c->stack_size = opts->stack_size ? (opts->stack_size + 7) & ~7u : 512;
 	if (c->stack_size > 512)
 		return lower_fail(c, EINVAL, "stack_size %u: the ISA's stack is 512 bytes", opts->stack_size);

@@ -1,6 +1,7 @@
 /* Unit tests of the eBPF lowering: the shape of the IR it builds (functions, hooks, subprograms),
  * its exact error lines, and ptxas accepting a module that uses every feature (sm_75, sm_90).
  * usage: lower_unit [PTXAS]  (the ptxas part is skipped when PTXAS is missing). */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,6 +83,13 @@ static void test_errors(void)
 	struct gp_lower_opts six = {.nargs = 6};
 	expect_err(ok, 2, &six, "insn 0: nargs 6: at most 5 arguments (r1..r5)");
 	expect_err(ok, 2, NULL, "");
+	ir_module *m = ir_module_new();
+	char err[256];
+	CHECK(gp_lower_program(m, ok, 2, "twice", NULL, err, sizeof(err)) == 0, "first: %s", err);
+	int rc = gp_lower_program(m, ok, 2, "twice", NULL, err, sizeof(err));
+	CHECK(rc == -EEXIST && !strcmp(err, "insn 0: function twice is already in the module"),
+	      "second lowering under one name: rc %d, \"%s\"", rc, err);
+	ir_module_free(m);
 }
 
 /* Hooks of the maps runtime: record what the lowering asked for. */
