@@ -11,8 +11,9 @@
 static void usage(FILE *out)
 {
 	fputs("usage: gpuprobe fatbin FILE -o DIR\n\n"
-	      "Write every fatbin entry of FILE (an executable, shared library, object file or fatbin)\n"
-	      "into DIR, decompressed, as <index>-<target>.<kind>: 0-sm_90.ptx, 1-sm_90.cubin.\n"
+	      "Write every fatbin entry of FILE (an executable, shared library, object file, static\n"
+	      "library or fatbin) into DIR, decompressed, as <index>-<target>.<kind>: 0-sm_90.ptx,\n"
+	      "1-sm_90.cubin.\n"
 	      "Prints one line per entry: file, kind, target, size, compression, offset in FILE.\n\n"
 	      "options:\n"
 	      "  -o, --output DIR   where to write the entries (created if missing)\n"

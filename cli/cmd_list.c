@@ -20,8 +20,8 @@
 static void usage(FILE *out)
 {
 	fputs("usage: gpuprobe list FILE\n\n"
-	      "List the GPU modules in FILE (an executable, shared library, object file, fatbin, cubin\n"
-	      "or PTX file): for each module its kind (ptx, cubin), target, size and compression, and\n"
+	      "List the GPU modules in FILE (an executable, shared library, object file, static library,\n"
+	      "fatbin, cubin or PTX file): for each module its kind (ptx, cubin), target, size and compression, and\n"
 	      "its kernels, mangled and demangled. Ends with the targets present, whether PTX is\n"
 	      "present (gpuprobe instruments PTX), and the compression used.\n\n"
 	      "options:\n"
@@ -348,6 +348,7 @@ int cmd_list(int argc, char **argv)
 	enum module_image_kind kind = module_image_classify(head, hlen);
 	bool cubin = kind == MODULE_IMAGE_CUBIN && hlen >= 20 && head[18] == EM_CUDA_MACHINE && head[19] == 0;
 	bool elf = hlen >= 4 && !memcmp(head, "\177ELF", 4);
+	bool archive = hlen >= 8 && !memcmp(head, "!<arch>\n", 8);
 	struct summary s = { 0 };
 	int status = 0;
 	char *buf = NULL;
@@ -386,8 +387,8 @@ int cmd_list(int argc, char **argv)
 		add_word(s.ptx_targets, sizeof(s.ptx_targets), target);
 		s.none = true;
 		print_summary(&s);
-	} else if (kind == MODULE_IMAGE_UNKNOWN && !elf) {
-		status = cli_error("%s: not an executable, shared library, object, fatbin, cubin or PTX file", path);
+	} else if (kind == MODULE_IMAGE_UNKNOWN && !elf && !archive) {
+		status = cli_error("%s: not an executable, shared library, object, archive, fatbin, cubin or PTX file", path);
 	} else {
 		char err[512];
 		struct fatbin *fb;
@@ -395,7 +396,7 @@ int cmd_list(int argc, char **argv)
 			status = cli_error("%s", err);
 		} else {
 			printf("%s: %s, %zu modules\n", path,
-			       kind == MODULE_IMAGE_FATBIN ? "fatbin" : kind == MODULE_IMAGE_WRAPPER ? "fatbin wrapper" : "ELF file",
+			       kind == MODULE_IMAGE_FATBIN ? "fatbin" : kind == MODULE_IMAGE_WRAPPER ? "fatbin wrapper" : archive ? "archive" : "ELF file",
 			       fatbin__entry_count(fb));
 			status = list_fatbin(&s, fb, path);
 			if (!status)

@@ -61,15 +61,16 @@ struct fatbin_entry {
 	size_t source_name_len;
 };
 
-/* Every fatbin found in one image (wrapper v1/v2, container(s), ELF sections). */
+/* Every fatbin found in one image (wrapper v1/v2, container(s), ELF sections, ar archive). */
 struct fatbin;
 
 /* size SIZE_MAX when unknown (a pointer the driver API got): then sizes come from headers.
  * The image must stay alive while fb is open (entries point into it). */
 int fatbin__open_mem(const void *image, size_t size, struct fatbin **out, char *err, size_t errlen);
 
-/* A fatbin file, or an ELF executable/shared library with .nv_fatbin / .nvFatBinSegment.
- * The file's bytes are kept by fb. */
+/* A fatbin file, or an ELF executable/shared library/object with .nv_fatbin / __nv_relfatbin /
+ * .nvFatBinSegment (and containers embedded in its data sections), or a static library (ar
+ * archive) of such objects. The file is mapped and kept by fb. */
 int fatbin__open_file(const char *path, struct fatbin **out, char *err, size_t errlen);
 
 size_t fatbin__entry_count(const struct fatbin *fb);

@@ -275,13 +275,15 @@ int fatbin__open_mem(const void *image, size_t size, struct fatbin **out, char *
 				      : fb_read_containers(fb, r, err, errlen);
 	} else if (magic == FATBIN_WRAPPER_MAGIC) {
 		rc = fb_read_wrapper(fb, r, err, errlen);
+	} else if (size != SIZE_MAX && fb_is_archive(p, size)) {
+		rc = fb_read_archive(fb, r, err, errlen);
 	} else if (!memcmp(p, "\177ELF", 4)) {
 		if (size == SIZE_MAX)
 			r.size = fb_elf_image_size(p, SIZE_MAX);
 		rc = fb_read_elf(fb, r, err, errlen);
 	} else {
 		rc = fb_error(err, errlen, EINVAL,
-			      "offset 0x0: not a fatbin: magic 0x%08x (expected a fatbin 0x%08x, a wrapper 0x%08x or an ELF file)",
+			      "offset 0x0: not a fatbin: magic 0x%08x (expected a fatbin 0x%08x, a wrapper 0x%08x, an ELF file or an archive)",
 			      magic, FATBIN_CONTAINER_MAGIC, FATBIN_WRAPPER_MAGIC);
 	}
 	if (rc) {

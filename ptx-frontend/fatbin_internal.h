@@ -57,6 +57,10 @@ int fb_read_wrapper(struct fatbin *fb, struct fb_range r, char *err, size_t errl
  * point at) of a host ELF file or image. */
 int fb_read_elf(struct fatbin *fb, struct fb_range r, char *err, size_t errlen);
 
+/* Static libraries: "!<arch>\n" and every ELF member's fatbins (offsets count from the file). */
+bool fb_is_archive(const uint8_t *p, size_t size);
+int fb_read_archive(struct fatbin *fb, struct fb_range r, char *err, size_t errlen);
+
 /* Size of an ELF image from its headers (ELF64 little endian only); 0 when not one. */
 size_t fb_elf_image_size(const uint8_t *p, size_t size);
 

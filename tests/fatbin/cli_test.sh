@@ -33,7 +33,8 @@ one_error() {
 }
 
 cp "$seeds"/* "$tmp/"
-for f in tiny_default.fatbin tiny_speed.fatbin tiny_size.fatbin tiny_multi.fatbin tiny_object.o tiny_rdc.o tiny_sm75.cubin; do
+for f in tiny_default.fatbin tiny_speed.fatbin tiny_size.fatbin tiny_multi.fatbin tiny_object.o tiny_rdc.o tiny_sm75.cubin \
+	tiny_lib.a; do
 	golden "list_${f//./_}" "$G" list "$f"
 done
 golden fatbin_tiny_default "$G" fatbin tiny_default.fatbin -o out
@@ -51,13 +52,13 @@ printf 'hello\n' >"$tmp/junk.txt"
 head -c 1000 "$seeds/tiny_default.fatbin" >"$tmp/short.fatbin"
 head -c 3000 "$seeds/tiny_object.o" >"$tmp/short.o"
 one_error "gpuprobe: cannot open nosuch: No such file or directory" "$G" list nosuch
-one_error "gpuprobe: junk.txt: not an executable, shared library, object, fatbin, cubin or PTX file" "$G" list junk.txt
+one_error "gpuprobe: junk.txt: not an executable, shared library, object, archive, fatbin, cubin or PTX file" "$G" list junk.txt
 one_error "gpuprobe: short.fatbin: offset 0x0: fatbin of 0x12a0 bytes runs past the end of the image (0x3d8 bytes left)" \
 	"$G" list short.fatbin
 one_error "gpuprobe: short.fatbin: offset 0x0: fatbin of 0x12a0 bytes runs past the end of the image (0x3d8 bytes left)" \
 	"$G" fatbin short.fatbin -o x
 one_error "gpuprobe: short.o: offset 0x28: ELF section headers at 0x2cd0 lie past the end of the file" "$G" list short.o
-one_error "gpuprobe: junk.txt: offset 0x0: not a fatbin: magic 0x6c6c6568 (expected a fatbin 0xba55ed50, a wrapper 0x466243b1 or an ELF file)" \
+one_error "gpuprobe: junk.txt: offset 0x0: not a fatbin: magic 0x6c6c6568 (expected a fatbin 0xba55ed50, a wrapper 0x466243b1, an ELF file or an archive)" \
 	"$G" fatbin junk.txt -o x
 one_error "gpuprobe: tiny_sm75.cubin: offset 0x0: ELF file has no fatbin (no .nv_fatbin section: not a CUDA binary?)" \
 	"$G" fatbin tiny_sm75.cubin -o x

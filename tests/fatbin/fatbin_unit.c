@@ -85,6 +85,7 @@ static void test_seeds(void)
 		{ "tiny_none.fatbin", 90, FATBIN_COMPRESS_NONE, FATBIN_COMPRESS_NONE },
 		{ "tiny_object.o", 75, FATBIN_COMPRESS_ZSTD, FATBIN_COMPRESS_NONE },
 		{ "tiny_rdc.o", 75, FATBIN_COMPRESS_ZSTD, FATBIN_COMPRESS_ZSTD },
+		{ "tiny_lib.a", 75, FATBIN_COMPRESS_ZSTD, FATBIN_COMPRESS_NONE }, /* first member: tiny_object.o */
 	};
 	for (size_t s = 0; s < sizeof(seeds) / sizeof(seeds[0]); s++) {
 		char path[1024], err[512];
@@ -94,8 +95,9 @@ static void test_seeds(void)
 		CHECK(rc == 0, "%s: %s", seeds[s].file, err);
 		if (rc)
 			continue;
-		CHECK(fatbin__entry_count(fb) == 2, "%s: %zu entries", seeds[s].file, fatbin__entry_count(fb));
-		for (size_t i = 0; i < fatbin__entry_count(fb); i++) {
+		size_t want_entries = strstr(seeds[s].file, ".a") ? 4 : 2;
+		CHECK(fatbin__entry_count(fb) == want_entries, "%s: %zu entries", seeds[s].file, fatbin__entry_count(fb));
+		for (size_t i = 0; i < 2 && i < fatbin__entry_count(fb); i++) {
 			const struct fatbin_entry *e = fatbin__entry(fb, i);
 			CHECK(e->sm == seeds[s].sm, "%s: entry %zu sm %u", seeds[s].file, i, e->sm);
 			void *data;
@@ -210,7 +212,7 @@ static void test_corrupt_fields(void)
 #define FRESH() memcpy(p, img, n)
 	FRESH(); put32(p, 0);
 	expect_error(p, n, "offset 0x0: not a fatbin: magic 0x00000000 (expected a fatbin 0xba55ed50, a wrapper "
-		     "0x466243b1 or an ELF file)", "magic");
+		     "0x466243b1, an ELF file or an archive)", "magic");
 	FRESH(); p[4] = 2;
 	expect_error(p, n, "offset 0x4: unsupported fatbin version 2 (expected 1)", "version");
 	FRESH(); p[6] = 8;
@@ -379,7 +381,18 @@ static void test_elf_errors(void)
 	CHECK(rc < 0 && !strcmp(err, want), "cubin as fatbin: \"%s\"", err);
 	CHECK(fatbin__open_file("/nonexistent/x", &fb, err, sizeof(err)) == -2 &&
 	      !strcmp(err, "/nonexistent/x: No such file or directory"), "missing file: \"%s\"", err);
-	uint8_t *img = load("tiny_object.o", &n);
+	uint8_t *img = load("tiny_lib.a", &n);
+	uint8_t *a = malloc(n);
+	memcpy(a, img, n);
+	a[8 + 58] = 'x';
+	expect_error(a, n, "offset 0x8: corrupt archive member header", "ar header");
+	memcpy(a, img, n);
+	memcpy(a + 8 + 48, "999999999 ", 10);
+	expect_error(a, n, "offset 0x8: archive member of 999999999 bytes runs past the end of the file", "ar size");
+	expect_error(img, 8, "offset 0x0: archive has no member with a fatbin", "empty archive");
+	free(a);
+	free(img);
+	img = load("tiny_object.o", &n);
 	img[4] = 1;
 	expect_error(img, n, "offset 0x4: only 64-bit little-endian ELF files are supported", "ELF32");
 	img[4] = 2;
@@ -529,6 +542,7 @@ int main(int argc, char **argv)
 		test_truncation(files[i]);
 		test_flips(files[i]);
 	}
+	test_flips("tiny_lib.a"); /* (an archive cut at a member boundary is a valid archive) */
 	printf("fatbin_unit: %d checks, %d failed\n", checks, failures);
 	return failures ? 1 : 0;
 }

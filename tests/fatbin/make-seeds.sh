@@ -15,3 +15,5 @@ mkdir -p "$out"
 "$NVCC" -c -arch=sm_75 -o $out/tiny_object.o src/tiny.cu
 "$NVCC" -c -rdc=true -arch=sm_75 -o $out/tiny_rdc.o src/tiny.cu
 "$NVCC" -cubin -arch=sm_75 -o $out/tiny_sm75.cubin src/tiny.cu
+rm -f $out/tiny_lib.a
+ar rcS $out/tiny_lib.a $out/tiny_object.o $out/tiny_rdc.o   # no symbol index: deterministic and small
