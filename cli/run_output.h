@@ -63,6 +63,23 @@ void gp_output__print_maps(struct gp_output *o);
 void gp_output__print_final(struct gp_output *o);
 void gp_output__close(struct gp_output *o);
 
+/* A thread of its own that polls every poll_ms (0: 50 ms) until stop; stop joins it and, when
+ * final is set, prints the final report. For the shim: start after the map sets exist, stop at
+ * exit (after the last kernel finished). Returns 0 or -errno. */
+int gp_output__start_thread(struct gp_output *o, unsigned poll_ms);
+void gp_output__stop_thread(struct gp_output *o, int final);
+
+/* Output options `gpuprobe run` hands to the shim through the environment, and the shim reads:
+ *   GPUPROBE_INTERVAL=N     print the maps every N seconds
+ *   GPUPROBE_JSON=PATH      JSON lines into PATH (created mode 0600, truncated), "-" for stdout
+ *   GPUPROBE_TOP=N          rows of count tables
+ * Fills opts (out, json, interval_ms, top_n); *opened is the file to fclose at the end, or NULL.
+ * Returns 0, or -EINVAL / -errno with one line in err. */
+#define GP_ENV_INTERVAL "GPUPROBE_INTERVAL"
+#define GP_ENV_JSON "GPUPROBE_JSON"
+#define GP_ENV_TOP "GPUPROBE_TOP"
+int gp_output_opts__from_env(struct gp_output_opts *opts, FILE **opened, char *err, size_t errlen);
+
 /* Demangle a C++ (Itanium) name; returns a malloc'd string, or a copy of name when it is not
  * mangled. */
 char *gp_output_demangle(const char *name);

@@ -15,6 +15,12 @@ struct gp_output {
 	size_t nsets;
 	uint64_t start_ms, last_print_ms;
 	pthread_mutex_t lock;
+	pthread_t thread;
+	int thread_running;
+	unsigned poll_ms;
+	pthread_mutex_t stop_lock;
+	pthread_cond_t stop_cond;
+	int stop;
 };
 
 /* How a map prints (include/gpuprobe/output.h). */

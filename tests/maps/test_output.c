@@ -5,7 +5,9 @@
 #include "maps/maps.h"
 #include "check.h"
 
+#include <errno.h>
 #include <stdbool.h>
+#include <unistd.h>
 #include <stdlib.h>
 
 static struct gp_map_allocator *alloc4;
@@ -217,6 +219,57 @@ int main(void)
 	CHECK(strstr(per, "--- 2.5s ---\n@counts[3]: 7\n") != NULL);
 	CHECK(strstr(per, "lost") == NULL);   /* lost counts only at exit */
 	free(per);
+
+	/* the polling thread prints what arrives, and the final report when stopped */
+	{
+		struct gp_map_set *set = make_set();
+		char *buf = NULL;
+		size_t len = 0;
+		FILE *f = open_memstream(&buf, &len);
+		struct gp_output_opts o = {.out = f, .kernel_name = names};
+		struct gp_output *out;
+		CHECK_EQ(gp_output__open(&o, &out), 0);
+		gp_output__add_set(out, set);
+		CHECK_EQ(gp_output__start_thread(out, 5), 0);
+		emit_events(set);
+		gp_output__stop_thread(out, 1);
+		gp_output__close(out);
+		fclose(f);
+		CHECK(strstr(buf, "block 7 took 1500 ns\n") != NULL);
+		CHECK(strstr(buf, "@counts[2]: 100\n@lat_hist:\n") != NULL);
+		CHECK(strstr(buf, "@events: 30 lost\n") != NULL);
+		free(buf);
+		gp_map_set__free(set);
+	}
+
+	/* options from the environment */
+	struct gp_output_opts eo = {0};
+	FILE *opened;
+	char err[256];
+	setenv("GPUPROBE_INTERVAL", "3", 1);
+	setenv("GPUPROBE_JSON", "-", 1);
+	setenv("GPUPROBE_TOP", "7", 1);
+	CHECK_EQ(gp_output_opts__from_env(&eo, &opened, err, sizeof(err)), 0);
+	CHECK_EQ(eo.interval_ms, 3000);
+	CHECK_EQ(eo.json, 1);
+	CHECK_EQ(eo.top_n, 7);
+	CHECK(opened == NULL);
+	setenv("GPUPROBE_INTERVAL", "5s", 1);
+	CHECK_EQ(gp_output_opts__from_env(&eo, &opened, err, sizeof(err)), -EINVAL);
+	CHECK_STR(err, "GPUPROBE_INTERVAL=5s: expected a whole number from 0 to 86400");
+	unsetenv("GPUPROBE_INTERVAL");
+	setenv("GPUPROBE_JSON", "/nonexistent-dir/x.jsonl", 1);
+	CHECK_EQ(gp_output_opts__from_env(&eo, &opened, err, sizeof(err)), -ENOENT);
+	CHECK_STR(err, "GPUPROBE_JSON=/nonexistent-dir/x.jsonl: cannot write it: No such file or directory");
+	char jpath[] = "/tmp/gp_out_XXXXXX";
+	int jfd = mkstemp(jpath);
+	close(jfd);
+	setenv("GPUPROBE_JSON", jpath, 1);
+	CHECK_EQ(gp_output_opts__from_env(&eo, &opened, err, sizeof(err)), 0);
+	CHECK(opened != NULL && eo.out == opened);
+	if (opened)
+		fclose(opened);
+	unlink(jpath);
 
 	char *d = gp_output_demangle("_ZN2ns6kernelILi4EEEvPf");
 	CHECK_STR(d, "void ns::kernel<4>(float*)");
