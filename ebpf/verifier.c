@@ -43,6 +43,12 @@ static int push_pending(struct gpv_env *env, struct gpv_state *st, int insn)
 		env->stack = s;
 		env->capstack = cap;
 	}
+	/* the branch insn itself belongs to the other path's history too */
+	int err = gpv_trace_add(env, st, env->idx);
+	if (err) {
+		gpv_state_free(st);
+		return err;
+	}
 	if (st->parent)
 		st->parent->branches++;
 	env->stack[env->nstack].st = *st;
@@ -92,6 +98,7 @@ static int visit_checkpoint(struct gpv_env *env)
 		}
 		if (gpv_states_equal(env, &cp->st, &env->cur, false)) {
 			cp->hits++;
+			gpv_propagate_precision(env, &cp->st);
 			return 1;
 		}
 		cp->misses++;
@@ -156,6 +163,8 @@ static int check_cond_jmp(struct gpv_env *env, const struct bpf_insn *insn, int 
 
 	if (reg_is_pointer(dst) || reg_is_pointer(src)) {
 		bool against_zero = reg_is_const(src) && src->var.value == 0 && (op == BPF_JEQ || op == BPF_JNE);
+		if (against_zero && x)
+			gpv_mark_precise(env, insn->src_reg);
 		if (is_or_null(dst->type) && against_zero) {
 			bool null_if_taken = op == BPF_JEQ;
 			uint32_t id = dst->id, ref = dst->ref_obj_id;
@@ -182,6 +191,12 @@ static int check_cond_jmp(struct gpv_env *env, const struct bpf_insn *insn, int 
 	}
 
 	int t = gpv_branch_taken(dst, src, op, is32);
+	if (t >= 0) {
+		/* decided by the ranges: they must hold on any path pruned against this one */
+		gpv_mark_precise(env, insn->dst_reg);
+		if (x)
+			gpv_mark_precise(env, insn->src_reg);
+	}
 	if (t == 1) {
 		*next = target;
 		return 0;
@@ -334,8 +349,14 @@ static int explore(struct gpv_env *env)
 		}
 		if (env->log_level)
 			gpv_log_insn(env, env->idx);
+		env->tr_slot = -1;
+		env->tr_flags = 0;
+		env->tr_frame = 0;
+		int at = env->idx;
 		err = do_step(env, &next);
 		if (err)
+			return err;
+		if ((err = gpv_trace_append(env, at)))
 			return err;
 		if (next >= 0) {
 			env->idx = next;
@@ -477,6 +498,7 @@ out:
 		}
 		free(env.cps);
 	}
+	gpv_trace_free(&env);
 	free(env.prune);
 	free(env.live);
 	free(env.subprog_of);

@@ -334,10 +334,13 @@ static int pointer_alu(struct gpv_env *env, const struct bpf_insn *insn, struct 
 	if (!dptr) {
 		if (op == BPF_SUB)
 			return gpv_reject(env, -EACCES, "R%d tried to subtract pointer from scalar", regno);
+		gpv_mark_precise(env, regno);
 		struct gpv_reg s = *dst;
 		*dst = src;
 		return ptr_add_scalar(env, insn, dst, &s, false);
 	}
+	if (BPF_SRC(insn->code) == BPF_X)
+		gpv_mark_precise(env, insn->src_reg);
 	return ptr_add_scalar(env, insn, dst, &src, op == BPF_SUB);
 }
 

@@ -130,6 +130,7 @@ int gpv_check_helper_call(struct gpv_env *env, const struct bpf_insn *insn)
 			return gpv_reject(env, -EACCES, "callx R%d: the helper id must be a known constant",
 					  insn->dst_reg);
 		id = (int)r->var.value;
+		gpv_mark_precise(env, insn->dst_reg);
 	}
 	const struct helper_proto *h = find_helper(id);
 	if (!h)
@@ -189,6 +190,7 @@ int gpv_check_helper_call(struct gpv_env *env, const struct bpf_insn *insn)
 				return gpv_reject(env, -EACCES, "R%d !read_ok", regno + 1);
 			if (sz->type != T_SCALAR)
 				return arg_type_error(env, regno + 1, sz, "scalar");
+			gpv_mark_precise(env, regno + 1);
 			if (sz->smin < 0)
 				return gpv_reject(env, -EACCES,
 						  "R%d min value is negative, either use unsigned or 'var &= const'",
@@ -241,6 +243,7 @@ int gpv_check_helper_call(struct gpv_env *env, const struct bpf_insn *insn)
 		r0.id = ++env->next_id;
 	} else if (h->ret == RET_ALLOC_MEM_OR_NULL) {
 		struct gpv_reg *sz = &regs[BPF_REG_2];
+		gpv_mark_precise(env, BPF_REG_2);
 		if (!reg_is_const(sz))
 			return gpv_reject(env, -EACCES, "R2 is not a known constant: the record size must be constant");
 		if (sz->var.value == 0 || sz->var.value > (1u << 24))

@@ -113,7 +113,13 @@ static int stack_access(struct gpv_env *env, int regno, const struct gpv_reg *re
 	if (write) {
 		if (val && reg_is_pointer(val) && (!cst || size != 8 || (lo % 8)))
 			return gpv_reject(env, -EACCES, "invalid size of register spill");
+		if (cst && kind != K_HELPER) {
+			env->tr_slot = (int16_t)((-lo - 1) / 8);
+			env->tr_frame = (uint8_t)fno;
+			env->tr_flags |= TR_STACK_WRITE;
+		}
 		if (cst && size == 8 && !(lo % 8) && val && kind != K_HELPER) {
+			env->tr_flags |= TR_SPILL;
 			struct gpv_slot *s = slot_of(f, (int)lo);
 			for (int j = 0; j < 8; j++)
 				s->type[j] = S_SPILL;
@@ -135,6 +141,9 @@ static int stack_access(struct gpv_env *env, int regno, const struct gpv_reg *re
 		if (s->type[0] == S_SPILL) {
 			if (out)
 				*out = s->spill;
+			env->tr_slot = (int16_t)((-lo - 1) / 8);
+			env->tr_frame = (uint8_t)fno;
+			env->tr_flags |= TR_FILL;
 			return 0;
 		}
 	}
@@ -169,6 +178,11 @@ static int stack_access(struct gpv_env *env, int regno, const struct gpv_reg *re
 				v = (v ^ sign) - sign;
 			}
 			reg_mark_const(out, v);
+			if (kind != K_HELPER) {
+				env->tr_slot = (int16_t)((-lo - 1) / 8);
+				env->tr_frame = (uint8_t)fno;
+				env->tr_flags |= TR_FILL;
+			}
 		} else {
 			out_unknown(out, size, sext);
 		}

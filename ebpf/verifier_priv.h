@@ -50,6 +50,7 @@ enum gpv_type {
 struct gpv_reg {
 	uint8_t type;           /* enum gpv_type */
 	uint8_t frameno;        /* T_PTR_STACK: the frame whose stack it points into */
+	uint8_t precise;        /* scalars: the exact range matters to a later safety decision */
 	int16_t map;            /* map index for map pointers and map values */
 	int32_t off;            /* pointers: the fixed part of the offset */
 	uint32_t mem_size;      /* T_PTR_MEM: bytes of the record */
@@ -78,6 +79,17 @@ struct gpv_frame {
 
 struct gpv_checkpoint;
 
+/* One executed instruction of a path, for precision backtracking. Entries are shared by the
+ * paths that forked after them (each points to the one before), and live until gp_verify ends. */
+enum { TR_FILL = 1, TR_STACK_WRITE = 2, TR_SPILL = 4 };
+struct gpv_trace {
+	struct gpv_trace *prev;
+	int32_t idx;
+	int16_t slot;           /* stack slot read or written (TR_*), -1 for none */
+	uint8_t frame;
+	uint8_t flags;
+};
+
 struct gpv_state {
 	struct gpv_frame *frame[GPV_MAX_FRAMES];
 	int curframe;
@@ -85,6 +97,7 @@ struct gpv_state {
 	uint32_t refs[GPV_MAX_REFS];       /* unreleased ring-buffer reservations (ids) */
 	int ref_insn[GPV_MAX_REFS];
 	struct gpv_checkpoint *parent;     /* the latest checkpoint on this path */
+	struct gpv_trace *tail;            /* the last instruction executed on this path */
 };
 
 struct gpv_checkpoint {
@@ -127,6 +140,12 @@ struct gpv_env {
 	int idx;
 	unsigned long processed, max_insns;
 	uint32_t next_id;
+
+	/* trace of executed instructions (precision backtracking) */
+	struct gpv_trace_chunk *chunks;
+	size_t chunk_used;
+	int16_t tr_slot;                   /* set by the memory checks for the insn being executed */
+	uint8_t tr_frame, tr_flags;
 
 	/* what the program does to maps */
 	uint8_t *map_plain_write;
@@ -189,6 +208,13 @@ bool gpv_states_equal(struct gpv_env *env, const struct gpv_state *old, const st
 		      bool exact);
 void gpv_clear_dead(struct gpv_env *env, struct gpv_state *st, int idx);
 void gpv_for_each_reg(struct gpv_state *st, void (*fn)(struct gpv_reg *, void *), void *arg);
+
+/* verifier_precise.c */
+void gpv_mark_precise(struct gpv_env *env, int regno);
+void gpv_propagate_precision(struct gpv_env *env, const struct gpv_state *old);
+int gpv_trace_append(struct gpv_env *env, int idx);
+int gpv_trace_add(struct gpv_env *env, struct gpv_state *st, int idx);
+void gpv_trace_free(struct gpv_env *env);
 
 /* verifier_alu.c */
 int gpv_check_alu(struct gpv_env *env, const struct bpf_insn *insn);

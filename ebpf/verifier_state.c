@@ -174,6 +174,8 @@ static bool regsafe(const struct gpv_reg *o, const struct gpv_reg *c, struct idm
 	if (o->type != c->type)
 		return false;
 	if (o->type == T_SCALAR) {
+		if (!exact && !o->precise)
+			return true;   /* its value never decided anything on the explored paths */
 		if (!(exact ? var_equal(o, c) : var_within(o, c)))
 			return false;
 		return same_ids(m, o->id, c->id);
@@ -191,6 +193,8 @@ static bool regsafe(const struct gpv_reg *o, const struct gpv_reg *c, struct idm
 
 static bool unknown_scalar(const struct gpv_reg *r)
 {
+	if (r->type == T_SCALAR && !r->precise)
+		return true;
 	return r->type == T_SCALAR && !r->id && r->var.mask == ~0ULL && r->umin == 0 &&
 	       r->umax == UINT64_MAX && r->smin == INT64_MIN && r->smax == INT64_MAX;
 }

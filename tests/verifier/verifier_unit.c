@@ -304,6 +304,27 @@ static const struct tcase tests[] = {
 	 .expect_stack = 0},
 	{"div_by_zero_constant", "mov %r0, 10\ndiv %r0, 0\nexit\n", .attach = E, .ret = 0, .expect_stack = 0},
 
+	/* precision: a value that differs at a join must stop pruning once a later check depends on
+	 * it (the first path explored is the safe one; the second must still be rejected) */
+	{"precise_via_register", "mov %r6, %r1\nldxw %r2, [%r6+8]\njgt %r2, 7, big\nmov %r7, 8\nja join\nbig:\nmov %r7, 100\njoin:\n"
+	 LOOKUP(0) "jeq %r0, 0, out\nadd %r0, %r7\nldxdw %r0, [%r0+0]\nout:\nexit\n", .attach = E, .ret = -EACCES,
+	 .reason = "invalid access to map value, value_size=16 off=100 size=8", .expect_stack = -1},
+	{"precise_via_stack_spill", "mov %r6, %r1\nldxw %r2, [%r6+8]\njgt %r2, 7, big\nstdw [%r10-16], 8\nja join\nbig:\n"
+	 "stdw [%r10-16], 100\njoin:\n" LOOKUP(0) "jeq %r0, 0, out\nldxdw %r3, [%r10-16]\nadd %r0, %r3\nldxdw %r0, [%r0+0]\nout:\nexit\n",
+	 .attach = E, .ret = -EACCES, .reason = "invalid access to map value, value_size=16 off=100 size=8", .expect_stack = -1},
+	{"precise_via_decided_branch", "ldxw %r2, [%r1+8]\njgt %r2, 7, big\nmov %r3, 0\nja join\nbig:\nmov %r3, 1\njoin:\n"
+	 "mov %r0, 0\njeq %r3, 0, out\nldxdw %r0, [%r10-8]\nout:\nexit\n", .attach = E, .ret = -EACCES,
+	 .reason = "invalid read from stack off -8+0 size 8", .expect_stack = -1},
+	{"precise_via_copy", "mov %r6, %r1\nldxw %r2, [%r6+8]\njgt %r2, 7, big\nmov %r3, 8\nja join\nbig:\nmov %r3, 100\njoin:\n"
+	 "mov %r7, %r3\n" LOOKUP(0) "jeq %r0, 0, out\nadd %r0, %r7\nldxdw %r0, [%r0+0]\nout:\nexit\n", .attach = E, .ret = -EACCES,
+	 .reason = "invalid access to map value, value_size=16 off=100 size=8", .expect_stack = -1},
+	{"precise_across_call", "mov %r6, %r1\nldxw %r2, [%r6+8]\njgt %r2, 7, big\nmov %r7, 8\nja join\nbig:\nmov %r7, 100\njoin:\n"
+	 "call local f\n" LOOKUP(0) "jeq %r0, 0, out\nadd %r0, %r7\nldxdw %r0, [%r0+0]\nout:\nexit\nf:\nmov %r0, 0\nexit\n",
+	 .attach = E, .ret = -EACCES, .reason = "invalid access to map value, value_size=16 off=100 size=8", .expect_stack = -1},
+	{"imprecise_accumulator_prunes", "mov %r6, %r1\nmov %r9, 0\nldxw %r2, [%r6+8]\njgt %r2, 7, +1\nadd %r9, 1\n"
+	 "ldxw %r2, [%r6+12]\njgt %r2, 7, +1\nadd %r9, 1\nldxw %r2, [%r6+16]\njgt %r2, 7, +1\nadd %r9, 1\nmov %r0, %r9\nexit\n",
+	 .attach = E, .ret = 0, .expect_stack = 0},
+
 	/* loops */
 	{"bounded_loop", "mov %r0, 0\nmov %r2, 0\nL:\nadd %r0, %r2\nadd %r2, 1\njlt %r2, 100, L\nexit\n", .attach = E,
 	 .ret = 0, .expect_stack = 0},
