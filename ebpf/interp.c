@@ -311,7 +311,7 @@ static int run(struct gp_vm *vm, uint64_t r1, uint64_t r2, uint64_t *ret)
 				size_t len;
 				bool writable;
 				gp_host_map_region(vm->maps[mi], &base, &len, &writable);
-				if ((uint32_t)hi->imm >= len)
+				if ((uint32_t)hi->imm > len)   /* the end is a valid pointer, as in C */
 					return gp_vm_fail(vm, EINVAL, "offset %u beyond the %zu bytes of map %u's value",
 							  (uint32_t)hi->imm, len, mi);
 				v = (uint64_t)(uintptr_t)base + (uint32_t)hi->imm;
