@@ -170,6 +170,8 @@ static const struct bpf_insn everything[] = {
 	CALL(507),
 	/* 30 */ I(BPF_ST | BPF_MEM | BPF_B, 10, 0, -1, 0x1ff),
 	I(BPF_ALU64 | BPF_ADD | BPF_X, 0, 10, 0, 0),
+	I(BPF_STX | 0xc0 | BPF_DW, 0, 10, -8, 0x100),        /* load-acquire */
+	I(BPF_STX | 0xc0 | BPF_W, 10, 0, -16, 0x110),        /* store-release */
 	EXIT,
 };
 
@@ -216,6 +218,9 @@ static void test_structure_and_ptxas(const char *ptxas)
 	CHECK(strstr(text, "call.uni \t(__gp7_cret), test_helper"), "map helper call missing:\n%s", text);
 	CHECK(strstr(text, "0x100000002") != NULL, "pid_tgid value missing");
 	CHECK(!strstr(text, "trap"), "lowering emitted a trap");
+	CHECK(strstr(text, "ld.local.u64 \t%__gp7_r0, [__gp7_stack+504];\n\tmembar.gl;") &&
+	      strstr(text, "membar.gl;\n\tst.local.u32 \t[__gp7_stack+496], %__gp7_r0;"),
+	      "load-acquire / store-release not fenced on the right side");
 	CHECK(strstr(text, "st.local.u8 \t[__gp7_stack+511], 0xff") != NULL,
 	      "stb [r10-1] not a .local store of the immediate truncated to 8 bits");
 
