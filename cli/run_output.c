@@ -38,14 +38,14 @@ int gp_output__open(const struct gp_output_opts *opts, struct gp_output **out)
 
 int gp_output__add_set(struct gp_output *o, struct gp_map_set *set)
 {
+	pthread_mutex_lock(&o->lock);   /* the polling thread may be walking o->sets */
 	struct gp_map_set **n = realloc(o->sets, (o->nsets + 1) * sizeof(*n));
-	if (!n)
-		return -ENOMEM;
-	o->sets = n;
-	pthread_mutex_lock(&o->lock);
-	o->sets[o->nsets++] = set;
+	if (n) {
+		o->sets = n;
+		o->sets[o->nsets++] = set;
+	}
 	pthread_mutex_unlock(&o->lock);
-	return 0;
+	return n ? 0 : -ENOMEM;
 }
 
 void gp_output__close(struct gp_output *o)

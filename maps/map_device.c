@@ -280,15 +280,23 @@ static void emit_hash_slot0(struct gp_emit *e, int tag)
 	gp_em_label(e, ir_strfmt(e->m, "$L_sdone%d", tag));
 }
 
-/* The u32 array index at the key %rd2 (any alignment) into %r11. */
+/* The u32 array index at the key %rd2 into %r11: one load when it is 4-byte aligned (stack keys
+ * nearly always are), bytes otherwise. */
 static void emit_array_index(struct gp_emit *e)
 {
+	gp_em(e, "and.b64 %%rd30, %%rd2, 3");
+	gp_em(e, "setp.ne.u64 %%p5, %%rd30, 0");
+	gp_em(e, "@%%p5 bra $L_ix_bytes");
+	gp_em(e, "ld.u32 %%r11, [%%rd2]");
+	gp_em(e, "bra.uni $L_ix_done");
+	gp_em_label(e, "$L_ix_bytes");
 	gp_em(e, "ld.u8 %%r11, [%%rd2]");
 	for (int i = 1; i < 4; i++) {
 		gp_em(e, "ld.u8 %%r12, [%%rd2+%d]", i);
 		gp_em(e, "shl.b32 %%r12, %%r12, %d", 8 * i);
 		gp_em(e, "or.b32 %%r11, %%r11, %%r12");
 	}
+	gp_em_label(e, "$L_ix_done");
 }
 
 /* Address of copy 0 of array element %r11 into %rd12. */
@@ -300,14 +308,26 @@ static void emit_array_slot0(struct gp_emit *e)
 	gp_em(e, "add.u64 %%rd12, %%rd13, %%rd14");
 }
 
-/* %rd12 += this thread's copy index * shard_stride. */
+/* %rd12 += this thread's copy index * shard_stride. Per-SM copies (the hot path of counting
+ * probes) are computed here without a call; per-thread slots call shard(). */
 static void emit_add_shard(struct gp_emit *e)
 {
 	gp_em(e, "ld.global.nc.u32 %%r21, [%%rd1+%d]", GP_MD_NSHARDS);
 	gp_em(e, "setp.le.u32 %%p4, %%r21, 1");
 	gp_em(e, "@%%p4 bra $L_noshard");
-	call(e, F_SHARD, "%rd15", 1, "%rd1");
 	gp_em(e, "ld.global.nc.u64 %%rd16, [%%rd1+%d]", GP_MD_SHARD_STRIDE);
+	gp_em(e, "ld.global.nc.u32 %%r23, [%%rd1+%d]", GP_MD_FLAGS);
+	gp_em(e, "and.b32 %%r23, %%r23, %d", GP_MAPF_PERTHREAD);
+	gp_em(e, "setp.ne.u32 %%p4, %%r23, 0");
+	gp_em(e, "@%%p4 bra $L_thread_shard");
+	gp_em(e, "mov.u32 %%r24, %%smid");
+	gp_em(e, "setp.lt.u32 %%p4, %%r24, %%r21");
+	gp_em(e, "@!%%p4 rem.u32 %%r24, %%r24, %%r21");
+	gp_em(e, "cvt.u64.u32 %%rd15, %%r24");
+	gp_em(e, "bra.uni $L_shard_add");
+	gp_em_label(e, "$L_thread_shard");
+	call(e, F_SHARD, "%rd15", 1, "%rd1");
+	gp_em_label(e, "$L_shard_add");
 	gp_em(e, "mad.lo.u64 %%rd12, %%rd15, %%rd16, %%rd12");
 	gp_em_label(e, "$L_noshard");
 }
