@@ -48,10 +48,74 @@ int gp_output__add_set(struct gp_output *o, struct gp_map_set *set)
 	return n ? 0 : -ENOMEM;
 }
 
+static uint32_t name_hash(const char *s)
+{
+	uint32_t h = 2166136261u;   /* gp_name_hash of include/gpuprobe/context.h */
+	for (; *s; s++)
+		h = (h ^ (uint8_t)*s) * 16777619u;
+	return h;
+}
+
+int gp_output__add_kernel_name(struct gp_output *o, const char *mangled)
+{
+	uint32_t h = name_hash(mangled);
+	int rc = 0;
+	pthread_mutex_lock(&o->lock);
+	if ((o->nknames + 1) * 2 > o->kcap) {
+		size_t cap = o->kcap ? o->kcap * 2 : 64;
+		struct gp_kname *t = calloc(cap, sizeof(*t));
+		if (!t) {
+			rc = -ENOMEM;
+			goto out;
+		}
+		for (size_t i = 0; i < o->kcap; i++) {
+			if (!o->knames[i].name)
+				continue;
+			size_t j = o->knames[i].hash & (cap - 1);
+			while (t[j].name)
+				j = (j + 1) & (cap - 1);
+			t[j] = o->knames[i];
+		}
+		free(o->knames);
+		o->knames = t;
+		o->kcap = cap;
+	}
+	size_t j = h & (o->kcap - 1);
+	while (o->knames[j].name && o->knames[j].hash != h)
+		j = (j + 1) & (o->kcap - 1);
+	if (!o->knames[j].name) {   /* the first name with this hash stays */
+		if (!(o->knames[j].name = strdup(mangled))) {
+			rc = -ENOMEM;
+			goto out;
+		}
+		o->knames[j].hash = h;
+		o->nknames++;
+	}
+out:
+	pthread_mutex_unlock(&o->lock);
+	return rc;
+}
+
+const char *gp_output_kernel_name(struct gp_output *o, uint64_t id)
+{
+	if (!o->kcap || id > UINT32_MAX)
+		return NULL;
+	size_t j = (uint32_t)id & (o->kcap - 1);
+	while (o->knames[j].name) {
+		if (o->knames[j].hash == (uint32_t)id)
+			return o->knames[j].name;
+		j = (j + 1) & (o->kcap - 1);
+	}
+	return NULL;
+}
+
 void gp_output__close(struct gp_output *o)
 {
 	if (!o)
 		return;
+	for (size_t i = 0; i < o->kcap; i++)
+		free(o->knames[i].name);
+	free(o->knames);
 	pthread_mutex_destroy(&o->lock);
 	free(o->sets);
 	free(o);

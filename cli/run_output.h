@@ -41,7 +41,8 @@ struct gp_output_opts {
 	unsigned interval_ms;      /* -i N: print the maps every interval_ms (0: only at exit) */
 	unsigned top_n;            /* rows of count and kernel tables (0: 10; -1u: all) */
 	/* Kernel names for maps keyed by kernel (the shim's name table); may return a mangled
-	 * name, which is demangled; NULL: printed as "kernel#<id>". */
+	 * name, which is demangled; NULL: the names given to gp_output__add_kernel_name, else
+	 * printed as "kernel#<id>". */
 	const char *(*kernel_name)(void *user, uint64_t id);
 	void *kernel_name_user;
 	/* Clock for the periodic prints and the "time" fields, in ms (NULL: CLOCK_MONOTONIC). */
@@ -62,6 +63,12 @@ void gp_output__print_maps(struct gp_output *o);
 /* At exit: drain every ring, print the maps, then the lost-record counts. */
 void gp_output__print_final(struct gp_output *o);
 void gp_output__close(struct gp_output *o);
+
+/* Tell the output a kernel's (mangled) name, so that maps keyed by kernel print it: the key is
+ * gp_name_hash(name) (include/gpuprobe/context.h: ctx->kernel_hash). Used when opts.kernel_name
+ * is NULL or returns NULL. The shim calls it for every kernel of every module it instruments.
+ * Returns 0 or -ENOMEM. */
+int gp_output__add_kernel_name(struct gp_output *o, const char *mangled);
 
 /* A thread of its own that polls every poll_ms (0: 50 ms) until stop; stop joins it and, when
  * final is set, prints the final report. For the shim: start after the map sets exist, stop at

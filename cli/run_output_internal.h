@@ -21,7 +21,13 @@ struct gp_output {
 	pthread_mutex_t stop_lock;
 	pthread_cond_t stop_cond;
 	int stop;
+	/* kernel names by gp_name_hash, open addressing (capacity a power of two) */
+	struct gp_kname { uint32_t hash; char *name; } *knames;
+	size_t nknames, kcap;
 };
+
+/* The name given to gp_output__add_kernel_name for this hash, or NULL (caller holds o->lock). */
+const char *gp_output_kernel_name(struct gp_output *o, uint64_t id);
 
 /* How a map prints (include/gpuprobe/output.h). */
 enum gp_show {

@@ -316,6 +316,8 @@ static void print_table(struct gp_output *o, struct gp_map_inst *m, struct row *
 		char key[256];
 		if (kernels) {
 			const char *kn = o->o.kernel_name ? o->o.kernel_name(o->o.kernel_name_user, rows[i].ikey) : NULL;
+			if (!kn)
+				kn = gp_output_kernel_name(o, rows[i].ikey);
 			char *dm = kn ? gp_output_demangle(kn) : NULL;
 			if (dm)
 				snprintf(key, sizeof(key), "%s", dm);

@@ -7,8 +7,9 @@
  *   name ends in "hist"            log2 histogram (bpftrace's hist()): key = gp_log2_bucket(v);
  *                                  bucket 0 counts 0, 1 counts 1, k >= 2 counts [2^(k-1), 2^k).
  *                                  Example: lat_hist, size_hist.
- *   name contains "kernel"         top-N table keyed by kernel: key = the kernel id the context
- *                                  gives (u32 or u64); printed with the kernel's demangled name.
+ *   name contains "kernel"         top-N table keyed by kernel: key = ctx->kernel_hash (u32, or
+ *                                  u64 holding it), gp_name_hash() of the mangled name; printed
+ *                                  with the kernel's demangled name.
  *   name starts with "." or "_"    not printed (.rodata, .bss, .data, private maps);
  *                                  ".bss" and ".data" are printed when they hold nonzero words.
  *   anything else                  counts: "@name[key]: value", largest last, like bpftrace.

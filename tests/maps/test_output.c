@@ -242,6 +242,36 @@ int main(void)
 		gp_map_set__free(set);
 	}
 
+	/* kernel names by gp_name_hash, when the callback does not know them */
+	{
+		struct gp_map_set *set = make_set();
+		struct gp_map_inst *k = gp_map_set__find(set, "launches_by_kernel");
+		uint64_t h = 2166136261u, v = 5;
+		for (const char *p = "_Z4tinyv"; *p; p++)
+			h = ((h ^ (uint8_t)*p) * 16777619u) & 0xffffffffu;
+		gp_map_inst__update(k, &h, &v, 0);
+		char *buf = NULL;
+		size_t len = 0;
+		FILE *f = open_memstream(&buf, &len);
+		struct gp_output_opts o = {.out = f};
+		struct gp_output *out;
+		gp_output__open(&o, &out);
+		gp_output__add_set(out, set);
+		for (int i = 0; i < 100; i++) {   /* grows the table past its first size */
+			char nm[32];
+			snprintf(nm, sizeof(nm), "_Z6kernelILi%dEEvv", i);
+			CHECK_EQ(gp_output__add_kernel_name(out, nm), 0);
+		}
+		CHECK_EQ(gp_output__add_kernel_name(out, "_Z4tinyv"), 0);
+		gp_output__print_maps(out);
+		gp_output__close(out);
+		fclose(f);
+		CHECK(strstr(buf, "@launches_by_kernel[tiny()]: 5\n") != NULL);
+		CHECK(strstr(buf, "@launches_by_kernel[kernel#1]: 4\n") != NULL);
+		free(buf);
+		gp_map_set__free(set);
+	}
+
 	/* options from the environment */
 	struct gp_output_opts eo = {0};
 	FILE *opened;
