@@ -15,6 +15,7 @@ static unsigned module_seq;
 struct link_info {
 	int has_ptx;
 	unsigned inputs;
+	void *cubin;           /* what cuLinkComplete produced (freed by cuLinkDestroy) */
 };
 
 struct load {
@@ -226,9 +227,25 @@ CUresult cuLinkComplete(CUlinkState state, void **cubinOut, size_t *sizeOut)
 	REAL_OR_FAIL(cuLinkComplete, real);
 	CUresult rc = real(state, cubinOut, sizeOut);
 	struct link_info *li = registry_get(REGISTRY_LINKS, state);
-	if (rc == CUDA_SUCCESS && li && cubinOut && *cubinOut)
+	if (rc == CUDA_SUCCESS && li && cubinOut && *cubinOut) {
+		li->cubin = *cubinOut;
 		registry_put(REGISTRY_LINKS, *cubinOut, li);
+	}
 	return rc;
+}
+
+CUresult cuLinkDestroy(CUlinkState state)
+{
+	/* The cubin dies with the state: its address must not vouch for a later image. (The
+	 * record itself stays allocated: a concurrent lookup may still be reading it.) */
+	struct link_info *li = registry_get(REGISTRY_LINKS, state);
+	if (li) {
+		if (li->cubin)
+			registry_put(REGISTRY_LINKS, li->cubin, NULL);
+		registry_put(REGISTRY_LINKS, state, NULL);
+	}
+	REAL_OR_FAIL(cuLinkDestroy, real);
+	return real(state);
 }
 
 /* --- kernel lookups ------------------------------------------------------------------------ */

@@ -116,6 +116,18 @@ CUresult cuGraphAddKernelNode_v2(void **node, void *graph, const void *deps, siz
 				 const struct kernel_node_params_v2 *p)
 { (void)graph; (void)deps; (void)n; count(C_GRAPHNODE); *node = p->func; return OK; }
 
+/* JIT linking: the "cubin" is a bare ELF header (no sections, so no kernels). */
+static unsigned char linked_cubin[64] = {0x7f, 'E', 'L', 'F', 2, 1, 1, 0, [16] = 1, 0, 190, 0, 1,
+					 [52] = 64, 0, [58] = 64, 0};
+CUresult cuLinkCreate_v2(unsigned n, void *o, void **v, void **state)
+{ (void)n; (void)o; (void)v; *state = (void *)0x9000; return OK; }
+CUresult cuLinkAddData_v2(void *state, int type, void *data, size_t size, const char *name,
+			  unsigned n, void *o, void **v)
+{ (void)state; (void)type; (void)size; (void)name; (void)n; (void)o; (void)v; return data ? OK : INVALID_VALUE; }
+CUresult cuLinkComplete(void *state, void **cubin, size_t *size)
+{ (void)state; *cubin = linked_cubin; *size = sizeof(linked_cubin); return OK; }
+CUresult cuLinkDestroy(void *state) { (void)state; return OK; }
+
 CUresult cuGetExportTable(const void **table, const void *uuid)
 { (void)uuid; *table = export_table; return OK; }
 

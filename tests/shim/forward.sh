@@ -10,13 +10,13 @@ mkdir "$tmp/dump"
 
 GPUPROBE_LOG=1 GPUPROBE_DUMP_DIR=$tmp/dump GPUPROBE_REAL_LIBCUDA=$fake \
   "$bin" "$shim" "$fake" "$fb_ptx" "$fb_noptx" >"$tmp/out" 2>"$tmp/err" || fail "exit status $?"
-[ "$(grep -c '^ok ' "$tmp/out")" = 19 ] || fail "expected 19 ok lines"
+[ "$(grep -c '^ok ' "$tmp/out")" = 20 ] || fail "expected 20 ok lines"
 cat "$tmp/out"
 
 exports=$(nm -D --defined-only "$shim" | grep -c ' cu')
 absent='PTX absent (cannot be instrumented: rebuild with -arch=sm_XX or -gencode arch=compute_XX,code=compute_XX to embed PTX)'
 cat >"$tmp/want" <<WANT
-gpuprobe: real driver $fake (19 of $exports exports present)
+gpuprobe: real driver $fake (23 of $exports exports present)
 gpuprobe: cuCtxCreate_v2: the real driver does not export it
 gpuprobe: cuGetProcAddress(cuFakeHidden): the driver returned an unnamed address: passed through unintercepted
 gpuprobe: module 1: PTX written to $tmp/dump/module-0001.ptx
@@ -33,6 +33,8 @@ gpuprobe: module 5 via cuModuleLoad $fb_ptx: fatbin: cubin sm_90, ptx sm_90 zstd
 gpuprobe: first launch of scale (module 5, PTX present) via cuLaunchKernel
 gpuprobe: module 6 via cuLibraryLoadFromFile $fb_noptx: fatbin: cubin sm_90; 2 kernels; $absent
 gpuprobe: module 7 via cuModuleLoad /nonexistent.cubin failed (CUDA error 301)
+gpuprobe: module 8 via cuModuleLoadData: cubin linked from 1 inputs; 0 kernels; PTX present
+gpuprobe: module 9 via cuModuleLoadData: cubin; 0 kernels; $absent
 gpuprobe: first launch of k_two (module 1, PTX present) via cuGraphAddKernelNode_v2
 gpuprobe: first launch of unnamed_by_shim (module not seen by the shim) via cuLaunchKernel
 WANT

@@ -198,6 +198,22 @@ int main(int argc, char **argv)
 	      "the driver's own error");
 	printf("ok fatbin files: cuModuleLoad, cuLibraryLoadFromFile\n");
 
+	/* JIT linking PTX: the resulting cubin is known to come from PTX until cuLinkDestroy. */
+	void *state = NULL, *cubin = NULL, *mod8 = NULL, *mod9 = NULL;
+	size_t cubin_size = 0;
+	CHECK(((CUresult (*)(unsigned, void *, void **, void **))sym(shim, "cuLinkCreate_v2"))(
+		      0, NULL, NULL, &state) == 0, "cuLinkCreate_v2");
+	CHECK(((CUresult (*)(void *, int, void *, size_t, const char *, unsigned, void *, void **))
+	       sym(shim, "cuLinkAddData_v2"))(state, 1 /* CU_JIT_INPUT_PTX */, (void *)ptx,
+					      sizeof(ptx), "k.ptx", 0, NULL, NULL) == 0,
+	      "cuLinkAddData_v2");
+	CHECK(((CUresult (*)(void *, void **, size_t *))sym(shim, "cuLinkComplete"))(
+		      state, &cubin, &cubin_size) == 0 && cubin, "cuLinkComplete");
+	CHECK(load(&mod8, cubin) == 0, "load the linked cubin");
+	CHECK(((CUresult (*)(void *))sym(shim, "cuLinkDestroy"))(state) == 0, "cuLinkDestroy");
+	CHECK(load(&mod9, cubin) == 0, "load the same bytes after cuLinkDestroy");
+	printf("ok JIT link: cubin from PTX known until cuLinkDestroy\n");
+
 	/* A graph kernel node names its kernel; an unknown handle is named by the driver. */
 	struct { void *func; unsigned g[3], b[3], shmem; void **params, **extra; void *kern, *ctx; }
 		np = {.func = f2};
