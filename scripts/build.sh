@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 
 PACKAGES=(build-essential cmake pkg-config clang llvm
   libbpf-dev libelf-dev zlib1g-dev libzstd-dev liblz4-dev bpftool
-  libjson-c-dev libyaml-dev
+  libjson-c-dev libyaml-dev python3
   spirv-headers spirv-tools llvm-spirv-15 pocl-opencl-icd ocl-icd-opencl-dev opencl-headers)
 
 missing=()
