@@ -247,6 +247,11 @@ static int shape(const struct gp_map *def, const struct gp_map_create_opts *o, u
 		} else if (t == GP_BPFTIME_MAP_PERTHREAD_ARRAY) {
 			d->flags |= GP_MAPF_PERTHREAD;
 			d->nshards = o->perthread_slots ? o->perthread_slots : GP_MAP_PERTHREAD_DEFAULT_SLOTS;
+			/* By default keep it under 256 MiB: fewer slots (threads past the last share
+			 * slots, modulo) rather than a map that does not fit beside the application. */
+			uint64_t one = (uint64_t)d->max_entries * d->value_stride;
+			while (!o->perthread_slots && d->nshards > 1024 && one * d->nshards > (256ull << 20))
+				d->nshards /= 2;
 		} else if (o->sharded && !def->readonly && nsms > 1) {
 			d->flags |= GP_MAPF_SHARDED;
 			d->nshards = nsms;

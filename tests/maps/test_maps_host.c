@@ -127,6 +127,13 @@ static void test_perthread_array(void)
 	CHECK_EQ(d->shard_stride, 8);
 	CHECK_EQ(gp_map_inst__read_size(m), 64 * 8);
 	gp_map_inst__free(m);
+	/* the default slots shrink to keep a big per-thread map under 256 MiB */
+	struct gp_map big = {.name = "big", .type = GP_BPFTIME_MAP_PERTHREAD_ARRAY, .key_size = 4,
+			     .value_size = 8, .max_entries = 1024};
+	char err[128];
+	CHECK_EQ(gp_map_inst__create(&big, NULL, alloc4, &m, err, sizeof(err)), 0);
+	CHECK_EQ(gp_map_inst__nshards(m), 32768);
+	gp_map_inst__free(m);
 }
 
 static void test_hash(void)
