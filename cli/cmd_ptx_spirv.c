@@ -64,7 +64,8 @@ int cmd_ptx_spirv(int argc, char **argv)
 	int r = spirv_lower_module(m, &opts, &words, &n, err, sizeof(err));
 	ir_module_free(m);
 	if (r < 0) {
-		fprintf(stderr, "gpuprobe: %s:%s\n", path, err);
+		/* "LINE: message" when the error has a line, else "message" */
+		fprintf(stderr, "gpuprobe: %s:%s%s\n", path, err[0] >= '0' && err[0] <= '9' ? "" : " ", err);
 		return 1;
 	}
 	FILE *f = strcmp(out_path, "-") ? fopen(out_path, "wb") : stdout;

@@ -81,7 +81,8 @@ static int init_bytes(lw *c, const ir_decl *d, uint8_t *out, uint64_t size)
 		} else {
 			raw = (uint64_t)strtoll(p, &end, 0);
 			if (end == p)
-				return lw_fail(c, "cannot read the initializer of %s", d->name);
+				return lw_fail(c, "the initializer of %s holds addresses of symbols (e.g. function pointers): not lowered",
+					       d->name);
 		}
 		for (unsigned b = 0; b < eb && at < size; b++)
 			out[at++] = (uint8_t)(raw >> (8 * b));
@@ -210,13 +211,26 @@ static int module_vars(lw *c)
 
 /* ---- function signatures ----------------------------------------------------------------- */
 
-static int param_type(lw *c, const ir_func *f, const ir_decl *d, uint32_t *out)
+/* A parameter's SPIR-V type. Scalars go by value. A byte array (.param .align 8 .b8 p[24]: a
+ * struct) goes by pointer: for a kernel, a ByVal pointer to a struct holding the bytes (how
+ * OpenCL passes structs by value); for a device function, a pointer to the caller's bytes. */
+static int param_type(lw *c, const ir_func *f, const ir_decl *d, uint32_t *out, bool *is_ptr)
 {
 	ptype t = ptype_parse(d->type);
-	if (!ptype_ok(t) || t.k == 'p' || d->dims || d->vec)
-		return lw_fail(c, "%s: parameter %s %s%s is not supported (only scalar parameters)",
-			       f->name, d->type ? d->type : "?", d->name, d->dims ? d->dims : "");
-	*out = lw_type(c, t);
+	*is_ptr = false;
+	if (ptype_ok(t) && t.k != 'p' && !d->dims && !d->vec) {
+		*out = lw_type(c, t);
+		return 0;
+	}
+	bool open;
+	uint64_t bytes = ptype_ok(t) ? decl_bytes(d, &open) : 0;
+	if (!bytes || open || t.k == 'p')
+		return lw_fail(c, "%s: parameter %s %s%s is not supported", f->name, d->type ? d->type : "?", d->name,
+			       d->dims ? d->dims : "");
+	uint32_t arr = spv_t_array(c->e, spv_t_int(c->e, 8), spv_c_int(c->e, 32, bytes));
+	*out = f->is_entry ? spv_t_ptr(c->e, SpvStorageClassFunction, spv_type(c->e, SpvOpTypeStruct, 1, arr))
+			   : spv_t_ptr(c->e, SpvStorageClassFunction, arr);
+	*is_ptr = true;
 	return 0;
 }
 
@@ -255,14 +269,26 @@ static int declare_funcs(lw *c)
 		if (f->nparams > 31)
 			return lw_fail(c, "%s: more than 31 parameters", f->name);
 		for (unsigned p = 0; p < f->nparams; p++)
-			if (param_type(c, f, &f->params[p], &fi->param_types[p]) < 0)
+			if (param_type(c, f, &f->params[p], &fi->param_types[p], &fi->param_ptr[p]) < 0)
 				return -1;
 		if (f->nrets > 1)
 			return lw_fail(c, "%s: more than one return value", f->name);
 		fi->ret_type = spv_t_void(c->e);
-		if (f->nrets == 1 && param_type(c, f, &f->rets[0], &fi->ret_type) < 0)
-			return -1;
-		fi->fn_type = spv_t_func(c->e, fi->ret_type, f->nparams, fi->param_types);
+		fi->nspv_params = f->nparams;
+		if (f->nrets == 1) {
+			uint32_t rt;
+			bool ptr;
+			if (param_type(c, f, &f->rets[0], &rt, &ptr) < 0)
+				return -1;
+			if (ptr) {
+				fi->ret_ptr = true;
+				fi->param_types[fi->nspv_params] = rt;
+				fi->param_ptr[fi->nspv_params++] = true;
+			} else {
+				fi->ret_type = rt;
+			}
+		}
+		fi->fn_type = spv_t_func(c->e, fi->ret_type, fi->nspv_params, fi->param_types);
 		fi->id = spv_id(c->e);
 		for (size_t k = 0; k < c->ngsyms; k++)
 			if (c->gsyms[k].kind == SYM_FUNC && !strcmp(c->gsyms[k].name, f->name))
@@ -386,7 +412,7 @@ static int lower_insn(lw *c, const ir_insn *in)
 		return lw_unsupported(c, in, "texture and surface instructions are not lowered");
 	if (info && (info->flags & IR_F_ASYNC))
 		return lw_unsupported(c, in, "asynchronous copies are not lowered");
-	int (*fams[])(lw *, const ir_insn *) = {lw_control, lw_memory, lw_int_arith, lw_float_arith,
+	int (*fams[])(lw *, const ir_insn *) = {lw_control, lw_memory, lw_bits, lw_int_arith, lw_float_arith,
 						lw_convert, lw_warp};
 	for (size_t i = 0; i < sizeof(fams) / sizeof(fams[0]); i++) {
 		int r = fams[i](c, in);
@@ -436,26 +462,36 @@ static int lower_func(lw *c, struct lw_func_info *fi, ir_module *am)
 	c->nlabels = 0;
 	c->in_block = false;
 	c->clock_var = 0;
+	c->carry_var = 0;
 	c->vars.n = c->prologue.n = c->body.n = 0;
 
 	spv_buf *out = &c->e->funcs;
 	spv_op(out, SpvOpFunction, 4, fi->ret_type, fi->id, (uint32_t)SpvFunctionControlMaskNone, fi->fn_type);
-	/* parameters: each copied into a Function variable that ld.param/st.param address */
-	for (unsigned p = 0; p < f->nparams; p++) {
+	/* parameters: scalars are copied into a Function variable that ld.param/st.param address;
+	 * byte arrays are addressed through their pointer directly */
+	for (unsigned p = 0; p < fi->nspv_params; p++) {
+		bool is_ret = p == f->nparams;
+		const ir_decl *d = is_ret ? &f->rets[0] : &f->params[p];
 		uint32_t pid = spv_id(c->e);
 		spv_op(out, SpvOpFunctionParameter, 2, fi->param_types[p], pid);
-		spv_name(c->e, pid, f->params[p].name);
+		spv_name(c->e, pid, d->name);
 		struct sym *s = add_sym(c, true);
-		s->name = f->params[p].name;
+		s->name = d->name;
 		s->kind = SYM_PARAM;
 		s->sc = SpvStorageClassFunction;
-		s->t = ptype_parse(f->params[p].type);
+		s->t = ptype_parse(d->type);
+		if (fi->param_ptr[p]) {
+			s->var = pid;
+			if (f->is_entry)
+				spv_decorate(c->e, pid, SpvDecorationFuncParamAttr, 1, (uint32_t)SpvFunctionParameterAttributeByVal);
+			continue;
+		}
 		s->var = spv_id(c->e);
 		spv_op(&c->vars, SpvOpVariable, 3, spv_t_ptr(c->e, SpvStorageClassFunction, fi->param_types[p]),
 		       s->var, (uint32_t)SpvStorageClassFunction);
 		spv_op(&c->prologue, SpvOpStore, 2, s->var, pid);
 	}
-	for (unsigned r = 0; r < f->nrets; r++) {
+	for (unsigned r = 0; r < f->nrets && !fi->ret_ptr; r++) {
 		struct sym *s = add_sym(c, true);
 		s->name = f->rets[r].name;
 		s->kind = SYM_PARAM;

@@ -46,7 +46,10 @@ struct sym {
 struct lw_func_info { /* per IR function: its SPIR-V id and signature */
 	const ir_func *f;
 	uint32_t id, ret_type, fn_type;
-	uint32_t param_types[32];
+	uint32_t param_types[33];
+	bool param_ptr[33];   /* a byte-array .param: passed as a pointer to its bytes */
+	bool ret_ptr;         /* a byte-array return: an extra last pointer parameter */
+	unsigned nspv_params; /* nparams + ret_ptr */
 };
 
 typedef struct lw {
@@ -82,6 +85,7 @@ typedef struct lw {
 	bool in_block;
 	uint32_t ret_block;      /* kernel: the block that returns */
 	uint32_t clock_var;      /* per-thread counter behind %clock */
+	uint32_t carry_var;      /* the carry flag of add.cc/addc chains */
 	const ir_stmt *cur;      /* for error lines */
 } lw;
 
@@ -139,6 +143,7 @@ int lw_float_arith(lw *c, const ir_insn *in);
 int lw_convert(lw *c, const ir_insn *in);     /* cvt, cvta, mov, setp, selp, set */
 int lw_memory(lw *c, const ir_insn *in);      /* ld, st, atom, red, prefetch */
 int lw_control(lw *c, const ir_insn *in);     /* bra, ret, exit, call, bar, membar, fence */
-int lw_warp(lw *c, const ir_insn *in);        /* shfl, vote, redux, activemask, bar.warp */
+int lw_warp(lw *c, const ir_insn *in);
+int lw_bits(lw *c, const ir_insn *in);      /* lop3, shf, bfind, bmsk, prmt, carry chains */        /* shfl, vote, redux, activemask, bar.warp */
 
 #endif

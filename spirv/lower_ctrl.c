@@ -16,7 +16,8 @@ static struct lw_func_info *func_info(lw *c, const char *name)
 static int lower_ret(lw *c)
 {
 	lw_ensure_block(c);
-	if (c->fn && c->fn->nrets == 1) {
+	struct lw_func_info *fi = c->fn ? func_info(c, c->fn->name) : NULL;
+	if (c->fn && c->fn->nrets == 1 && !(fi && fi->ret_ptr)) {
 		struct sym *s = lw_sym(c, c->fn->rets[0].name);
 		uint32_t rt = lw_type(c, ptype_parse(c->fn->rets[0].type));
 		uint32_t v = lw_op1(c, SpvOpLoad, rt, s->var);
@@ -49,32 +50,43 @@ static int lower_call(lw *c, const ir_insn *in)
 	unsigned nargs = args ? args->nelems : 0;
 	if (nargs != f->f->nparams)
 		return lw_unsupported(c, in, "argument count differs from the callee's parameters");
-	uint32_t ops[34] = {f->ret_type, 0, f->id};
+	uint32_t ops[40] = {f->ret_type, 0, f->id};
 	for (unsigned i = 0; i < nargs; i++) {
 		ptype pt = ptype_parse(f->f->params[i].type);
 		const ir_operand *a = &args->elems[i];
 		struct sym *s = a->kind == IR_OPND_SYMBOL ? lw_sym(c, a->name) : NULL;
 		uint32_t v;
-		if (s && s->kind == SYM_PARAM)
-			v = lw_op1(c, SpvOpLoad, f->param_types[i], s->var);
-		else
+		if (f->param_ptr[i]) {
+			if (!s || s->kind != SYM_PARAM)
+				return lw_unsupported(c, in, "a byte-array argument must be a .param variable");
+			v = lw_op1(c, SpvOpBitcast, f->param_types[i], s->var);
+		} else if (s && s->kind == SYM_PARAM) {
+			/* the caller's .param may be declared as bytes: load through the callee's type */
+			uint32_t pp = lw_op1(c, SpvOpBitcast, spv_t_ptr(c->e, SpvStorageClassFunction, f->param_types[i]), s->var);
+			v = lw_op1(c, SpvOpLoad, f->param_types[i], pp);
+		} else {
 			v = lw_read(c, a, pt);
+		}
 		if (!v)
 			return -1;
 		ops[3 + i] = v;
 	}
+	unsigned nops = nargs;
+	const ir_operand *r = rets && rets->nelems ? &rets->elems[0] : NULL;
+	if (rets && rets->nelems && (rets->nelems != 1 || f->f->nrets != 1))
+		return lw_unsupported(c, in, "return values differ from the callee's");
+	struct sym *rs = r && r->kind == IR_OPND_SYMBOL ? lw_sym(c, r->name) : NULL;
+	if (f->ret_ptr) {
+		if (!rs || rs->kind != SYM_PARAM)
+			return lw_unsupported(c, in, "a byte-array return value must go to a .param variable");
+		ops[3 + nops++] = lw_op1(c, SpvOpBitcast, f->param_types[nargs], rs->var);
+	}
 	lw_ensure_block(c);
 	ops[1] = spv_id(c->e);
-	spv_inst(&c->body, SpvOpFunctionCall, 3 + nargs, ops);
-	if (rets && rets->nelems) {
-		if (rets->nelems != 1 || f->f->nrets != 1)
-			return lw_unsupported(c, in, "return values differ from the callee's");
-		const ir_operand *r = &rets->elems[0];
-		struct sym *s = r->kind == IR_OPND_SYMBOL ? lw_sym(c, r->name) : NULL;
-		if (s && s->kind == SYM_PARAM) {
-			/* the caller's .param may be declared wider or as bytes: store through its type */
-			ptype rt = ptype_parse(f->f->rets[0].type);
-			uint32_t pp = lw_op1(c, SpvOpBitcast, spv_t_ptr(c->e, SpvStorageClassFunction, lw_type(c, rt)), s->var);
+	spv_inst(&c->body, SpvOpFunctionCall, 3 + nops, ops);
+	if (r && !f->ret_ptr) {
+		if (rs && rs->kind == SYM_PARAM) {
+			uint32_t pp = lw_op1(c, SpvOpBitcast, spv_t_ptr(c->e, SpvStorageClassFunction, f->ret_type), rs->var);
 			spv_op(&c->body, SpvOpStore, 2, pp, ops[1]);
 		} else if (lw_write(c, r, ptype_parse(f->f->rets[0].type), ops[1]) < 0) {
 			return -1;
@@ -115,10 +127,10 @@ int lw_control(lw *c, const ir_insn *in)
 	if (!strcmp(op, "call"))
 		return lower_call(c, in);
 	if (!strcmp(op, "bar") || !strcmp(op, "barrier")) {
-		if (ir_insn_has_mod(in, ".warp"))
-			return 0; /* bar.warp.sync: the warp family */
-		if (ir_insn_has_mod(in, ".arrive") || ir_insn_has_mod(in, ".red"))
-			return lw_unsupported(c, in, "split and reducing barriers are not lowered");
+		if (ir_insn_has_mod(in, ".warp") || ir_insn_has_mod(in, ".red"))
+			return 0; /* bar.warp.sync, bar.red: the warp family */
+		if (ir_insn_has_mod(in, ".arrive"))
+			return lw_unsupported(c, in, "split barriers (bar.arrive) are not lowered");
 		if (in->nops > 1)
 			return lw_unsupported(c, in, "barriers with a thread count are not lowered");
 		lw_barrier(c);

@@ -175,10 +175,8 @@ static int lower_cvta(lw *c, const ir_insn *in)
 			return lw_unsupported(c, in, "the module declares no .shared variable");
 		uint32_t base = lw_op1(c, SpvOpConvertPtrToU, u64, c->shared_window);
 		a = to ? lw_op2(c, SpvOpISub, u64, a, base) : lw_op2(c, SpvOpIAdd, u64, base, a);
-	} else if (ir_insn_has_mod(in, ".param")) {
-		return lw_unsupported(c, in, "kernel parameters have no address in SPIR-V");
 	}
-	/* global, local and const addresses are the target's own flat addresses already */
+	/* global, local, const and param addresses are the target's own flat addresses already */
 	return lw_write(c, &in->ops[0], PT('u', 64), a) < 0 ? -1 : 1;
 }
 

@@ -159,8 +159,33 @@ static uint32_t mul24(lw *c, ptype t, bool hi, uint32_t a, uint32_t b)
 	return lw_op1(c, SpvOpUConvert, u32, lw_op2(c, SpvOpShiftRightLogical, u64, p, lw_u64(c, 16)));
 }
 
+/* dp4a.{s32,u32}.{s32,u32} d, a, b, c: four byte products of a and b, plus c */
+static int dp4a(lw *c, const ir_insn *in)
+{
+	ptype ta = lw_insn_type_n(in, 0), tb = lw_insn_type_n(in, 1);
+	if (in->nops != 4 || !ptype_ok(ta) || !ptype_ok(tb))
+		return lw_unsupported(c, in, "dp4a needs two types and three sources");
+	uint32_t u32 = spv_t_int(c->e, 32);
+	uint32_t a = lw_read(c, &in->ops[1], PT('b', 32)), b = lw_read(c, &in->ops[2], PT('b', 32)),
+		 acc = lw_read(c, &in->ops[3], PT('b', 32));
+	if (!a || !b || !acc)
+		return -1;
+	for (unsigned i = 0; i < 4; i++) {
+		uint32_t x[2] = {a, b};
+		ptype tt[2] = {ta, tb};
+		for (int k = 0; k < 2; k++) {
+			uint32_t v = lw_op2(c, SpvOpShiftLeftLogical, u32, x[k], lw_u32(c, 24 - 8 * i));
+			x[k] = lw_op2(c, tt[k].k == 's' ? SpvOpShiftRightArithmetic : SpvOpShiftRightLogical, u32, v, lw_u32(c, 24));
+		}
+		acc = lw_op2(c, SpvOpIAdd, u32, acc, lw_op2(c, SpvOpIMul, u32, x[0], x[1]));
+	}
+	return lw_write(c, &in->ops[0], PT('b', 32), acc) < 0 ? -1 : 1;
+}
+
 int lw_int_arith(lw *c, const ir_insn *in)
 {
+	if (!strcmp(in->opcode, "dp4a"))
+		return dp4a(c, in);
 	const char *op = in->opcode;
 	ptype t = lw_insn_type(in);
 	static const char *const mine[] = {"add", "sub", "mul", "mad", "mul24", "mad24", "div", "rem", "abs",

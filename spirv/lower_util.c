@@ -327,11 +327,11 @@ uint32_t lw_read(lw *c, const ir_operand *op, ptype want)
 		case SYM_GLOBAL:
 		case SYM_CONST:
 		case SYM_LOCAL:
+		case SYM_PARAM: /* a parameter's copy (or by-value bytes) lives in private memory */
 			v = lw_op1(c, SpvOpConvertPtrToU, spv_t_int(c->e, 64), s->var);
 			break;
 		default:
-			return lw_fail(c, "the address of %s (%s) cannot be taken in SPIR-V", s->name,
-				       s->kind == SYM_FUNC ? "a function" : "a .param"), 0;
+			return lw_fail(c, "the address of function %s cannot be taken in SPIR-V", s->name), 0;
 		}
 		return lw_convert_bits(c, v, PT('u', 64), want);
 	}
@@ -450,8 +450,6 @@ uint32_t lw_address(lw *c, const ir_operand *op, enum ir_space sp, ptype t, SpvS
 		*sc_out = SpvStorageClassWorkgroup;
 		return byte_offset_ptr(c, c->shared_window, SpvStorageClassWorkgroup, a, t);
 	}
-	if (sp == IR_SPACE_PARAM)
-		return lw_fail(c, "a .param access through a register address is not supported"), 0;
 	SpvStorageClass sc = space_sc(sp);
 	*sc_out = sc;
 	return lw_op1(c, SpvOpConvertUToPtr, spv_t_ptr(c->e, sc, lw_type(c, t)), a);

@@ -172,6 +172,84 @@ static int lower_redux(lw *c, const ir_insn *in)
 	return lw_write(c, &in->ops[0], t, acc) < 0 ? -1 : 1;
 }
 
+/* match.any.sync.b32 d, a, mask: the lanes holding the same value; match.all d|p: the mask if
+ * all hold it, else 0 (p says which). 64-bit values compare both halves. */
+static int lower_match(lw *c, const ir_insn *in)
+{
+	ptype t = lw_insn_type(in);
+	bool all = ir_insn_has_mod(in, ".all");
+	if (!ptype_ok(t) || (t.bits != 32 && t.bits != 64) || in->nops < 2 || (!all && !ir_insn_has_mod(in, ".any")))
+		return lw_unsupported(c, in, "match needs .any or .all and a 32- or 64-bit type");
+	uint32_t u32 = spv_t_int(c->e, 32), bl = spv_t_bool(c->e);
+	uint32_t a = lw_read(c, &in->ops[1], t), mm = member_mask(c, in, 2);
+	if (!a || !mm)
+		return -1;
+	uint32_t halves[2] = {a, 0};
+	unsigned nh = 1;
+	if (t.bits == 64) {
+		uint32_t u64 = spv_t_int(c->e, 64);
+		halves[0] = lw_op1(c, SpvOpUConvert, u32, a);
+		halves[1] = lw_op1(c, SpvOpUConvert, u32, lw_op2(c, SpvOpShiftRightLogical, u64, a, lw_u64(c, 32)));
+		nh = 2;
+	}
+	uint32_t same[32];
+	struct warp w = {0};
+	for (unsigned h = 0; h < nh; h++) {
+		w = publish(c, halves[h]);
+		for (unsigned i = 0; i < 32; i++) {
+			uint32_t eq = lw_op2(c, SpvOpIEqual, bl, lane_value(c, &w, i), halves[h]);
+			same[i] = h ? lw_op2(c, SpvOpLogicalAnd, bl, same[i], eq) : eq;
+		}
+	}
+	uint32_t mask = lw_op2(c, SpvOpBitwiseAnd, u32, mm, w.active), r = lw_u32(c, 0);
+	for (unsigned i = 0; i < 32; i++)
+		r = lw_op2(c, SpvOpBitwiseOr, u32, r, lw_select(c, u32, same[i], lw_u32(c, 1u << i), lw_u32(c, 0)));
+	r = lw_op2(c, SpvOpBitwiseAnd, u32, r, mask);
+	const ir_operand *d = &in->ops[0];
+	if (!all)
+		return lw_write(c, d, PT('b', 32), r) < 0 ? -1 : 1;
+	uint32_t p = lw_op2(c, SpvOpIEqual, bl, r, mask);
+	uint32_t v = lw_select(c, u32, p, mask, lw_u32(c, 0));
+	if (d->kind == IR_OPND_PAIR && d->nelems == 2)
+		return lw_write(c, &d->elems[0], PT('b', 32), v) < 0 || lw_write(c, &d->elems[1], PT('p', 1), p) < 0 ? -1 : 1;
+	return lw_write(c, d, PT('b', 32), v) < 0 ? -1 : 1;
+}
+
+/* bar.red.popc.u32 d, 0, p / bar.red.and|or.pred d, 0, p: a block-wide count through a
+ * work-group counter that thread 0 zeroes between barriers. */
+static int lower_bar_red(lw *c, const ir_insn *in)
+{
+	bool popc = ir_insn_has_mod(in, ".popc"), and_ = ir_insn_has_mod(in, ".and");
+	if (in->nops < 3 || (!popc && !and_ && !ir_insn_has_mod(in, ".or")))
+		return lw_unsupported(c, in, "bar.red needs popc, and or or, a barrier and a predicate");
+	if (in->nops > 3 && in->ops[2].kind != IR_OPND_INT)
+		return lw_unsupported(c, in, "bar.red with a thread count is not lowered");
+	uint32_t u32 = spv_t_int(c->e, 32), bl = spv_t_bool(c->e);
+	uint32_t p = lw_read_pred(c, &in->ops[in->nops - 1]);
+	if (!p)
+		return -1;
+	uint32_t cnt = scratch_ptr(c, lw_u32(c, 0)); /* word 0: no warp collective is in flight here */
+	uint32_t lt = lw_linear_tid(c);
+	lw_barrier(c);
+	uint32_t zero_it = spv_id(c->e), go = spv_id(c->e);
+	lw_branch_cond(c, lw_op2(c, SpvOpIEqual, bl, lt, lw_u32(c, 0)), zero_it, go);
+	lw_label(c, zero_it);
+	spv_op(&c->body, SpvOpStore, 2, scratch_ptr(c, lw_u32(c, 0)), lw_u32(c, 0));
+	lw_label(c, go);
+	lw_barrier(c);
+	cnt = scratch_ptr(c, lw_u32(c, 0));
+	uint32_t one = lw_select(c, u32, p, lw_u32(c, 1), lw_u32(c, 0));
+	uint32_t old = spv_id(c->e);
+	spv_op(&c->body, SpvOpAtomicIAdd, 6, u32, old, cnt, lw_u32(c, SpvScopeWorkgroup), lw_u32(c, 0), one);
+	lw_barrier(c);
+	uint32_t n = lw_op1(c, SpvOpLoad, u32, scratch_ptr(c, lw_u32(c, 0)));
+	lw_barrier(c);
+	if (popc)
+		return lw_write(c, &in->ops[0], PT('u', 32), n) < 0 ? -1 : 1;
+	uint32_t r = and_ ? lw_op2(c, SpvOpIEqual, bl, n, lw_block_threads(c)) : lw_op2(c, SpvOpINotEqual, bl, n, lw_u32(c, 0));
+	return lw_write(c, &in->ops[0], PT('p', 1), r) < 0 ? -1 : 1;
+}
+
 int lw_warp(lw *c, const ir_insn *in)
 {
 	const char *op = in->opcode;
@@ -194,6 +272,8 @@ int lw_warp(lw *c, const ir_insn *in)
 	if ((!strcmp(op, "bar") || !strcmp(op, "barrier")) && ir_insn_has_mod(in, ".warp"))
 		return 1; /* emulated warps are always converged at their collectives */
 	if (!strcmp(op, "match"))
-		return lw_unsupported(c, in, "match is not lowered");
+		return lower_match(c, in);
+	if ((!strcmp(op, "bar") || !strcmp(op, "barrier")) && ir_insn_has_mod(in, ".red"))
+		return lower_bar_red(c, in);
 	return 0;
 }

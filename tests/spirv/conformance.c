@@ -21,6 +21,7 @@
  *     buf NAME TYPE = v0 v1 ...    (a device buffer, passed as a .u64 parameter)
  *     buf NAME TYPE[N]             (N zeroed elements)
  *     scalar TYPE VALUE            (a parameter by value)
+ *     struct TYPE = v0 v1 ...      (a by-value struct parameter: the values' bytes in order)
  *     expect NAME = e0 e1 ...
  *     ptx:
  *     <PTX module>
@@ -257,12 +258,16 @@ static int load_case(const char *path, struct tcase *tc, char *err, size_t errle
 				ret = (snprintf(err, errlen, "%s: bad value in: %s", path, s), -1);
 				break;
 			}
-		} else if (sscanf(s, "scalar %7s", type) == 1) {
+		} else if (sscanf(s, "scalar %7s", type) == 1 || sscanf(s, "struct %7s", type) == 1) {
+			bool st = s[1] == 't';
 			struct buf *b = &tc->bufs[tc->nbufs++];
 			snprintf(b->name, sizeof(b->name), "scalar%u", tc->nbufs);
 			snprintf(b->type, sizeof(b->type), "%s", type);
 			b->is_scalar = true;
-			if (parse_values(s + 7 + strlen(type), type, b->vals, NULL, &b->n) < 0 || b->n != 1) {
+			char *vals = s + 7 + strlen(type);
+			while (*vals == ' ' || *vals == '=')
+				vals++;
+			if (parse_values(vals, type, b->vals, NULL, &b->n) < 0 || (!st && b->n != 1) || b->n > 64) {
 				ret = (snprintf(err, errlen, "%s: bad scalar: %s", path, s), -1);
 				break;
 			}
@@ -469,13 +474,14 @@ static int run_case(struct backend *be, struct tcase *tc, char *err, size_t errl
 	if (r < 0)
 		return r;
 	struct spirv_arg args[MAXB];
-	uint64_t addrs[MAXB], scal[MAXB];
+	uint64_t addrs[MAXB], scal[MAXB][64];
 	for (unsigned i = 0; i < tc->nbufs; i++) {
 		struct buf *b = &tc->bufs[i];
 		unsigned eb = type_bytes(b->type);
-		if (b->is_scalar) {
-			scal[i] = b->vals[0];
-			args[i] = (struct spirv_arg){&scal[i], eb};
+		if (b->is_scalar) { /* a scalar, or a struct's bytes packed from its values */
+			for (unsigned k = 0; k < b->n; k++)
+				memcpy((unsigned char *)scal[i] + (size_t)k * eb, &b->vals[k], eb);
+			args[i] = (struct spirv_arg){scal[i], (size_t)eb * b->n};
 			continue;
 		}
 		size_t size = (size_t)eb * (b->n ? b->n : 1);
