@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# gpuprobe ptx spirv: a valid module out, exact errors for what cannot be lowered, usage errors.
+# usage: cli.sh GPUPROBE CASES_DIR DATA_DIR
+set -u
+gp=$1 cases=$2 data=$3
+t=$(mktemp -d)
+trap 'rm -rf "$t"' EXIT
+fail=0
+check() { # name, expected, actual
+	if [ "$2" != "$3" ]; then
+		echo "FAIL $1"; echo "  expected: $2"; echo "  got:      $3"; fail=1
+	else
+		echo "PASS $1"
+	fi
+}
+# the vector add of the conformance suite, as a plain PTX file
+sed -n '/^ptx:$/,$p' "$cases/vadd_full.case" | tail -n +2 >"$t/vadd.ptx"
+"$gp" ptx spirv -o "$t/vadd.spv" "$t/vadd.ptx"; check "exit 0 on a valid module" 0 $?
+check "SPIR-V magic" "07230203" "$(od -An -tx4 -N4 "$t/vadd.spv" | tr -d ' ')"
+spirv-val --target-env opencl2.0 "$t/vadd.spv"; check "spirv-val accepts it" 0 $?
+"$gp" ptx spirv -S -o "$t/vadd.txt" "$t/vadd.ptx"
+check "-S writes the entry point" 1 "$(grep -c 'OpEntryPoint Kernel %vadd "vadd"' "$t/vadd.txt")"
+err=$("$gp" ptx spirv -o "$t/x.spv" "$data/mma.ptx" 2>&1); rc=$?
+check "mma: exit 1" 1 $rc
+check "mma: one line naming the instruction and its line" \
+	"gpuprobe: $data/mma.ptx:10: cannot lower \`mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32\` to SPIR-V: tensor-core instructions have no SPIR-V equivalent" "$err"
+err=$("$gp" ptx spirv -o "$t/x.spv" "$data/wgmma.ptx" 2>&1); rc=$?
+check "wgmma: exit 1" 1 $rc
+check "wgmma: one line" "gpuprobe: $data/wgmma.ptx:9: cannot lower \`wgmma.fence.sync.aligned\` to SPIR-V: tensor-core instructions have no SPIR-V equivalent" "$err"
+check "no output file after an error" no "$([ -e "$t/x.spv" ] && echo yes || echo no)"
+"$gp" ptx spirv "$t/vadd.ptx" >/dev/null 2>&1; check "missing -o: usage, exit 2" 2 $?
+printf '.version 7.0\n.target sm_70\n.address_size 64\n.visible .entry k( {\n' >"$t/bad.ptx"
+err=$("$gp" ptx spirv -o "$t/y.spv" "$t/bad.ptx" 2>&1); rc=$?
+check "malformed PTX: exit 1" 1 $rc
+check "malformed PTX: one line" 1 "$(printf '%s\n' "$err" | wc -l)"
+printf '.version 7.0\n.target sm_70\n.address_size 32\n.visible .entry k() { ret; }\n' >"$t/a32.ptx"
+err=$("$gp" ptx spirv -o "$t/y.spv" "$t/a32.ptx" 2>&1)
+check "32-bit PTX refused" "gpuprobe: $t/a32.ptx: .address_size 32: only 64-bit PTX is lowered" "$err"
+"$gp" ptx spirv --help | grep -q '^usage: gpuprobe ptx spirv'; check "--help" 0 $?
+exit $fail
