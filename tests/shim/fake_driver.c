@@ -54,6 +54,14 @@ CUresult cuLaunchKernel_ptsz(void *f, unsigned gx, unsigned gy, unsigned gz, uns
 			     void **extra)
 { count(C_LAUNCH_PTSZ); return check_launch(f, gx, gy, gz, bx, by, bz, shmem, stream, params, extra); }
 
+struct launch_config { unsigned g[3], b[3], shmem; void *stream; void *attrs; unsigned nattrs; };
+CUresult cuLaunchKernelEx(const struct launch_config *c, void *f, void **params, void **extra)
+{ count(C_LAUNCH); return c && f && !params && !extra ? OK : INVALID_VALUE; }
+CUresult cuLaunchCooperativeKernel_ptsz(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+					unsigned by, unsigned bz, unsigned shmem, void *stream,
+					void **params)
+{ count(C_LAUNCH_PTSZ); return check_launch(f, gx, gy, gz, bx, by, bz, shmem, stream, params, (void **)10); }
+
 /* Handles are made-up pointers: module 0x1000+n, library 0x3000+n, function 0x200000+...,
  * kernel 0x400000+..., function of a kernel 0x500000+... (from the module and the name). */
 static uintptr_t next_module, next_library;
@@ -61,6 +69,8 @@ static uintptr_t name_hash(const char *name);
 
 CUresult cuModuleLoadData(void **mod, const void *image)
 { count(C_MODLOAD); if (!image) return INVALID_VALUE; *mod = (void *)(0x1000 + ++next_module); return OK; }
+CUresult cuModuleLoadFatBinary(void **mod, const void *image)
+{ return cuModuleLoadData(mod, image); }
 CUresult cuModuleLoadDataEx(void **mod, const void *image, unsigned n, void *o, void **v)
 { (void)n; (void)o; (void)v; return cuModuleLoadData(mod, image); }
 static uintptr_t name_hash(const char *name)

@@ -10,13 +10,13 @@ mkdir "$tmp/dump"
 
 GPUPROBE_LOG=1 GPUPROBE_DUMP_DIR=$tmp/dump GPUPROBE_REAL_LIBCUDA=$fake \
   "$bin" "$shim" "$fake" "$fb_ptx" "$fb_noptx" >"$tmp/out" 2>"$tmp/err" || fail "exit status $?"
-[ "$(grep -c '^ok ' "$tmp/out")" = 20 ] || fail "expected 20 ok lines"
+[ "$(grep -c '^ok ' "$tmp/out")" = 21 ] || fail "expected 21 ok lines"
 cat "$tmp/out"
 
 exports=$(nm -D --defined-only "$shim" | grep -c ' cu')
 absent='PTX absent (cannot be instrumented: rebuild with -arch=sm_XX or -gencode arch=compute_XX,code=compute_XX to embed PTX)'
 cat >"$tmp/want" <<WANT
-gpuprobe: real driver $fake (23 of $exports exports present)
+gpuprobe: real driver $fake (26 of $exports exports present)
 gpuprobe: cuCtxCreate_v2: the real driver does not export it
 gpuprobe: cuGetProcAddress(cuFakeHidden): the driver returned an unnamed address: passed through unintercepted
 gpuprobe: module 1: PTX written to $tmp/dump/module-0001.ptx
@@ -37,6 +37,10 @@ gpuprobe: module 8 via cuModuleLoadData: cubin linked from 1 inputs; 0 kernels; 
 gpuprobe: module 9 via cuModuleLoadData: cubin; 0 kernels; $absent
 gpuprobe: first launch of k_two (module 1, PTX present) via cuGraphAddKernelNode_v2
 gpuprobe: first launch of unnamed_by_shim (module not seen by the shim) via cuLaunchKernel
+gpuprobe: first launch of k_ex (module 1, PTX present) via cuLaunchKernelEx
+gpuprobe: first launch of k_coop (module 1, PTX present) via cuLaunchCooperativeKernel_ptsz
+gpuprobe: module 10: PTX written to $tmp/dump/module-0010-1-sm_90.ptx
+gpuprobe: module 10 via cuModuleLoadFatBinary: fatbin: cubin sm_90, ptx sm_90 zstd; 2 kernels; PTX present
 WANT
 grep -v '^forward_test: ' "$tmp/err" >"$tmp/log"
 diff "$tmp/want" "$tmp/log" || fail "the shim's log differs from the expected lines"
@@ -48,8 +52,8 @@ grep -q '^\.visible \.entry k_one()$' "$tmp/dump/module-0001.ptx" || fail "dumpe
 [ "$(grep -c '\.entry' "$tmp/dump/module-0002-1-sm_90.ptx")" = 2 ] || fail "dumped PTX module 2"
 grep -q '^\.target sm_90' "$tmp/dump/module-0002-1-sm_90.ptx" || fail "dumped PTX module 2 target"
 cmp -s "$tmp/dump/module-0002-1-sm_90.ptx" "$tmp/dump/module-0005-1-sm_90.ptx" || fail "same PTX by file and by memory"
-[ "$(ls "$tmp/dump" | wc -l)" = 3 ] || fail "modules without PTX must not be dumped"
-echo "ok GPUPROBE_DUMP_DIR: 3 PTX files, decompressed"
+[ "$(ls "$tmp/dump" | wc -l)" = 4 ] || fail "modules without PTX must not be dumped"
+echo "ok GPUPROBE_DUMP_DIR: 4 PTX files, decompressed"
 
 # Without GPUPROBE_LOG the shim says nothing at all.
 GPUPROBE_REAL_LIBCUDA=$fake "$bin" "$shim" "$fake" "$fb_ptx" "$fb_noptx" >"$tmp/out" 2>"$tmp/err" || fail "quiet run: $?"

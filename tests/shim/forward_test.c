@@ -224,6 +224,21 @@ int main(int argc, char **argv)
 	CHECK(launch((void *)0x7777, LAUNCH_ARGS) == 0, "launch of a handle never looked up");
 	printf("ok graph node and unknown handle\n");
 
+	/* The other launch entry points, and cuModuleLoadFatBinary. */
+	void *f_ex = NULL, *f_coop = NULL, *mod10 = NULL;
+	struct { unsigned g[3], b[3], shmem; void *stream; void *attrs; unsigned nattrs; } cfg =
+		{{1, 1, 1}, {32, 1, 1}, 0, NULL, NULL, 0};
+	CHECK(getfunc(&f_ex, mod, "k_ex") == 0 && getfunc(&f_coop, mod, "k_coop") == 0, "lookups");
+	CHECK(((CUresult (*)(const void *, void *, void **, void **))sym(shim, "cuLaunchKernelEx"))(
+		      &cfg, f_ex, NULL, NULL) == 0, "cuLaunchKernelEx");
+	CHECK(((CUresult (*)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+			     unsigned, void *, void **))sym(shim, "cuLaunchCooperativeKernel_ptsz"))(
+		      f_coop, 1, 2, 3, 4, 5, 6, 7, (void *)8, (void **)9) == 0,
+	      "cuLaunchCooperativeKernel_ptsz arguments intact");
+	CHECK(((CUresult (*)(void **, const void *))sym(shim, "cuModuleLoadFatBinary"))(&mod10, fb_ptx)
+	      == 0, "cuModuleLoadFatBinary");
+	printf("ok cuLaunchKernelEx, cuLaunchCooperativeKernel_ptsz, cuModuleLoadFatBinary\n");
+
 	/* 8 threads launching at once: every call arrives, none is lost or doubled. */
 	unsigned long before = fake_count(C_LAUNCH);
 	thread_launch = launch;
