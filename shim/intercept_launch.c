@@ -50,7 +50,7 @@ __attribute__((noinline, cold)) void shim_launch_slow(const void *f, const char 
 /* Each hot launch entry is two tail calls: the watched variant (out of line, only while
  * launches are watched) or straight to the driver. */
 #define WATCHED_LAUNCH(name, params, f, ...)                                                  \
-	static __attribute__((noinline, cold)) CUresult name##_watched params                 \
+	static __attribute__((noipa, cold)) CUresult name##_watched params                    \
 	{                                                                                     \
 		shim_launch_slow(f, #name);                                                   \
 		SHIM_TAILCALL(name, __VA_ARGS__);                                             \
