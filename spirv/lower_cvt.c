@@ -280,8 +280,39 @@ static int lower_set(lw *c, const ir_insn *in)
 	return lw_write(c, &in->ops[0], d, v) < 0 ? -1 : 1;
 }
 
+/* isspacep.SPACE p, a: is generic address a in SPACE? Shared: inside the shared window (exact).
+ * Local: reported false, so code that guards atomics on the stack (ebpf/lower) takes the native
+ * atomic, which a flat private space (CPUs, PoCL) carries out. Global: neither shared nor local. */
+static int lower_isspacep(lw *c, const ir_insn *in)
+{
+	if (in->nops != 2)
+		return lw_unsupported(c, in, "isspacep needs two operands");
+	uint32_t a = lw_read(c, &in->ops[1], PT('u', 64));
+	if (!a)
+		return -1;
+	uint32_t bl = spv_t_bool(c->e), u64 = spv_t_int(c->e, 64);
+	uint32_t in_shared = spv_c_bool(c->e, 0);
+	if (c->shared_window) {
+		uint32_t base = lw_op1(c, SpvOpConvertPtrToU, u64, c->shared_window);
+		uint32_t off = lw_op2(c, SpvOpISub, u64, a, base);
+		in_shared = lw_op2(c, SpvOpULessThan, bl, off, lw_u64(c, (c->shared_size + 15) & ~15ull));
+	}
+	uint32_t r;
+	if (ir_insn_has_mod(in, ".shared"))
+		r = in_shared;
+	else if (ir_insn_has_mod(in, ".global"))
+		r = lw_op1(c, SpvOpLogicalNot, bl, in_shared);
+	else if (ir_insn_has_mod(in, ".local") || ir_insn_has_mod(in, ".const") || ir_insn_has_mod(in, ".param"))
+		r = spv_c_bool(c->e, 0);
+	else
+		return lw_unsupported(c, in, "unknown state space");
+	return lw_write(c, &in->ops[0], PT('p', 1), r) < 0 ? -1 : 1;
+}
+
 int lw_convert(lw *c, const ir_insn *in)
 {
+	if (!strcmp(in->opcode, "isspacep"))
+		return lower_isspacep(c, in);
 	const char *op = in->opcode;
 	if (!strcmp(op, "cvt"))
 		return lower_cvt(c, in);

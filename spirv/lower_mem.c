@@ -145,6 +145,11 @@ static int lower_atom(lw *c, const ir_insn *in, bool red)
 	enum ir_space sp = lw_insn_space(in);
 	if (sp != IR_SPACE_GLOBAL && sp != IR_SPACE_SHARED && sp != IR_SPACE_GENERIC)
 		return lw_unsupported(c, in, "atomics need global, shared or generic memory");
+	/* OpenCL 1.2 consumers (PoCL through llvm-spirv) have no atomics on generic pointers: a
+	 * generic atomic is done on the global view of the address, which is the same memory on
+	 * flat-address targets (CPUs). */
+	if (sp == IR_SPACE_GENERIC)
+		sp = IR_SPACE_GLOBAL;
 	unsigned a0 = red ? 0 : 1;
 	unsigned need = a0 + 2 + (!strcmp(op, ".cas") ? 1 : 0);
 	if (in->nops < need)
