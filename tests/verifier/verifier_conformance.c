@@ -3,6 +3,8 @@
  *   verifier_conformance tests DIR [MIN_PASS]     positives: how many verify; fails below MIN_PASS
  *   verifier_conformance negative DIR [MIN_REJ]   negatives: how many are rejected (by the
  *                                                  assembler/reader or by the verifier)
+ *   verifier_conformance seeds DIR OUTDIR         writes each positive as a seed for
+ *                                                  fuzz/verifier_fuzz.c (flags, ctx/8, insns)
  * Prints one line per program that does not behave, then the count. */
 #include "ebpf/asm.h"
 #include "ebpf/verifier.h"
@@ -34,7 +36,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	int negative = !strcmp(argv[1], "negative");
-	long min = argc > 3 ? strtol(argv[3], NULL, 10) : 0;
+	const char *seed_dir = !strcmp(argv[1], "seeds") && argc > 3 ? argv[3] : NULL;
+	long min = argc > 3 && !seed_dir ? strtol(argv[3], NULL, 10) : 0;
 	DIR *d = opendir(argv[2]);
 	if (!d) {
 		fprintf(stderr, "cannot open %s: %s\n", argv[2], strerror(errno));
@@ -78,6 +81,17 @@ int main(int argc, char **argv)
 			bpf_conformance_free(&c);
 			free(insns);
 			continue;
+		}
+		if (seed_dir) {
+			char out[4096];
+			snprintf(out, sizeof(out), "%s/%s.seed", seed_dir, names[i]);
+			FILE *f = fopen(out, "wb");
+			uint8_t hdr[2] = {0, (uint8_t)((c.mem_len + 7) / 8)};
+			if (f) {
+				fwrite(hdr, 1, 2, f);
+				fwrite(insns, sizeof(*insns), n, f);
+				fclose(f);
+			}
 		}
 		struct gp_verify_opts o = {0};
 		o.attach = GP_ATTACH_NONE;
