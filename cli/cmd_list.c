@@ -75,6 +75,9 @@ struct names {
 
 static void names_add(struct names *k, const char *name, size_t len)
 {
+	for (size_t i = 0; i < k->n; i++) /* a forward declaration, then the definition */
+		if (!strncmp(k->v[i], name, len) && k->v[i][len] == 0)
+			return;
 	if (k->n == k->cap) {
 		size_t cap = k->cap ? k->cap * 2 : 16;
 		char **v = realloc(k->v, cap * sizeof(*v));
@@ -88,17 +91,19 @@ static void names_add(struct names *k, const char *name, size_t len)
 		k->v[k->n++] = copy;
 }
 
-/* Print and release the names. */
+/* Print and release the names: kernels (s given: counted in the summary) or functions. */
 static void names_print(struct summary *s, struct names *k)
 {
 	for (size_t i = 0; i < k->n; i++) {
+		const char *label = s ? "kernel" : "func";
 		char *pretty = demangle(k->v[i]);
 		if (pretty)
-			printf("  kernel %s  %s\n", k->v[i], pretty);
+			printf("  %s %s  %s\n", label, k->v[i], pretty);
 		else
-			printf("  kernel %s\n", k->v[i]);
+			printf("  %s %s\n", label, k->v[i]);
 		free(pretty);
-		summary_kernel(s, k->v[i]);
+		if (s)
+			summary_kernel(s, k->v[i]);
 		free(k->v[i]);
 	}
 	free(k->v);
@@ -110,31 +115,56 @@ static bool ident_char(char c)
 	return isalnum((unsigned char)c) || c == '_' || c == '$' || c == '%';
 }
 
-/* A light scan for `.entry NAME`: comments are skipped; the full parser lives elsewhere. */
-static void ptx_kernels(struct names *k, const char *p, size_t n)
+/* A light scan for `.entry NAME` (kernels) and defined `.func [(RET)] NAME` (device functions,
+ * attachable with gpu/func_entry): comments and strings are skipped, `.extern` declarations too.
+ * The full parser lives elsewhere. */
+static void ptx_scan(struct names *kernels, struct names *funcs, const char *p, size_t n)
 {
 	const char *end = p + n;
+	bool is_extern = false; /* `.extern` seen in the current declaration */
 	while (p < end) {
-		if (p + 1 < end && p[0] == '/' && p[1] == '/') {
-			const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t left = (size_t)(end - p);
+		if (left > 1 && p[0] == '/' && p[1] == '/') {
+			const char *nl = memchr(p, '\n', left);
 			p = nl ? nl + 1 : end;
-		} else if (p + 1 < end && p[0] == '/' && p[1] == '*') {
+		} else if (left > 1 && p[0] == '/' && p[1] == '*') {
 			const char *q = p + 2;
 			while (q + 1 < end && !(q[0] == '*' && q[1] == '/'))
 				q++;
 			p = q + 2 <= end ? q + 2 : end;
 		} else if (p[0] == '"') {
-			const char *q = memchr(p + 1, '"', (size_t)(end - p - 1));
+			const char *q = memchr(p + 1, '"', left - 1);
 			p = q ? q + 1 : end;
-		} else if ((size_t)(end - p) > 6 && !memcmp(p, ".entry", 6) && isspace((unsigned char)p[6])) {
-			const char *q = p + 6;
+		} else if (p[0] == ';' || p[0] == '{' || p[0] == '}') {
+			is_extern = false;
+			p++;
+		} else if (left > 7 && !memcmp(p, ".extern", 7) && isspace((unsigned char)p[7])) {
+			is_extern = true;
+			p += 7;
+		} else if ((left > 6 && !memcmp(p, ".entry", 6) && isspace((unsigned char)p[6])) ||
+			   (left > 5 && !memcmp(p, ".func", 5) && (isspace((unsigned char)p[5]) || p[5] == '('))) {
+			bool entry = p[1] == 'e';
+			const char *q = p + (entry ? 6 : 5);
 			while (q < end && isspace((unsigned char)*q))
 				q++;
+			if (!entry && q < end && *q == '(') { /* the return parameter list */
+				int depth = 0;
+				for (; q < end; q++) {
+					depth += *q == '(';
+					depth -= *q == ')';
+					if (*q == ')' && depth == 0) {
+						q++;
+						break;
+					}
+				}
+				while (q < end && isspace((unsigned char)*q))
+					q++;
+			}
 			const char *name = q;
 			while (q < end && ident_char(*q))
 				q++;
-			if (q > name)
-				names_add(k, name, (size_t)(q - name));
+			if (q > name && !is_extern)
+				names_add(entry ? kernels : funcs, name, (size_t)(q - name));
 			p = q;
 		} else {
 			p++;
@@ -251,9 +281,9 @@ static int list_fatbin(struct summary *s, struct fatbin *fb, const char *path)
 			return cli_error("%s: module %zu: %s", path, i, err);
 		char what[64];
 		snprintf(what, sizeof(what), "%s: module %zu", path, i);
-		struct names k = { 0 };
+		struct names k = { 0 }, f = { 0 };
 		if (e->kind == FATBIN_KIND_PTX) {
-			ptx_kernels(&k, data, len);
+			ptx_scan(&k, &f, data, len);
 		} else if (e->kind == FATBIN_KIND_ELF) {
 			unsigned sm;
 			if (cubin_kernels(&k, data, len, &sm, what)) {
@@ -268,6 +298,7 @@ static int list_fatbin(struct summary *s, struct fatbin *fb, const char *path)
 		print_module_line(i, fatbin_kind_name(e->kind), target, len, fatbin_compression_name(e->compression),
 				  e->payload_size, e);
 		names_print(s, &k);
+		names_print(NULL, &f);
 	}
 	return 0;
 }
@@ -315,6 +346,9 @@ static void print_summary(const struct summary *s)
 		add_word(comp, sizeof(comp), "none");
 	printf("compression: %s\n", comp[0] ? comp : "none");
 	printf("kernels: %zu distinct\n", s->nkernels);
+	if (s->ptx_targets[0])
+		puts("attach points: gpu/{entry,exit,block_begin,block_end,barrier,barrier_after,bb}/KERNEL, "
+		     "gpu/mem/FILTERS/KERNEL, gpu/{func_entry,func_exit}/FUNC (a name above or a glob)");
 }
 
 int cmd_list(int argc, char **argv)
@@ -380,9 +414,10 @@ int cmd_list(int argc, char **argv)
 			strcpy(target, "unknown");
 		printf("%s: PTX\n", path);
 		print_module_line(0, "ptx", target, len, "none", 0, NULL);
-		struct names k = { 0 };
-		ptx_kernels(&k, buf, len);
+		struct names k = { 0 }, f = { 0 };
+		ptx_scan(&k, &f, buf, len);
 		names_print(&s, &k);
+		names_print(NULL, &f);
 		add_word(s.targets, sizeof(s.targets), target);
 		add_word(s.ptx_targets, sizeof(s.ptx_targets), target);
 		s.none = true;
