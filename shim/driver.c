@@ -76,13 +76,17 @@ static void driver_load(void)
 	}
 	driver_handle = h;
 	int missing = 0;
+	char names[256] = "";   /* the first few missing, for the log line */
+	size_t used = 0;
 	for (int i = 0; i < SHIM_FN_COUNT; i++) {
 		void *p = dlsym(h, shim_fn_names[i]);
-		missing += !p;
+		if (!p && ++missing <= 3 && used < sizeof(names))
+			used += snprintf(names + used, sizeof(names) - used, "%s%s",
+					 missing > 1 ? ", " : "; missing: ", shim_fn_names[i]);
 		__atomic_store_n(&shim_real_fn[i], p, __ATOMIC_RELEASE);
 	}
-	shim_log("real driver %s (%d of %d exports present)", path, SHIM_FN_COUNT - missing,
-		 SHIM_FN_COUNT);
+	shim_log("real driver %s (%d of %d exports present%s%s)", path, SHIM_FN_COUNT - missing,
+		 SHIM_FN_COUNT, names, missing > 3 ? ", ..." : "");
 }
 
 void *shim_resolve(enum shim_fn_id id)
