@@ -221,6 +221,11 @@ int gpv_check_helper_call(struct gpv_env *env, const struct bpf_insn *insn)
 		case ARG_PTR_TO_U64_OUT:
 			if (r->type != T_PTR_STACK && r->type != T_PTR_MAP_VALUE)
 				return arg_type_error(env, regno, r, "fp, map_value");
+			/* the GPU stores 8 bytes at once: a misaligned pointer would fault */
+			if (!env->generic &&
+			    !tnum_is_aligned(tnum_add(r->var, tnum_const((uint64_t)(int64_t)r->off)), 8))
+				return gpv_reject(env, -EACCES, "R%d misaligned u64 output pointer (off=%d)", regno,
+						  r->off);
 			if ((err = gpv_check_helper_mem(env, regno, 8, 8, true, false)))
 				return err;
 			break;

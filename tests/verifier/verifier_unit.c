@@ -275,6 +275,12 @@ static const struct tcase tests[] = {
 	 LOOKUP(3) "jeq %r0, 0, +2\nmov %r1, 1\nlock xor [%r0+0], %r1\n"
 	 "mov %r0, 0\nexit\n", .attach = E, .ret = 0, .expect_stack = 16, .atomic_only = "10000"},
 
+	{"helper_u64_out_ok", "mov %r1, %r10\nadd %r1, -8\nmov %r2, %r10\nadd %r2, -16\nmov %r3, %r10\nadd %r3, -24\n"
+	 "call 505\nldxdw %r0, [%r10-24]\nexit\n", .attach = E, .ret = 0, .expect_stack = 24},
+	{"helper_u64_out_misaligned", "mov %r1, %r10\nadd %r1, -12\nmov %r2, %r10\nadd %r2, -16\nmov %r3, %r10\nadd %r3, -24\n"
+	 "call 505\nexit\n", .attach = E, .ret = -EACCES, .reason = "R1 misaligned u64 output pointer (off=-12)",
+	 .expect_stack = -1},
+
 	/* ring buffer references */
 	{"ringbuf_ok", "lddw %r1, 0x4d41500000000004\nmov %r2, 16\nmov %r3, 0\ncall 131\njeq %r0, 0, +5\n"
 	 "stdw [%r0+8], 7\nmov %r1, %r0\nmov %r2, 0\ncall 132\nmov %r0, 0\nexit\n", .attach = E, .ret = 0, .expect_stack = 0},
@@ -342,10 +348,40 @@ static const struct tcase tests[] = {
 	 .attach = E, .ret = 0, .expect_stack = 0},
 };
 
+/* -v: the log lists every instruction explored, with the state at each path's start. */
+static void verbose_log(void)
+{
+	cases++;
+	struct bpf_insn *insns;
+	size_t n;
+	char err[128];
+	bpf_asm("mov %r0, 0\nldxw %r2, [%r1+8]\njgt %r2, 3, +1\nmov %r0, 1\nexit\n", &insns, &n, err, sizeof(err));
+	struct gp_verify_opts o = {.attach = E, .ctx_size = gp_attach_ctx_size(E), .log = logbuf,
+				   .log_size = sizeof(logbuf), .log_level = 1};
+	int r = gp_verify(insns, n, &o);
+	const char *want[] = {"func#0 @0: R1=ctx(off=0) R10=fp0\n", "0: (b7) r0 = 0\n",
+			      "1: (61) r2 = *(u32 *)(r1 +8)\n", "2: (25) if r2 > 0x3 goto pc+1\n",
+			      "from 2 to 4: R0=0 R1=ctx(off=0) R2=scalar(smin=4,smax=4294967295,umin=4,umax=4294967295,var_off=(0; 0xffffffff)) R10=fp0\n",
+			      "4: safe\n", /* r0 differs (0, 1) but only its type matters at exit */
+			      "processed 6 insns (limit 1000000), 2 states stored, stack depth 0\n"};
+	int ok = r == 0;
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+		if (!strstr(logbuf, want[i])) {
+			printf("FAIL verbose_log: missing '%s'", want[i]);
+			ok = 0;
+		}
+	if (ok)
+		printf("PASS verbose_log\n");
+	else
+		failures++, printf("log was:\n%s", logbuf);
+	free(insns);
+}
+
 int main(void)
 {
 	for (size_t i = 0; i < sizeof(tests) / sizeof(tests[0]); i++)
 		run(&tests[i]);
+	verbose_log();
 	printf("%d of %d verifier unit cases pass\n", cases - failures, cases);
 	return failures ? 1 : 0;
 }
