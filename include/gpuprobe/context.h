@@ -74,6 +74,8 @@ struct gp_bb_ctx {
 	__u32 line;
 	__u32 func_hash;      /* gp_name_hash() of the enclosing function */
 	struct gp_thread_ids thread;
+	__u32 ninsns;         /* instructions in the block (up to its branch or the next label) */
+	__u32 _pad0;
 };
 
 /* gpu/func_entry/<func-glob>, gpu/func_exit/<func-glob>: device .func calls. */

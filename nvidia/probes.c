@@ -1,0 +1,374 @@
+/* The NVIDIA probe pipeline (probes.h). */
+#include "nvidia/probes.h"
+
+#include "ebpf/lower.h"
+#include "ebpf/verifier.h"
+#include "maps/map_device.h"
+#include "ptx-frontend/demangle.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct nv_prog {
+	const struct gp_program *prog;
+	size_t obj;
+	size_t index;              /* in its object */
+	unsigned stack;            /* verifier's stack_depth */
+};
+
+struct nv_obj {
+	struct gp_object *obj;
+	struct gp_map *defs;
+	size_t nmaps;
+	struct gp_map_set *set;
+	struct gp_maps_device dev;
+	int cfg_index;
+	const struct gp_config *cfg;
+};
+
+struct nv_cache_entry {
+	uint64_t hash;
+	size_t len;
+	char *out;                 /* NULL: no site in that module */
+	size_t out_len;
+	struct gp_inst_stats stats;
+	struct nv_cache_entry *next;
+};
+
+struct gp_nv_probes {
+	struct nv_obj *objs;
+	size_t nobjs;
+	struct nv_prog *dev_progs;
+	size_t ndev;
+	struct gp_nv_host_prog *host_progs;
+	size_t nhost;
+	struct gp_map_allocator *own_alloc;
+	pthread_mutex_t lock;      /* lowering into modules and the cache */
+	struct nv_cache_entry *cache;
+};
+
+static const char *last_line(char *log)
+{
+	size_t n = strlen(log);
+	while (n && log[n - 1] == '\n')
+		log[--n] = 0;
+	char *nl = strrchr(log, '\n');
+	return nl ? nl + 1 : log;
+}
+
+static int is_host(enum gp_attach_kind k)
+{
+	return k == GP_ATTACH_HOST_ENTRY || k == GP_ATTACH_HOST_EXIT;
+}
+
+/* Verify the programs of one object, OR-ing nothing: a map is sharded only when every program
+ * changes it by atomic add alone. */
+static int open_one(struct gp_nv_probes *ps, size_t oi, const char *path,
+		    const struct gp_nv_probes_opts *opts, char *err, size_t errlen)
+{
+	struct nv_obj *o = &ps->objs[oi];
+	if (gp_object__open_file(path, &o->obj, err, errlen))
+		return -EINVAL;
+	size_t np = gp_object__program_count(o->obj);
+	o->nmaps = gp_object__map_count(o->obj);
+	o->defs = calloc(o->nmaps + 1, sizeof(*o->defs));
+	uint8_t *all = calloc(o->nmaps + 1, 1), *one = calloc(o->nmaps + 1, 1);
+	enum gp_map_placement *place = calloc(o->nmaps + 1, sizeof(*place));
+	char *log = malloc(64u << 10);
+	int rc = -ENOMEM;
+	if (!o->defs || !all || !one || !place || !log) {
+		snprintf(err, errlen, "out of memory");
+		goto out;
+	}
+	for (size_t i = 0; i < o->nmaps; i++) {
+		o->defs[i] = *gp_object__map(o->obj, i);
+		all[i] = 1;
+		place[i] = opts->cfg ? gp_config__placement(opts->cfg, o->defs[i].name)
+				     : GP_MAP_PLACE_DEVICE;
+	}
+	for (size_t p = 0; p < np; p++) {
+		const struct gp_program *prog = gp_object__program(o->obj, p);
+		if (prog->attach == GP_ATTACH_NONE)
+			continue;
+		memset(one, 0, o->nmaps + 1);
+		struct gp_verify_opts vo = {.attach = prog->attach, .maps = o->defs, .nmaps = o->nmaps,
+					    .ctx_size = gp_attach_ctx_size(prog->attach), .log = log,
+					    .log_size = 64u << 10, .map_atomic_only = one};
+		log[0] = 0;
+		if (gp_verify(prog->insns, prog->ninsns, &vo)) {
+			snprintf(err, errlen, "%s: program %s is rejected by the verifier: %s", path,
+				 prog->name, last_line(log));
+			if (!opts->skip_rejected) {
+				rc = -EACCES;
+				goto out;
+			}
+			if (opts->warn) {
+				char line[1024];
+				snprintf(line, sizeof(line), "%s; skipped", err);
+				opts->warn(opts->warn_user, line);
+			}
+			continue;
+		}
+		for (size_t i = 0; i < o->nmaps; i++)
+			all[i] &= one[i];
+		if (is_host(prog->attach)) {
+			ps->host_progs[ps->nhost++] = (struct gp_nv_host_prog){
+				.prog = prog, .defs = o->defs, .nmaps = o->nmaps};
+		} else {
+			ps->dev_progs[ps->ndev++] = (struct nv_prog){
+				.prog = prog, .obj = oi, .index = p, .stack = vo.stack_depth};
+		}
+	}
+	struct gp_map_set_opts so = {
+		.alloc = opts->alloc ? opts->alloc : ps->own_alloc, .atomic_only = all,
+		.placement = place,
+		.perthread_slots = opts->cfg ? opts->cfg->perthread_slots : 0,
+		.printk_ring_bytes = opts->cfg ? opts->cfg->printk_ring_bytes : 0};
+	err[0] = 0;
+	if (gp_map_set__create(o->defs, o->nmaps, &so, &o->set, err, errlen)) {
+		char why[512];
+		snprintf(why, sizeof(why), "%s", err[0] ? err : "cannot create maps");
+		snprintf(err, errlen, "%s: maps: %s", path, why);
+		rc = -ENOMEM;
+		goto out;
+	}
+	if (gp_maps_device__init_from_set(&o->dev, o->set)) {
+		snprintf(err, errlen, "out of memory");
+		goto out;
+	}
+	for (size_t h = 0; h < ps->nhost; h++)
+		if (ps->host_progs[h].defs == o->defs)
+			ps->host_progs[h].maps = o->set;
+	rc = 0;
+out:
+	free(all);
+	free(one);
+	free(place);
+	free(log);
+	return rc;
+}
+
+int gp_nv_probes__open(const char *const *paths, const int *cfg_index, size_t n,
+		       const struct gp_nv_probes_opts *opts, struct gp_nv_probes **out,
+		       char *err, size_t errlen)
+{
+	*out = NULL;
+	struct gp_nv_probes *ps = calloc(1, sizeof(*ps));
+	if (!ps) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	pthread_mutex_init(&ps->lock, NULL);
+	ps->objs = calloc(n + 1, sizeof(*ps->objs));
+	size_t maxprogs = 0;
+	int rc = 0;
+	if (!opts->alloc && !(ps->own_alloc = gp_map_allocator_host(1)))
+		rc = -ENOMEM;
+	/* Count programs first (objects are reopened below: cheap, and keeps one path). */
+	for (size_t i = 0; i < n && !rc; i++) {
+		struct gp_object *tmp;
+		if ((rc = gp_object__open_file(paths[i], &tmp, err, errlen)))
+			break;
+		maxprogs += gp_object__program_count(tmp);
+		gp_object__close(tmp);
+	}
+	if (!rc) {
+		ps->dev_progs = calloc(maxprogs + 1, sizeof(*ps->dev_progs));
+		ps->host_progs = calloc(maxprogs + 1, sizeof(*ps->host_progs));
+		if (!ps->objs || !ps->dev_progs || !ps->host_progs)
+			rc = -ENOMEM;
+	}
+	for (size_t i = 0; i < n && !rc; i++) {
+		ps->objs[i].cfg_index = cfg_index ? cfg_index[i] : -1;
+		ps->objs[i].cfg = opts->cfg;
+		ps->nobjs = i + 1;
+		rc = open_one(ps, i, paths[i], opts, err, errlen);
+	}
+	if (rc) {
+		if (rc == -ENOMEM && !err[0])
+			snprintf(err, errlen, "out of memory");
+		gp_nv_probes__close(ps);
+		return rc;
+	}
+	*out = ps;
+	return 0;
+}
+
+void gp_nv_probes__close(struct gp_nv_probes *ps)
+{
+	if (!ps)
+		return;
+	for (size_t i = 0; i < ps->nobjs; i++) {
+		gp_maps_device__release(&ps->objs[i].dev);
+		if (ps->objs[i].set)
+			gp_map_set__free(ps->objs[i].set);
+		free(ps->objs[i].defs);
+		gp_object__close(ps->objs[i].obj);
+	}
+	for (struct nv_cache_entry *c = ps->cache, *next; c; c = next) {
+		next = c->next;
+		free(c->out);
+		free(c);
+	}
+	free(ps->objs);
+	free(ps->dev_progs);
+	free(ps->host_progs);
+	free(ps->own_alloc);
+	pthread_mutex_destroy(&ps->lock);
+	free(ps);
+}
+
+size_t gp_nv_probes__device_programs(const struct gp_nv_probes *ps) { return ps->ndev; }
+size_t gp_nv_probes__object_count(const struct gp_nv_probes *ps) { return ps->nobjs; }
+struct gp_map_set *gp_nv_probes__maps(const struct gp_nv_probes *ps, size_t i)
+{
+	return i < ps->nobjs ? ps->objs[i].set : NULL;
+}
+
+size_t gp_nv_probes__host_programs(const struct gp_nv_probes *ps,
+				   const struct gp_nv_host_prog **out)
+{
+	*out = ps->host_progs;
+	return ps->nhost;
+}
+
+static uint64_t fnv64(const char *s, size_t n)
+{
+	uint64_t h = 14695981039346656037ull;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ (uint8_t)s[i]) * 1099511628211ull;
+	return h;
+}
+
+/* The configuration's kernel filter for one object. */
+static int cfg_selected(void *user, const char *mangled, const char *demangled)
+{
+	const struct nv_obj *o = user;
+	return !o->cfg || gp_config__kernel_selected(o->cfg, o->cfg_index, mangled, demangled);
+}
+
+static void raise_version(ir_module *m)
+{
+	/* The lowered probes use PTX 7.8 features; newer ISA versions accept older code. */
+	for (ir_top *t = m->first; t; t = t->next) {
+		if (t->kind != IR_TOP_DIRECTIVE || strncmp(t->text, ".version", 8))
+			continue;
+		unsigned maj = 0, min = 0;
+		if (sscanf(t->text + 8, " %u.%u", &maj, &min) == 2 && maj * 10 + min < 78)
+			t->text = ir_strdup(m, ".version 7.8");
+		return;
+	}
+}
+
+static int instrument_uncached(struct gp_nv_probes *ps, const char *ptx, size_t len, char **out,
+			       size_t *out_len, struct gp_inst_stats *st, char *err, size_t errlen)
+{
+	char perr[256];
+	ir_module *m = ptx_parse(ptx, len, perr, sizeof(perr));
+	if (!m) {
+		snprintf(err, errlen, "PTX does not parse: %s", perr);
+		return -EINVAL;
+	}
+	int rc = 0;
+	struct gp_inst_probe *ip = calloc(ps->ndev + 1, sizeof(*ip));
+	size_t nip = 0;
+	if (!ip) {
+		rc = -ENOMEM;
+		snprintf(err, errlen, "out of memory");
+		goto done;
+	}
+	if (m->address_size && m->address_size != 64) {
+		snprintf(err, errlen, "32-bit PTX (.address_size %u) is not instrumented", m->address_size);
+		rc = -ENOTSUP;
+		goto done;
+	}
+	ir_top *before = m->last;
+	for (size_t k = 0; k < ps->ndev; k++) {
+		const struct nv_prog *p = &ps->dev_progs[k];
+		struct nv_obj *o = &ps->objs[p->obj];
+		struct gp_inst_probe probe = {
+			.attach = p->prog->attach, .glob = p->prog->target,
+			.mem_filter = p->prog->mem_filter, .barrier_after = p->prog->barrier_after,
+			.selected = cfg_selected, .user = o};
+		if (!gp_instrument_matches(m, &probe))
+			continue;
+		probe.func = ir_strfmt(m, "__gp_p%zu_%zu_%s", p->obj, p->index, p->prog->name);
+		struct gp_lower_opts lo = {
+			.emit_map_ref = gp_maps_emit_map_ref, .helper_func = gp_maps_helper_func,
+			.puts_func = gp_maps_puts_func(&o->dev, m), .user = &o->dev,
+			.prefix = ir_strfmt(m, "__gp%zu_%zu_", p->obj, p->index),
+			.stack_size = p->stack, .assume_aligned = 1};
+		char lerr[256];
+		if (gp_lower_program(m, p->prog->insns, p->prog->ninsns, probe.func, &lo, lerr,
+				     sizeof(lerr))) {
+			snprintf(err, errlen, "program %s does not lower: %s", p->prog->name, lerr);
+			rc = -EINVAL;
+			goto done;
+		}
+		ip[nip++] = probe;
+	}
+	if (!nip)
+		goto done;   /* no site: *out stays NULL */
+	gp_instrument_hoist(m, before);
+	raise_version(m);
+	if ((rc = gp_instrument_module(m, ip, nip, st, err, errlen)))
+		goto done;
+	*out = ptx_print(m, out_len);
+	if (!*out) {
+		rc = -ENOMEM;
+		snprintf(err, errlen, "out of memory");
+	}
+done:
+	free(ip);
+	ir_module_free(m);
+	return rc;
+}
+
+int gp_nv_probes__instrument(struct gp_nv_probes *ps, const char *ptx, size_t len, char **out,
+			     size_t *out_len, struct gp_inst_stats *stats, char *err, size_t errlen)
+{
+	*out = NULL;
+	*out_len = 0;
+	struct gp_inst_stats local;
+	struct gp_inst_stats *st = stats ? stats : &local;
+	memset(st, 0, sizeof(*st));
+	while (len && !ptx[len - 1])
+		len--;   /* fatbin payloads carry trailing NULs */
+	uint64_t h = fnv64(ptx, len);
+	pthread_mutex_lock(&ps->lock);
+	for (struct nv_cache_entry *c = ps->cache; c; c = c->next) {
+		if (c->hash != h || c->len != len)
+			continue;
+		int rc = 0;
+		if (c->out && !(*out = malloc(c->out_len + 1))) {
+			rc = -ENOMEM;
+		} else if (c->out) {
+			memcpy(*out, c->out, c->out_len + 1);
+			*out_len = c->out_len;
+		}
+		*st = c->stats;
+		pthread_mutex_unlock(&ps->lock);
+		return rc;
+	}
+	int rc = instrument_uncached(ps, ptx, len, out, out_len, st, err, errlen);
+	if (!rc) {
+		struct nv_cache_entry *c = calloc(1, sizeof(*c));
+		if (c && (!*out || (c->out = malloc(*out_len + 1)))) {
+			c->hash = h;
+			c->len = len;
+			if (*out)
+				memcpy(c->out, *out, *out_len + 1);
+			c->out_len = *out_len;
+			c->stats = *st;
+			c->next = ps->cache;
+			ps->cache = c;
+		} else {
+			free(c);
+		}
+	}
+	pthread_mutex_unlock(&ps->lock);
+	return rc;
+}

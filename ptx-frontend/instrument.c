@@ -1,0 +1,652 @@
+/* The attach-point passes (instrument.h): find the sites of each probe in the selected functions
+ * and splice in the code that fills the context and calls the probe. Sites are found on the
+ * application's statements only (a snapshot taken before anything is inserted), so probes never
+ * see each other's code. */
+#include "ptx-frontend/instrument.h"
+#include "ptx-frontend/demangle.h"
+#include "ptx-frontend/instrument_internal.h"
+
+#include "gpuprobe/context.h"
+
+#include <errno.h>
+#include <fnmatch.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CTX_BYTES 128   /* the largest context (gp_func_ctx, 120 bytes), rounded up */
+
+/* ---- selection ----------------------------------------------------------------------------- */
+
+int gp_instrument_glob(const char *glob, const char *mangled, const char *demangled)
+{
+	if (!glob || !*glob)
+		return 1;
+	if (!fnmatch(glob, mangled, 0))
+		return 1;
+	if (!demangled)
+		return 0;
+	if (!fnmatch(glob, demangled, 0))
+		return 1;
+	/* "vecAdd" names "vecAdd(float const*, float*, int)" too: the name without its
+	 * parameter list. */
+	const char *paren = strchr(demangled, '(');
+	if (!paren)
+		return 0;
+	char base[512];
+	size_t n = (size_t)(paren - demangled);
+	if (n >= sizeof(base))
+		return 0;
+	memcpy(base, demangled, n);
+	base[n] = 0;
+	return !fnmatch(glob, base, 0);
+}
+
+static int on_kernels(enum gp_attach_kind k)
+{
+	return k == GP_ATTACH_KERNEL_ENTRY || k == GP_ATTACH_KERNEL_EXIT ||
+	       k == GP_ATTACH_BLOCK_BEGIN || k == GP_ATTACH_BLOCK_END || k == GP_ATTACH_MEM ||
+	       k == GP_ATTACH_BARRIER || k == GP_ATTACH_BASIC_BLOCK;
+}
+
+static int on_funcs(enum gp_attach_kind k)
+{
+	return k == GP_ATTACH_FUNC_ENTRY || k == GP_ATTACH_FUNC_EXIT;
+}
+
+static int ours(const ir_func *f)
+{
+	return f->name && !strncmp(f->name, "__gp", 4);
+}
+
+static int selects(const ir_func *f, const struct gp_inst_probe *p)
+{
+	if (!f->has_body || !f->name || ours(f))
+		return 0;
+	if (on_kernels(p->attach) ? !f->is_entry : on_funcs(p->attach) ? f->is_entry : 1)
+		return 0;
+	char *dem = demangle(f->name);
+	int ok = gp_instrument_glob(p->glob, f->name, dem);
+	if (ok && f->is_entry && p->selected)
+		ok = p->selected(p->user, f->name, dem);
+	free(dem);
+	return ok;
+}
+
+int gp_instrument_matches(const ir_module *m, const struct gp_inst_probe *p)
+{
+	for (ir_top *t = m->first; t; t = t->next)
+		if (t->kind == IR_TOP_FUNC && selects(&t->func, p))
+			return 1;
+	return 0;
+}
+
+/* ---- per-function state ------------------------------------------------------------------ */
+
+struct fn {
+	ir_module *m;
+	ir_func *f;
+	uint32_t hash;          /* gp_name_hash of the function */
+	int is_kernel;
+	ir_stmt **stmts;        /* the application's statements, before any insertion */
+	unsigned *index;        /* instruction index of each (INSN statements) */
+	size_t n;
+	ir_stmt *entry;         /* where entry code goes: first instruction, label or block */
+	unsigned *labels;       /* module-wide label counter */
+	struct gp_inst_stats *st;
+};
+
+static const char *new_label(struct fn *fn)
+{
+	return ir_strfmt(fn->m, "__gp_L%u", (*fn->labels)++);
+}
+
+static uint32_t name_hash(const char *s)
+{
+	uint32_t h = 2166136261u;
+	for (; *s; s++)
+		h = (h ^ (uint8_t)*s) * 16777619u;
+	return h;
+}
+
+/* Width in bits of a register from the function's .reg declarations; 64 when unknown. */
+static unsigned reg_bits(const ir_func *f, const char *name)
+{
+	for (ir_stmt *s = f->first; s; s = s->next) {
+		if (s->kind != IR_STMT_DECL || !s->decl.space || strcmp(s->decl.space, ".reg") ||
+		    !s->decl.name || !s->decl.type)
+			continue;
+		const ir_decl *d = &s->decl;
+		size_t len = strlen(d->name);
+		int match;
+		if (d->count > 0) {
+			const char *rest = name + len;
+			match = !strncmp(name, d->name, len) && *rest;
+			for (const char *c = rest; match && *c; c++)
+				match = *c >= '0' && *c <= '9';
+			match = match && (unsigned long)atol(rest) < (unsigned long)d->count;
+		} else {
+			match = !strcmp(name, d->name);
+		}
+		if (!match)
+			continue;
+		const char *t = d->type;
+		if (!strcmp(t, ".pred"))
+			return 1;
+		int bits = atoi(t + 2);
+		return bits > 0 ? (unsigned)bits : 64;
+	}
+	return 64;
+}
+
+/* Bytes of a kernel parameter declaration (type size times dims) and its alignment. */
+static size_t param_bytes(const ir_decl *d, size_t *align)
+{
+	size_t sz = d->type && d->type[0] ? (size_t)atoi(d->type + 2) / 8 : 0;
+	if (!sz)
+		sz = 1;
+	*align = d->align ? d->align : sz;
+	if (d->dims)
+		for (const char *p = strchr(d->dims, '['); p; p = strchr(p + 1, '['))
+			sz *= (size_t)strtoul(p + 1, NULL, 10);
+	return sz;
+}
+
+static uint32_t params_size(const ir_func *f)
+{
+	size_t off = 0;
+	for (unsigned i = 0; i < f->nparams; i++) {
+		size_t al;
+		size_t sz = param_bytes(&f->params[i], &al);
+		if (al)
+			off = (off + al - 1) / al * al;
+		off += sz;
+	}
+	return (uint32_t)off;
+}
+
+static struct inst_emit at(struct fn *fn, ir_stmt *pos)
+{
+	return (struct inst_emit){.m = fn->m, .f = fn->f, .pos = pos};
+}
+
+/* The registers and the context buffer, once per instrumented function. */
+static void prepare(struct fn *fn, const unsigned *bend, size_t nbend)
+{
+	struct inst_emit e = at(fn, fn->f->first);
+	ie_decl(&e, ".reg", ".b64", "%__gp_d", 4, 0, NULL);
+	ie_decl(&e, ".reg", ".b32", "%__gp_s", 4, 0, NULL);
+	ie_decl(&e, ".reg", ".pred", "%__gp_q", 2, 0, NULL);
+	ie_decl(&e, ".local", ".b8", "__gp_ctx", -1, 8, ir_strfmt(fn->m, "[%d]", CTX_BYTES));
+	for (size_t i = 0; i < nbend; i++)
+		ie_decl(&e, ".shared", ".b32", ir_strfmt(fn->m, "__gp_bend%u", bend[i]), -1, 4, NULL);
+	fn->st->functions++;
+}
+
+static void st32(struct inst_emit *e, unsigned off, const char *src)
+{
+	ie_insn(e, "mov.u32 %%__gp_s0, %s", src);
+	ie_insn(e, "st.local.u32 [__gp_ctx+%u], %%__gp_s0", off);
+}
+
+static void st32i(struct inst_emit *e, unsigned off, uint32_t v)
+{
+	ie_insn(e, "mov.u32 %%__gp_s0, %u", v);
+	ie_insn(e, "st.local.u32 [__gp_ctx+%u], %%__gp_s0", off);
+}
+
+static void st64(struct inst_emit *e, unsigned off, const char *src)
+{
+	ie_insn(e, "mov.u64 %%__gp_d1, %s", src);
+	ie_insn(e, "st.local.u64 [__gp_ctx+%u], %%__gp_d1", off);
+}
+
+static void fill_dim3(struct inst_emit *e, unsigned off, const char *sreg)
+{
+	static const char xyz[] = "xyz";
+	for (int i = 0; i < 3; i++)
+		st32(e, off + 4u * i, ir_strfmt(e->m, "%s.%c", sreg, xyz[i]));
+}
+
+static void fill_thread(struct fn *fn, struct inst_emit *e, unsigned off)
+{
+	fill_dim3(e, off + offsetof(struct gp_thread_ids, block_idx), "%ctaid");
+	fill_dim3(e, off + offsetof(struct gp_thread_ids, thread_idx), "%tid");
+	st32(e, off + offsetof(struct gp_thread_ids, sm_id), "%smid");
+	st32(e, off + offsetof(struct gp_thread_ids, warp_id), "%warpid");
+	st32(e, off + offsetof(struct gp_thread_ids, lane_id), "%laneid");
+	st32i(e, off + offsetof(struct gp_thread_ids, kernel_hash), fn->is_kernel ? fn->hash : 0);
+}
+
+static void call_probe(struct fn *fn, struct inst_emit *e, const char *func)
+{
+	ie_insn(e, "mov.u64 %%__gp_d0, __gp_ctx");
+	ie_insn(e, "cvta.local.u64 %%__gp_d0, %%__gp_d0");
+	ie_block(e, 1);
+	ie_decl(e, ".param", ".b64", "__gp_arg", -1, 0, NULL);
+	ie_decl(e, ".param", ".b64", "__gp_ret", -1, 0, NULL);
+	ie_insn(e, "st.param.b64 [__gp_arg], %%__gp_d0");
+	ie_insn(e, "call (__gp_ret), %s, (__gp_arg)", func);
+	ie_block(e, 0);
+	fn->st->sites++;
+}
+
+/* Skip what follows when the instruction's guard is false; returns the label to place after. */
+static const char *guard_skip(struct fn *fn, struct inst_emit *e, const ir_insn *in)
+{
+	if (!in->guard)
+		return NULL;
+	const char *l = new_label(fn);
+	ie_insn(e, "@%s%s bra %s", in->guard_neg ? "" : "!", in->guard, l);
+	return l;
+}
+
+static void end_skip(struct inst_emit *e, const char *l)
+{
+	if (l)
+		ie_label(e, l);
+}
+
+/* %__gp_q0 = (this thread is not thread (0,0,0)). */
+static void not_thread0(struct inst_emit *e)
+{
+	ie_insn(e, "mov.u32 %%__gp_s0, %%tid.x");
+	ie_insn(e, "mov.u32 %%__gp_s1, %%tid.y");
+	ie_insn(e, "or.b32 %%__gp_s0, %%__gp_s0, %%__gp_s1");
+	ie_insn(e, "mov.u32 %%__gp_s1, %%tid.z");
+	ie_insn(e, "or.b32 %%__gp_s0, %%__gp_s0, %%__gp_s1");
+	ie_insn(e, "setp.ne.u32 %%__gp_q0, %%__gp_s0, 0");
+}
+
+static void kernel_ctx_call(struct fn *fn, struct inst_emit *e, const char *func)
+{
+	st64(e, offsetof(struct gp_kernel_ctx, params), "0");
+	st32i(e, offsetof(struct gp_kernel_ctx, params_size), params_size(fn->f));
+	fill_dim3(e, offsetof(struct gp_kernel_ctx, grid_dim), "%nctaid");
+	fill_dim3(e, offsetof(struct gp_kernel_ctx, block_dim), "%ntid");
+	fill_thread(fn, e, offsetof(struct gp_kernel_ctx, thread));
+	st64(e, offsetof(struct gp_kernel_ctx, timestamp), "%globaltimer");
+	call_probe(fn, e, func);
+}
+
+static void block_ctx_call(struct fn *fn, struct inst_emit *e, const char *func)
+{
+	fill_dim3(e, offsetof(struct gp_block_ctx, grid_dim), "%nctaid");
+	fill_dim3(e, offsetof(struct gp_block_ctx, block_dim), "%ntid");
+	fill_thread(fn, e, offsetof(struct gp_block_ctx, thread));
+	st64(e, offsetof(struct gp_block_ctx, timestamp), "%globaltimer");
+	call_probe(fn, e, func);
+}
+
+static int is_leave(const ir_insn *in)
+{
+	return in->info && (in->info->flags & (IR_F_RET | IR_F_EXIT)) && strcmp(in->opcode, "trap");
+}
+
+static int is_barrier(const ir_insn *in)
+{
+	if (strcmp(in->opcode, "bar") && strcmp(in->opcode, "barrier"))
+		return 0;
+	return !ir_insn_has_mod(in, ".warp") && !ir_insn_has_mod(in, ".arrive") &&
+	       !ir_insn_has_mod(in, ".red") && !ir_insn_has_mod(in, ".cluster");
+}
+
+static int is_mem_opcode(const char *op)
+{
+	return !strcmp(op, "ld") || !strcmp(op, "ldu") || !strcmp(op, "st") || !strcmp(op, "atom") ||
+	       !strcmp(op, "red");
+}
+
+/* ---- the sites of each kind ------------------------------------------------------------- */
+
+static void site_entry(struct fn *fn, const struct gp_inst_probe *p, unsigned k)
+{
+	struct inst_emit e = at(fn, fn->entry);
+	if (p->attach == GP_ATTACH_KERNEL_ENTRY) {
+		kernel_ctx_call(fn, &e, p->func);
+	} else if (p->attach == GP_ATTACH_BLOCK_BEGIN) {
+		const char *l = new_label(fn);
+		not_thread0(&e);
+		ie_insn(&e, "@%%__gp_q0 bra %s", l);
+		block_ctx_call(fn, &e, p->func);
+		ie_label(&e, l);
+	} else if (p->attach == GP_ATTACH_BLOCK_END) {
+		/* Thread 0 zeroes the counter; the barrier orders that before any thread's exit.
+		 * Every thread of the block executes the kernel's first instruction, converged. */
+		const char *l = new_label(fn);
+		not_thread0(&e);
+		ie_insn(&e, "@%%__gp_q0 bra %s", l);
+		ie_insn(&e, "mov.u32 %%__gp_s0, 0");
+		ie_insn(&e, "st.shared.u32 [__gp_bend%u], %%__gp_s0", k);
+		ie_label(&e, l);
+		ie_insn(&e, "bar.sync 0");
+	} else if (p->attach == GP_ATTACH_FUNC_ENTRY) {
+		unsigned nargs = 0;
+		for (unsigned i = 0; i < fn->f->nparams && nargs < 8; i++) {
+			const ir_decl *d = &fn->f->params[i];
+			unsigned bits = d->type ? (unsigned)atoi(d->type + 2) : 0;
+			if (d->dims || (bits != 32 && bits != 64) || !d->name)
+				continue;
+			unsigned off = offsetof(struct gp_func_ctx, args) + 8 * nargs++;
+			if (bits == 32) {
+				ie_insn(&e, "ld.param.b32 %%__gp_s0, [%s]", d->name);
+				ie_insn(&e, "cvt.u64.u32 %%__gp_d1, %%__gp_s0");
+			} else {
+				ie_insn(&e, "ld.param.b64 %%__gp_d1, [%s]", d->name);
+			}
+			ie_insn(&e, "st.local.u64 [__gp_ctx+%u], %%__gp_d1", off);
+		}
+		for (unsigned i = nargs; i < 8; i++)
+			st64(&e, offsetof(struct gp_func_ctx, args) + 8 * i, "0");
+		st32i(&e, offsetof(struct gp_func_ctx, func_hash), fn->hash);
+		st32i(&e, offsetof(struct gp_func_ctx, nargs), nargs);
+		st64(&e, offsetof(struct gp_func_ctx, ret), "0");
+		fill_thread(fn, &e, offsetof(struct gp_func_ctx, thread));
+		call_probe(fn, &e, p->func);
+	}
+}
+
+static void site_leave(struct fn *fn, const struct gp_inst_probe *p, unsigned k, ir_stmt *s)
+{
+	struct inst_emit e = at(fn, s);
+	const char *skip = guard_skip(fn, &e, &s->insn);
+	if (p->attach == GP_ATTACH_KERNEL_EXIT) {
+		kernel_ctx_call(fn, &e, p->func);
+	} else if (p->attach == GP_ATTACH_BLOCK_END) {
+		const char *l = new_label(fn);
+		ie_insn(&e, "atom.shared.add.u32 %%__gp_s0, [__gp_bend%u], 1", k);
+		ie_insn(&e, "add.u32 %%__gp_s0, %%__gp_s0, 1");
+		ie_insn(&e, "mov.u32 %%__gp_s1, %%ntid.x");
+		ie_insn(&e, "mov.u32 %%__gp_s2, %%ntid.y");
+		ie_insn(&e, "mul.lo.u32 %%__gp_s1, %%__gp_s1, %%__gp_s2");
+		ie_insn(&e, "mov.u32 %%__gp_s2, %%ntid.z");
+		ie_insn(&e, "mul.lo.u32 %%__gp_s1, %%__gp_s1, %%__gp_s2");
+		ie_insn(&e, "setp.ne.u32 %%__gp_q0, %%__gp_s0, %%__gp_s1");
+		ie_insn(&e, "@%%__gp_q0 bra %s", l);
+		block_ctx_call(fn, &e, p->func);
+		ie_label(&e, l);
+	} else if (p->attach == GP_ATTACH_FUNC_EXIT) {
+		for (unsigned i = 0; i < 8; i++)
+			st64(&e, offsetof(struct gp_func_ctx, args) + 8 * i, "0");
+		st32i(&e, offsetof(struct gp_func_ctx, func_hash), fn->hash);
+		st32i(&e, offsetof(struct gp_func_ctx, nargs), 0);
+		st64(&e, offsetof(struct gp_func_ctx, ret), "0");
+		fill_thread(fn, &e, offsetof(struct gp_func_ctx, thread));
+		call_probe(fn, &e, p->func);
+	}
+	end_skip(&e, skip);
+}
+
+static unsigned space_bit(enum ir_space s)
+{
+	switch (s) {
+	case IR_SPACE_GLOBAL: return GP_MEM_GLOBAL;
+	case IR_SPACE_SHARED: return GP_MEM_SHARED;
+	case IR_SPACE_LOCAL: return GP_MEM_LOCAL;
+	case IR_SPACE_GENERIC: return GP_MEM_GENERIC;
+	default: return 0;
+	}
+}
+
+static unsigned space_value(enum ir_space s)
+{
+	switch (s) {
+	case IR_SPACE_GLOBAL: return GP_SPACE_GLOBAL;
+	case IR_SPACE_SHARED: return GP_SPACE_SHARED;
+	case IR_SPACE_LOCAL: return GP_SPACE_LOCAL;
+	default: return GP_SPACE_GENERIC;
+	}
+}
+
+static void site_mem(struct fn *fn, const struct gp_inst_probe *p, ir_stmt *s, unsigned index)
+{
+	const ir_insn *in = &s->insn;
+	struct ir_mem_access acc;
+	if (!is_mem_opcode(in->opcode) || !ir_insn_mem_access(in, &acc))
+		return;
+	unsigned sb = space_bit(acc.space);
+	unsigned db = acc.dir == IR_ACCESS_READ ? GP_MEM_LOAD
+		    : acc.dir == IR_ACCESS_WRITE ? GP_MEM_STORE : GP_MEM_ATOMIC;
+	unsigned filter = p->mem_filter;
+	if (!(filter & GP_MEM_ALL_SPACES))
+		filter |= GP_MEM_ALL_SPACES;
+	if (!(filter & GP_MEM_ALL_DIRS))
+		filter |= GP_MEM_ALL_DIRS;
+	if (!sb || !(filter & sb) || !(filter & db))
+		return;
+	if (acc.addr_op < 0 || (unsigned)acc.addr_op >= in->nops)
+		return;
+	const ir_operand *a = &in->ops[acc.addr_op];
+	if (a->kind != IR_OPND_ADDR || a->nelems)
+		return;
+	struct inst_emit e = at(fn, s);
+	const char *skip = guard_skip(fn, &e, in);
+	if (!a->name) {
+		ie_insn(&e, "mov.u64 %%__gp_d1, %lld", (long long)a->ival);
+	} else {
+		if (a->name[0] == '%' && reg_bits(fn->f, a->name) == 32)
+			ie_insn(&e, "cvt.u64.u32 %%__gp_d1, %s", a->name);
+		else if (a->name[0] == '%')
+			ie_insn(&e, "mov.b64 %%__gp_d1, %s", a->name);
+		else
+			ie_insn(&e, "mov.u64 %%__gp_d1, %s", a->name);
+		if (a->ival)
+			ie_insn(&e, "add.s64 %%__gp_d1, %%__gp_d1, %lld", (long long)a->ival);
+	}
+	ie_insn(&e, "st.local.u64 [__gp_ctx+%u], %%__gp_d1", (unsigned)offsetof(struct gp_mem_ctx, addr));
+	st32i(&e, offsetof(struct gp_mem_ctx, size), acc.size);
+	unsigned dirv = db == GP_MEM_LOAD ? GP_DIR_LOAD : db == GP_MEM_STORE ? GP_DIR_STORE : GP_DIR_ATOMIC;
+	/* space, dir and the padding are one little-endian u32 */
+	st32i(&e, offsetof(struct gp_mem_ctx, space), space_value(acc.space) | dirv << 8);
+	st32i(&e, offsetof(struct gp_mem_ctx, insn_index), index);
+	st32i(&e, offsetof(struct gp_mem_ctx, line), s->src_line);
+	fill_thread(fn, &e, offsetof(struct gp_mem_ctx, thread));
+	call_probe(fn, &e, p->func);
+	end_skip(&e, skip);
+}
+
+static void site_barrier(struct fn *fn, const struct gp_inst_probe *p, ir_stmt *s, unsigned index)
+{
+	const ir_insn *in = &s->insn;
+	struct inst_emit e = at(fn, p->barrier_after ? s->next : s);
+	const char *skip = guard_skip(fn, &e, in);
+	const char *id = "0";
+	if (in->nops && in->ops[0].kind == IR_OPND_INT)
+		id = ir_strfmt(fn->m, "%lld", (long long)in->ops[0].ival);
+	else if (in->nops && in->ops[0].kind == IR_OPND_REG && reg_bits(fn->f, in->ops[0].name) == 32)
+		id = in->ops[0].name;
+	st32(&e, offsetof(struct gp_barrier_ctx, barrier_id), id);
+	st32i(&e, offsetof(struct gp_barrier_ctx, insn_index), index);
+	st32i(&e, offsetof(struct gp_barrier_ctx, line), s->src_line);
+	st32i(&e, offsetof(struct gp_barrier_ctx, after), p->barrier_after ? 1 : 0);
+	fill_thread(fn, &e, offsetof(struct gp_barrier_ctx, thread));
+	st64(&e, offsetof(struct gp_barrier_ctx, timestamp), "%globaltimer");
+	call_probe(fn, &e, p->func);
+	end_skip(&e, skip);
+}
+
+static void site_bb(struct fn *fn, const struct gp_inst_probe *p, ir_stmt *s, unsigned bb,
+		    unsigned index, unsigned ninsns)
+{
+	struct inst_emit e = at(fn, s);
+	st32i(&e, offsetof(struct gp_bb_ctx, bb_index), bb);
+	st32i(&e, offsetof(struct gp_bb_ctx, insn_index), index);
+	st32i(&e, offsetof(struct gp_bb_ctx, line), s->src_line);
+	st32i(&e, offsetof(struct gp_bb_ctx, func_hash), fn->hash);
+	st32i(&e, offsetof(struct gp_bb_ctx, ninsns), ninsns);
+	fill_thread(fn, &e, offsetof(struct gp_bb_ctx, thread));
+	call_probe(fn, &e, p->func);
+}
+
+/* Basic blocks: a leader is the first instruction, the first after a label, the first after a
+ * branch, ret or exit. ninsns counts the block's instructions up to the next leader. */
+static void sites_bb(struct fn *fn, const struct gp_inst_probe *p)
+{
+	unsigned bb = 0;
+	int fresh = 1;
+	for (size_t i = 0; i < fn->n; i++) {
+		ir_stmt *s = fn->stmts[i];
+		if (s->kind == IR_STMT_LABEL) {
+			fresh = 1;
+			continue;
+		}
+		if (s->kind != IR_STMT_INSN)
+			continue;
+		if (fresh) {
+			unsigned count = 0;
+			for (size_t j = i; j < fn->n; j++) {
+				ir_stmt *t = fn->stmts[j];
+				if (t->kind == IR_STMT_LABEL && j > i)
+					break;
+				if (t->kind != IR_STMT_INSN)
+					continue;
+				count++;
+				if (t->insn.info && (t->insn.info->flags &
+						     (IR_F_BRANCH | IR_F_RET | IR_F_EXIT)))
+					break;
+			}
+			site_bb(fn, p, s, bb++, fn->index[i], count);
+			fresh = 0;
+		}
+		if (s->insn.info && (s->insn.info->flags & (IR_F_BRANCH | IR_F_RET | IR_F_EXIT)))
+			fresh = 1;
+	}
+}
+
+static void instrument_one(struct fn *fn, const struct gp_inst_probe *p, unsigned k)
+{
+	switch (p->attach) {
+	case GP_ATTACH_KERNEL_ENTRY:
+	case GP_ATTACH_BLOCK_BEGIN:
+	case GP_ATTACH_FUNC_ENTRY:
+		site_entry(fn, p, k);
+		return;
+	case GP_ATTACH_BLOCK_END:
+		site_entry(fn, p, k);
+		/* fallthrough */
+	case GP_ATTACH_KERNEL_EXIT:
+	case GP_ATTACH_FUNC_EXIT:
+		for (size_t i = 0; i < fn->n; i++)
+			if (fn->stmts[i]->kind == IR_STMT_INSN && is_leave(&fn->stmts[i]->insn))
+				site_leave(fn, p, k, fn->stmts[i]);
+		return;
+	case GP_ATTACH_MEM:
+		for (size_t i = 0; i < fn->n; i++)
+			if (fn->stmts[i]->kind == IR_STMT_INSN)
+				site_mem(fn, p, fn->stmts[i], fn->index[i]);
+		return;
+	case GP_ATTACH_BARRIER:
+		for (size_t i = 0; i < fn->n; i++)
+			if (fn->stmts[i]->kind == IR_STMT_INSN && is_barrier(&fn->stmts[i]->insn))
+				site_barrier(fn, p, fn->stmts[i], fn->index[i]);
+		return;
+	case GP_ATTACH_BASIC_BLOCK:
+		sites_bb(fn, p);
+		return;
+	default:
+		return;
+	}
+}
+
+static int instrument_func(ir_module *m, ir_func *f, const struct gp_inst_probe *p, size_t n,
+			   unsigned *labels, struct gp_inst_stats *st)
+{
+	unsigned *which = calloc(n + 1, sizeof(*which)), *bend = calloc(n + 1, sizeof(*bend));
+	size_t nwhich = 0, nbend = 0;
+	struct fn fn = {.m = m, .f = f, .hash = name_hash(f->name), .is_kernel = f->is_entry,
+			.labels = labels, .st = st};
+	int rc = -ENOMEM;
+	if (!which || !bend)
+		goto out;
+	for (size_t k = 0; k < n; k++)
+		if (selects(f, &p[k])) {
+			which[nwhich++] = (unsigned)k;
+			if (p[k].attach == GP_ATTACH_BLOCK_END)
+				bend[nbend++] = (unsigned)k;
+		}
+	rc = 0;
+	if (!nwhich)
+		goto out;
+	for (ir_stmt *s = f->first; s; s = s->next)
+		fn.n++;
+	fn.stmts = calloc(fn.n + 1, sizeof(*fn.stmts));
+	fn.index = calloc(fn.n + 1, sizeof(*fn.index));
+	rc = -ENOMEM;
+	if (!fn.stmts || !fn.index)
+		goto out;
+	size_t i = 0;
+	unsigned insn = 0;
+	for (ir_stmt *s = f->first; s; s = s->next, i++) {
+		fn.stmts[i] = s;
+		fn.index[i] = s->kind == IR_STMT_INSN ? insn++ : insn;
+		if (!fn.entry && (s->kind == IR_STMT_INSN || s->kind == IR_STMT_LABEL ||
+				  s->kind == IR_STMT_BLOCK_OPEN))
+			fn.entry = s;
+	}
+	prepare(&fn, bend, nbend);
+	for (size_t w = 0; w < nwhich; w++)
+		instrument_one(&fn, &p[which[w]], which[w]);
+	rc = 0;
+out:
+	free(fn.stmts);
+	free(fn.index);
+	free(which);
+	free(bend);
+	return rc;
+}
+
+int gp_instrument_module(ir_module *m, const struct gp_inst_probe *p, size_t n,
+			 struct gp_inst_stats *stats, char *err, size_t errlen)
+{
+	struct gp_inst_stats local = {0};
+	struct gp_inst_stats *st = stats ? stats : &local;
+	memset(st, 0, sizeof(*st));
+	for (size_t k = 0; k < n; k++)
+		if (!on_kernels(p[k].attach) && !on_funcs(p[k].attach)) {
+			snprintf(err, errlen, "probe %s: attach point has no device sites", p[k].func);
+			return -EINVAL;
+		}
+	unsigned labels = 0;
+	for (ir_top *t = m->first; t; t = t->next) {
+		if (t->kind != IR_TOP_FUNC)
+			continue;
+		int rc = instrument_func(m, &t->func, p, n, &labels, st);
+		if (rc) {
+			snprintf(err, errlen, "instrumenting %s: out of memory", t->func.name);
+			return rc;
+		}
+	}
+	return 0;
+}
+
+void gp_instrument_hoist(ir_module *m, ir_top *after)
+{
+	ir_top *first_app = NULL;
+	for (ir_top *t = m->first; t; t = t->next) {
+		if (t->kind == IR_TOP_FUNC && !ours(&t->func)) {
+			first_app = t;
+			break;
+		}
+		if (t == after)
+			break;
+	}
+	if (!first_app || !after)
+		return;
+	ir_top *t = after->next;
+	while (t) {
+		ir_top *next = t->next;
+		/* unlink */
+		if (t->prev)
+			t->prev->next = t->next;
+		else
+			m->first = t->next;
+		if (t->next)
+			t->next->prev = t->prev;
+		else
+			m->last = t->prev;
+		t->prev = t->next = NULL;
+		ir_top_insert_before(m, first_app, t);
+		t = next;
+	}
+}

@@ -1,0 +1,63 @@
+/* The attach-point passes: splice calls of lowered probes (ebpf/lower.h: `.func (.param .b64 ret)
+ * NAME(.param .b64 ctx)`) into the kernels and device functions of a parsed module.
+ *
+ * At each site the pass fills the attach point's context struct (include/gpuprobe/context.h) in a
+ * .local buffer of the instrumented function and passes its generic address as r1. Sites:
+ *   kernel entry      every thread, before the kernel's first instruction
+ *   kernel exit       every thread, before each ret/exit of the kernel (a guarded ret keeps its
+ *                     guard: the probe runs only where the thread really leaves)
+ *   block begin       thread (0,0,0) of each block, at entry
+ *   block end         the last thread of the block to leave: a .shared counter per kernel, set to
+ *                     0 by thread 0 at entry (followed by bar.sync 0, where every thread is still
+ *                     converged), incremented at each exit; the thread that brings it to the block
+ *                     size runs the probe
+ *   func entry/exit   .func bodies: entry, and before each ret
+ *   memory            before each ld/ldu/st/atom/red in the global/shared/local/generic spaces
+ *                     that the filter selects; addr computed from the address operand; a guarded
+ *                     access keeps its guard
+ *   barrier           before (or after) bar.sync/bar/barrier.sync (not .arrive, .red, .warp)
+ *   basic block       at each block leader (first instruction, after labels, after branches)
+ * Memory, barrier and basic-block probes attach to the selected kernels' bodies (device functions
+ * the compiler did not inline are not walked).
+ * Generated statements are marked `generated`; registers and symbols begin with __gp_. */
+#ifndef GPUPROBE_PTX_INSTRUMENT_H
+#define GPUPROBE_PTX_INSTRUMENT_H
+
+#include <stddef.h>
+
+#include "ebpf/object.h"
+#include "ptx-frontend/ir.h"
+
+struct gp_inst_probe {
+	enum gp_attach_kind attach;
+	const char *glob;          /* kernel (or .func) glob from the section; NULL or "": all */
+	unsigned mem_filter;       /* GP_MEM_* (GP_ATTACH_MEM) */
+	int barrier_after;         /* GP_ATTACH_BARRIER: 1 after the barrier */
+	const char *func;          /* the lowered probe's .func name in the module */
+	/* Optional extra kernel filter (the configuration's include/exclude): nonzero selects. */
+	int (*selected)(void *user, const char *mangled, const char *demangled);
+	void *user;
+};
+
+struct gp_inst_stats {
+	unsigned sites;            /* probe calls spliced in */
+	unsigned functions;        /* functions instrumented */
+};
+
+/* Whether probe p has at least one site in m (to skip lowering probes that would not be used). */
+int gp_instrument_matches(const ir_module *m, const struct gp_inst_probe *p);
+
+/* Instrument every function of m for the n probes (whose .funcs must already be in m, before
+ * the application's functions: see gp_instrument_hoist). Returns 0, or -EINVAL with one line in
+ * err (a probe of a kind that has no device sites). */
+int gp_instrument_module(ir_module *m, const struct gp_inst_probe *p, size_t n,
+			 struct gp_inst_stats *stats, char *err, size_t errlen);
+
+/* Move the top-level nodes after `after` (NULL: all generated functions at the end) to just
+ * before the module's first application function, so the application's kernels may call them. */
+void gp_instrument_hoist(ir_module *m, ir_top *after);
+
+/* fnmatch-style glob against a name and its demangled form; NULL or "" matches everything. */
+int gp_instrument_glob(const char *glob, const char *mangled, const char *demangled);
+
+#endif
