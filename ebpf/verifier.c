@@ -165,7 +165,7 @@ static int check_cond_jmp(struct gpv_env *env, const struct bpf_insn *insn, int 
 		bool against_zero = reg_is_const(src) && src->var.value == 0 && (op == BPF_JEQ || op == BPF_JNE);
 		if (against_zero && x)
 			gpv_mark_precise(env, insn->src_reg);
-		if (is_or_null(dst->type) && against_zero) {
+		if (is_or_null(dst->type) && against_zero && !is32) {
 			bool null_if_taken = op == BPF_JEQ;
 			uint32_t id = dst->id, ref = dst->ref_obj_id;
 			struct gpv_state other;

@@ -113,6 +113,8 @@ static int stack_access(struct gpv_env *env, int regno, const struct gpv_reg *re
 	if (write) {
 		if (val && reg_is_pointer(val) && (!cst || size != 8 || (lo % 8)))
 			return gpv_reject(env, -EACCES, "invalid size of register spill");
+		if (val && val->type == T_PTR_STACK && val->frameno > fno)
+			return gpv_reject(env, -EACCES, "cannot spill pointers to stack into stack frame of the caller");
 		if (cst && kind != K_HELPER) {
 			env->tr_slot = (int16_t)((-lo - 1) / 8);
 			env->tr_frame = (uint8_t)fno;

@@ -241,6 +241,8 @@ static const struct tcase tests[] = {
 	/* maps */
 	{"lookup_no_null_check", LOOKUP(0) "ldxdw %r0, [%r0+0]\nexit\n", .attach = E, .ret = -EACCES,
 	 .reason = "R0 invalid mem access 'map_value_or_null'", .insn = "6: (79) r0 = *(u64 *)(r0 +0)", .expect_stack = -1},
+	{"null_check_32bit_is_not_one", LOOKUP(0) "jeq32 %r0, 0, +1\nldxdw %r0, [%r0+8]\nmov %r0, 0\nexit\n", .attach = E,
+	 .ret = -EACCES, .reason = "R0 invalid mem access 'map_value_or_null'", .expect_stack = -1},
 	{"lookup_null_checked", LOOKUP(0) "jeq %r0, 0, +1\nldxdw %r0, [%r0+8]\nexit\n", .attach = E, .ret = 0,
 	 .expect_stack = 8},
 	{"map_value_masked_index_ok", "mov %r6, %r1\n" LOOKUP(0) "jeq %r0, 0, +5\nldxw %r2, [%r6+8]\nand %r2, 1\nlsh %r2, 3\n"
@@ -302,6 +304,9 @@ static const struct tcase tests[] = {
 	 .reason = "cannot return stack pointer to the caller", .expect_stack = -1},
 	{"call_stack_depth", "stdw [%r10-16], 1\ncall local f\nexit\nf:\nstdw [%r10-24], 1\nmov %r0, 1\nexit\n", .attach = E,
 	 .ret = 0, .expect_stack = 40},
+	{"call_leaks_callee_stack", "mov %r1, %r10\nadd %r1, -8\ncall local f\nldxdw %r2, [%r10-8]\nldxdw %r0, [%r2+0]\nexit\n"
+	 "f:\nmov %r2, %r10\nstxdw [%r1+0], %r2\nmov %r0, 0\nexit\n", .attach = E, .ret = -EACCES,
+	 .reason = "cannot spill pointers to stack into stack frame of the caller", .expect_stack = -1},
 	{"call_too_deep", "call local f\nexit\nf:\ncall local f\nexit\n", .attach = E, .ret = -EACCES,
 	 .reason = "the call stack of 9 frames is too deep", .expect_stack = -1},
 
