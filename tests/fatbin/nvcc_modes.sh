@@ -111,6 +111,8 @@ check_mode() {
 		/^  kernel /{if (!has) {print k, t, c; has=1}}' "list.$m.txt")
 	grep -q '^  kernel _ZN10probe_test9block_sumIfLi128EEEvPKT_PS1_i  void probe_test::block_sum<float, 128>(float const\*, float\*, int)$' \
 		"list.$m.txt" || bad "$m: list lacks the demangled block_sum<float, 128>"
+	grep -q '^  func _ZN10probe_test6squareEf  probe_test::square(float)$' "list.$m.txt" ||
+		bad "$m: list lacks the device function probe_test::square"
 	grep -q '^PTX: yes (sm_75 sm_90)$' "list.$m.txt" || bad "$m: list does not report PTX for sm_75 and sm_90"
 	if [ "$m" = rdc ]; then
 		grep -q '^module .*: cubin sm_90, .*offset' "list.$m.txt" &&
@@ -148,7 +150,7 @@ for lib in libcublas.so libcufft.so; do
 		mods=$(head -1 "list.$lib.txt" | grep -oE '[0-9]+ modules' | grep -oE '[0-9]+')
 		[ "${mods:-0}" -ge 1000 ] || bad "$lib: only ${mods:-0} modules"
 		grep -q '^PTX: yes' "list.$lib.txt" || bad "$lib: no PTX reported"
-		echo "$lib: $mods modules, $(tail -1 "list.$lib.txt")"
+		echo "$lib: $mods modules, $(grep '^kernels:' "list.$lib.txt")"
 	else
 		bad "$lib: gpuprobe list failed: $(cat "err.$lib.txt")"
 	fi
