@@ -105,8 +105,20 @@ static int visit_checkpoint(struct gpv_env *env)
 	}
 	/* Enough kept here: comparing against more costs more than it prunes. Long loops then go
 	 * on without checkpoints at this instruction; the instruction budget still bounds them. */
-	if (kept >= GPV_MAX_STATES_PER_INSN)
+	if (kept >= GPV_MAX_STATES_PER_INSN) {
+		struct gpv_checkpoint *ph = calloc(1, sizeof(*ph));
+		if (!ph)
+			return gpv_reject(env, -ENOMEM, "out of memory");
+		ph->phantom = 1;
+		ph->st.curframe = env->cur.curframe;
+		ph->st.parent = env->cur.parent;
+		ph->st.tail = env->cur.tail;
+		ph->branches = 1;
+		env->cur.parent = ph;
+		ph->next = env->phantoms;
+		env->phantoms = ph;
 		return 0;
+	}
 	if (env->nstates >= env->opts->max_states)
 		return gpv_reject(env, -E2BIG,
 				  "program too complex: more than %u states kept (loop not provably bounded?)",
@@ -497,6 +509,11 @@ out:
 			}
 		}
 		free(env.cps);
+	}
+	while (env.phantoms) {
+		struct gpv_checkpoint *nx = env.phantoms->next;
+		free(env.phantoms);
+		env.phantoms = nx;
 	}
 	gpv_trace_free(&env);
 	free(env.prune);

@@ -239,6 +239,12 @@ bool gpv_refine(struct gpv_state *st, struct gpv_reg *dst, struct gpv_reg *src, 
 	struct gpv_reg d = *dst, s = *src;
 	if (!learn(&d, &s, cond))
 		return false;
+	if (!src_is_imm) {
+		/* the new ranges depend on both registers: a later use must mark both precise
+		 * (a register already precise would skip the walk back through this branch) */
+		d.precise = 0;
+		s.precise = 0;
+	}
 	*dst = d;
 	if (!src_is_imm)
 		*src = s;

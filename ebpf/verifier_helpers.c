@@ -152,6 +152,7 @@ int gpv_check_helper_call(struct gpv_env *env, const struct bpf_insn *insn)
 	int err;
 	for (int i = 0; i < 5 && h->args[i] != ARG_NONE; i++) {
 		int regno = i + 1;
+		regs = cur_regs(env);   /* a stack check may have grown (moved) the frame */
 		struct gpv_reg *r = &regs[regno];
 		if (r->type == T_NOT_INIT)
 			return gpv_reject(env, -EACCES, "R%d !read_ok", regno);

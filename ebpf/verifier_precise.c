@@ -87,8 +87,16 @@ static void mark_all_in_state(struct gpv_state *st)
 static void mark_all_precise(struct gpv_env *env)
 {
 	mark_all_in_state(&env->cur);
-	for (struct gpv_checkpoint *cp = env->cur.parent; cp; cp = cp->st.parent)
-		mark_all_in_state(&cp->st);
+	for (struct gpv_checkpoint *cp = env->cur.parent; cp && !cp->all_precise; cp = cp->st.parent) {
+		if (cp->phantom) {
+			cp->ph_regs = 0x7ff;
+			for (int f = 0; f < GPV_MAX_FRAMES; f++)
+				cp->ph_slots[f] = ~0ULL;
+		} else {
+			mark_all_in_state(&cp->st);
+		}
+		cp->all_precise = 1;
+	}
 }
 
 #define BIT(r) ((uint16_t)(1u << (r)))
@@ -164,6 +172,17 @@ static void mark_same_id(struct gpv_reg *r, void *arg)
 		r->precise = 1;
 }
 
+static bool apply_phantom(struct gpv_checkpoint *cp, const struct pset *p)
+{
+	bool changed = (p->regs & ~cp->ph_regs) != 0;
+	cp->ph_regs |= p->regs;
+	for (int f = 0; f < GPV_MAX_FRAMES; f++) {
+		changed |= (p->slots[f] & ~cp->ph_slots[f]) != 0;
+		cp->ph_slots[f] |= p->slots[f];
+	}
+	return changed;
+}
+
 /* Mark the needed ones in a kept state; returns true when something was newly marked. */
 static bool apply(struct gpv_state *st, const struct pset *p)
 {
@@ -204,7 +223,7 @@ static void backtrack(struct gpv_env *env, struct pset p)
 	for (;;) {
 		const struct gpv_trace *boundary = cp ? cp->st.tail : NULL;
 		while (t && t != boundary) {
-			if (!backtrack_insn(env, t, &p)) {
+			if (++env->bt_steps > GPV_MAX_BACKTRACK_STEPS || !backtrack_insn(env, t, &p)) {
 				mark_all_precise(env);
 				return;
 			}
@@ -218,7 +237,9 @@ static void backtrack(struct gpv_env *env, struct pset p)
 			mark_all_precise(env);
 			return;
 		}
-		if (!apply(&cp->st, &p))
+		if (cp->all_precise)
+			return;
+		if (!(cp->phantom ? apply_phantom(cp, &p) : apply(&cp->st, &p)))
 			return;   /* already precise there: marked back from it before */
 		cp = cp->st.parent;
 	}
@@ -227,8 +248,8 @@ static void backtrack(struct gpv_env *env, struct pset p)
 void gpv_mark_precise(struct gpv_env *env, int regno)
 {
 	struct gpv_reg *r = &cur_regs(env)[regno];
-	if (r->type != T_SCALAR)
-		return;
+	if (r->type != T_SCALAR || r->precise)
+		return;   /* precise already: its origins were marked when it became so */
 	struct pset p = {0};
 	p.regs = BIT(regno);
 	backtrack(env, p);
@@ -247,7 +268,8 @@ void gpv_propagate_precision(struct gpv_env *env, const struct gpv_state *old)
 				mark_all_precise(env);
 				return;
 			}
-			p.regs |= BIT(i);
+			if (!env->cur.frame[f]->regs[i].precise)
+				p.regs |= BIT(i);
 		}
 		for (int i = 0; i < fr->nslots && i < 64; i++)
 			if (fr->slots[i].type[0] == S_SPILL && fr->slots[i].spill.type == T_SCALAR &&

@@ -29,6 +29,7 @@
 #define GPV_DEFAULT_MAX_INSNS 1000000UL
 #define GPV_DEFAULT_MAX_STATES 100000u
 #define GPV_MAX_STATES_PER_INSN 64
+#define GPV_MAX_BACKTRACK_STEPS 20000000UL   /* past it, precision falls back to "all precise" */
 
 /* A number whose bits are partly known: bit set in mask = unknown; value holds the known bits. */
 struct tnum {
@@ -102,9 +103,16 @@ struct gpv_state {
 
 struct gpv_checkpoint {
 	struct gpv_state st;
-	struct gpv_checkpoint *next;       /* same instruction */
+	struct gpv_checkpoint *next;       /* same instruction (phantoms: all phantoms) */
 	unsigned branches;                 /* paths from here not yet finished */
 	unsigned hits, misses;
+	/* A phantom stands where a checkpoint was due but its instruction already keeps enough:
+	 * no registers (never compared), only what precision backtracking needs to stop early,
+	 * so a long loop is walked back one iteration at a time. */
+	uint8_t phantom;
+	uint8_t all_precise;               /* every scalar marked precise here and above */
+	uint16_t ph_regs;                  /* phantom: registers of st.curframe already precise */
+	uint64_t ph_slots[GPV_MAX_FRAMES]; /* phantom: stack slots already precise */
 };
 
 struct gpv_pending {
@@ -133,7 +141,9 @@ struct gpv_env {
 
 	/* exploration */
 	struct gpv_checkpoint **cps;
+	struct gpv_checkpoint *phantoms;
 	unsigned nstates;
+	unsigned long bt_steps;            /* instructions walked back by precision tracking */
 	struct gpv_pending *stack;
 	size_t nstack, capstack;
 	struct gpv_state cur;
