@@ -3,6 +3,7 @@
 #include "shim/intercept.h"
 #include "shim/image.h"
 #include "shim/log.h"
+#include "shim/probes.h"
 #include "shim/transform.h"
 
 #include <stdint.h>
@@ -57,6 +58,16 @@ static void load_begin(struct load *l, const char *api, const char *path, const 
 	l->transformed = shim_module_transform(&l->img, l->m) && l->img.data != before;
 }
 
+/* An instrumented image the driver refused: say so; the caller loads the original. */
+static int load_retry(struct load *l, CUresult rc)
+{
+	if (!l->transformed || rc == CUDA_SUCCESS)
+		return 0;
+	shim_probes_load_failed(l->m, (int)rc);
+	l->transformed = 0;
+	return 1;
+}
+
 static CUresult load_end(struct load *l, const void *handle, CUresult rc)
 {
 	struct shim_module *m = l->m;
@@ -91,6 +102,8 @@ CUresult cuModuleLoad(CUmodule *module, const char *fname)
 	load_begin(&l, "cuModuleLoad", fname, NULL, SIZE_MAX);
 	CUresult rc = l.transformed ? SHIM_REAL(cuModuleLoadData)(module, l.img.data)
 				    : real(module, fname);
+	if (load_retry(&l, rc))
+		rc = real(module, fname);
 	return load_end(&l, rc == CUDA_SUCCESS ? *module : NULL, rc);
 }
 
@@ -100,6 +113,8 @@ CUresult cuModuleLoadData(CUmodule *module, const void *image)
 	struct load l;
 	load_begin(&l, "cuModuleLoadData", NULL, image, SIZE_MAX);
 	CUresult rc = real(module, l.img.data ? l.img.data : image);
+	if (load_retry(&l, rc))
+		rc = real(module, image);
 	return load_end(&l, rc == CUDA_SUCCESS ? *module : NULL, rc);
 }
 
@@ -111,6 +126,8 @@ CUresult cuModuleLoadDataEx(CUmodule *module, const void *image, unsigned int nu
 	load_begin(&l, "cuModuleLoadDataEx", NULL, image, SIZE_MAX);
 	CUresult rc = real(module, l.img.data ? l.img.data : image, numOptions, options,
 			   optionValues);
+	if (load_retry(&l, rc))
+		rc = real(module, image, numOptions, options, optionValues);
 	return load_end(&l, rc == CUDA_SUCCESS ? *module : NULL, rc);
 }
 
@@ -121,6 +138,8 @@ CUresult cuModuleLoadFatBinary(CUmodule *module, const void *fatCubin)
 	load_begin(&l, "cuModuleLoadFatBinary", NULL, fatCubin, SIZE_MAX);
 	CUresult rc = l.transformed ? SHIM_REAL(cuModuleLoadData)(module, l.img.data)
 				    : real(module, fatCubin);
+	if (load_retry(&l, rc))
+		rc = real(module, fatCubin);
 	return load_end(&l, rc == CUDA_SUCCESS ? *module : NULL, rc);
 }
 
@@ -134,6 +153,9 @@ CUresult cuLibraryLoadData(CUlibrary *library, const void *code, CUjit_option *j
 	load_begin(&l, "cuLibraryLoadData", NULL, code, SIZE_MAX);
 	CUresult rc = real(library, l.img.data ? l.img.data : code, jitOptions, jitOptionsValues,
 			   numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions);
+	if (load_retry(&l, rc))
+		rc = real(library, code, jitOptions, jitOptionsValues, numJitOptions,
+			  libraryOptions, libraryOptionValues, numLibraryOptions);
 	return load_end(&l, rc == CUDA_SUCCESS ? *library : NULL, rc);
 }
 
@@ -151,6 +173,9 @@ CUresult cuLibraryLoadFromFile(CUlibrary *library, const char *fileName, CUjit_o
 					       numLibraryOptions)
 		: real(library, fileName, jitOptions, jitOptionsValues, numJitOptions,
 		       libraryOptions, libraryOptionValues, numLibraryOptions);
+	if (load_retry(&l, rc))
+		rc = real(library, fileName, jitOptions, jitOptionsValues, numJitOptions,
+			  libraryOptions, libraryOptionValues, numLibraryOptions);
 	return load_end(&l, rc == CUDA_SUCCESS ? *library : NULL, rc);
 }
 
@@ -236,13 +261,15 @@ CUresult cuLinkComplete(CUlinkState state, void **cubinOut, size_t *sizeOut)
 
 CUresult cuLinkDestroy(CUlinkState state)
 {
-	/* The cubin dies with the state: its address must not vouch for a later image. (The
-	 * record itself stays allocated: a concurrent lookup may still be reading it.) */
+	/* The cubin dies with the state: its address must not vouch for a later image. Loading
+	 * that cubin while destroying its state is already a use after free in the application,
+	 * so no lookup can be reading the record as it goes. */
 	struct link_info *li = registry_get(REGISTRY_LINKS, state);
 	if (li) {
 		if (li->cubin)
 			registry_put(REGISTRY_LINKS, li->cubin, NULL);
 		registry_put(REGISTRY_LINKS, state, NULL);
+		free(li);
 	}
 	REAL_OR_FAIL(cuLinkDestroy, real);
 	return real(state);

@@ -238,6 +238,8 @@ int main(int argc, char **argv)
 	CHECK(((CUresult (*)(void **, const void *))sym(shim, "cuModuleLoadFatBinary"))(&mod10, fb_ptx)
 	      == 0, "cuModuleLoadFatBinary");
 	printf("ok cuLaunchKernelEx, cuLaunchCooperativeKernel_ptsz, cuModuleLoadFatBinary\n");
+	free(fb_ptx);
+	free(fb_noptx);
 
 	/* 8 threads launching at once: every call arrives, none is lost or doubled. */
 	unsigned long before = fake_count(C_LAUNCH);

@@ -1,0 +1,320 @@
+/* The probe runtime inside the application (probes.h). Set up lazily at the first module load
+ * (a context is current then: the maps go into the application's context), never on the launch
+ * path: launches of instrumented kernels are forwarded untouched. */
+#include "shim/probes.h"
+#include "shim/log.h"
+#include "shim/probes_internal.h"
+
+#include "cli/run_output.h"
+#include "maps/config.h"
+#include "nvidia/probes.h"
+#include "ptx-frontend/fatbin.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int shim_probes_enabled;
+
+static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+static struct gp_map_allocator alloc;
+static unsigned device_sm;
+static struct gp_nv_probes *probes;
+static struct gp_config cfg;
+static int have_cfg;
+static struct gp_output *output;
+static FILE *output_file;
+static int final_done;
+static pthread_mutex_t final_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Kernel names by gp_name_hash, for tables keyed by kernel. Filled at module load. */
+#define NAME_SLOTS 8192
+static struct { uint32_t hash; char *name; } names[NAME_SLOTS];
+static pthread_mutex_t names_lock = PTHREAD_MUTEX_INITIALIZER;
+
+__attribute__((constructor)) static void probes_env(void)
+{
+	const char *p = getenv("GPUPROBE_PROBES"), *c = getenv("GPUPROBE_CONFIG");
+	shim_probes_enabled = (p && *p) || (c && *c);
+}
+
+static uint32_t name_hash(const char *s, size_t n)
+{
+	uint32_t h = 2166136261u;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ (uint8_t)s[i]) * 16777619u;
+	return h;
+}
+
+static void remember_names(const char *ptx, size_t len)
+{
+	const char *end = ptx + len;
+	pthread_mutex_lock(&names_lock);
+	for (const char *p = ptx; p && p < end; p = memmem(p + 1, (size_t)(end - p - 1), ".entry", 6)) {
+		if (strncmp(p, ".entry", 6))
+			continue;
+		const char *s = p + 6;
+		while (s < end && (*s == ' ' || *s == '\t'))
+			s++;
+		const char *e = s;
+		while (e < end && *e != '(' && *e != ' ' && *e != '\n' && *e != '\t')
+			e++;
+		if (e == s)
+			continue;
+		uint32_t h = name_hash(s, (size_t)(e - s));
+		for (unsigned i = 0; i < NAME_SLOTS; i++) {
+			unsigned k = (h + i) % NAME_SLOTS;
+			if (names[k].name && names[k].hash == h)
+				break;
+			if (!names[k].name) {
+				names[k].hash = h;
+				names[k].name = strndup(s, (size_t)(e - s));
+				break;
+			}
+		}
+	}
+	pthread_mutex_unlock(&names_lock);
+}
+
+static const char *kernel_name(void *user, uint64_t id)
+{
+	uint32_t h = (uint32_t)id;
+	const char *r = NULL;
+	pthread_mutex_lock(&names_lock);
+	for (unsigned i = 0; i < NAME_SLOTS; i++) {
+		unsigned k = (h + i) % NAME_SLOTS;
+		if (!names[k].name)
+			break;
+		if (names[k].hash == h) {
+			r = names[k].name;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&names_lock);
+	return r;
+}
+
+static void warn(void *user, const char *line)
+{
+	shim_msg("%s", line);
+}
+
+static int check_probe(const char *path)
+{
+	char err[512];
+	if (gp_config__check_file(path, "a probe object", err, sizeof(err))) {
+		shim_msg("%s; not attached", err);
+		return -1;
+	}
+	return 0;
+}
+
+static void atexit_final(void)
+{
+	shim_probes_final();
+}
+
+static void init(void)
+{
+	char err[1024] = "";
+	CUcontext ctx = NULL;
+	if (SHIM_REAL(cuCtxGetCurrent)(&ctx) != CUDA_SUCCESS || !ctx) {
+		shim_msg("probes: no current context at the first module load; probes disabled");
+		return;
+	}
+	if (probes_alloc_init(&alloc, ctx, &device_sm)) {
+		shim_msg("probes: cannot set up map memory in the application's context; probes disabled");
+		return;
+	}
+	const char *cpath = getenv("GPUPROBE_CONFIG");
+	if (cpath && *cpath) {
+		if (gp_config__load(cpath, &cfg, err, sizeof(err))) {
+			shim_msg("%s; probes disabled", err);
+			return;
+		}
+		have_cfg = 1;
+	}
+	/* Objects: the configuration's, then GPUPROBE_PROBES (colon-separated). */
+	const char *paths[128];
+	int idx[128];
+	size_t n = 0;
+	for (size_t i = 0; have_cfg && i < cfg.nprobes && n < 128; i++)
+		if (!check_probe(cfg.probes[i].path)) {
+			paths[n] = cfg.probes[i].path;
+			idx[n++] = (int)i;
+		}
+	char *list = getenv("GPUPROBE_PROBES") ? strdup(getenv("GPUPROBE_PROBES")) : NULL;
+	for (char *save = NULL, *t = list ? strtok_r(list, ":", &save) : NULL; t && n < 128;
+	     t = strtok_r(NULL, ":", &save))
+		if (!check_probe(t)) {
+			paths[n] = t;
+			idx[n++] = -1;
+		}
+	struct gp_nv_probes_opts o = {.alloc = &alloc, .cfg = have_cfg ? &cfg : NULL,
+				      .skip_rejected = 1, .warn = warn};
+	int rc = n ? gp_nv_probes__open(paths, idx, n, &o, &probes, err, sizeof(err)) : -ENOENT;
+	free(list);
+	if (rc) {
+		if (n)
+			shim_msg("%s; probes disabled", err);
+		probes = NULL;
+		return;
+	}
+	struct gp_output_opts oo = {0};
+	if (gp_output_opts__from_env(&oo, &output_file, err, sizeof(err)))
+		shim_msg("%s; printing to stderr", err);
+	if (have_cfg && !getenv(GP_ENV_INTERVAL) && cfg.interval_s)
+		oo.interval_ms = cfg.interval_s * 1000u;
+	if (have_cfg && !getenv(GP_ENV_TOP) && cfg.top_n)
+		oo.top_n = cfg.top_n;
+	if (have_cfg && !getenv(GP_ENV_JSON) && cfg.json_path) {
+		FILE *f = strcmp(cfg.json_path, "-") ? fopen(cfg.json_path, "w") : stdout;
+		if (f) {
+			oo.out = f;
+			oo.json = 1;
+			if (f != stdout)
+				output_file = f;
+		}
+	}
+	/* The application's stdout stays the application's. */
+	if (!oo.out)
+		oo.out = stderr;
+	oo.kernel_name = kernel_name;
+	if (gp_output__open(&oo, &output)) {
+		shim_msg("probes: cannot set up the output; probes disabled");
+		gp_nv_probes__close(probes);
+		probes = NULL;
+		return;
+	}
+	for (size_t i = 0; i < gp_nv_probes__object_count(probes); i++)
+		gp_output__add_set(output, gp_nv_probes__maps(probes, i));
+	gp_output__start_thread(output, 0);
+	atexit(atexit_final);
+	shim_log("probes: %zu objects, %zu device programs, maps on %u SMs", n,
+		 gp_nv_probes__device_programs(probes), alloc.nsms);
+}
+
+static void no_ptx(const struct shim_module *m)
+{
+	shim_msg("module %u (%s%s%s): no PTX for this GPU, its kernels run without probes; rebuild "
+		 "with -gencode arch=compute_%u,code=compute_%u (or -arch=sm_%u) to embed PTX",
+		 m->seq, m->api, m->origin ? " " : "", m->origin ? m->origin : "", device_sm,
+		 device_sm, device_sm);
+}
+
+int shim_probes_transform(struct shim_image *img, const struct shim_module *m)
+{
+	if (!shim_probes_enabled || !img->data)
+		return 0;
+	pthread_once(&init_once, init);
+	if (!probes || __atomic_load_n(&final_done, __ATOMIC_ACQUIRE))
+		return 0;
+	char err[1024] = "";
+	const char *ptx = NULL;
+	size_t len = 0;
+	void *payload = NULL;
+	if (img->kind == MODULE_IMAGE_PTX) {
+		ptx = img->data;
+		len = strlen(ptx);
+	} else if (img->kind == MODULE_IMAGE_FATBIN || img->kind == MODULE_IMAGE_WRAPPER) {
+		struct fatbin *fb = NULL;
+		if (fatbin__open_mem(img->data, img->size, &fb, err, sizeof(err))) {
+			shim_msg("module %u: fatbin unreadable (%s); loaded without probes", m->seq, err);
+			return 0;
+		}
+		const struct fatbin_entry *e = fatbin__best_ptx(fb, device_sm);
+		if (!e) {
+			fatbin__close(fb);
+			no_ptx(m);
+			return 0;
+		}
+		int rc = fatbin__entry_data(e, &payload, &len, err, sizeof(err));
+		fatbin__close(fb);
+		if (rc) {
+			shim_msg("module %u: PTX unreadable (%s); loaded without probes", m->seq, err);
+			return 0;
+		}
+		ptx = payload;
+	} else {
+		if (!m->has_ptx)
+			no_ptx(m);
+		return 0;
+	}
+	remember_names(ptx, len);
+	char *out = NULL;
+	size_t out_len = 0;
+	struct gp_inst_stats st;
+	int rc = gp_nv_probes__instrument(probes, ptx, len, &out, &out_len, &st, err, sizeof(err));
+	free(payload);
+	if (rc) {
+		shim_msg("module %u: not instrumented (%s); loaded unchanged", m->seq, err);
+		return 0;
+	}
+	if (!out)
+		return 0;
+	free(img->owned);
+	img->owned = out;
+	img->data = out;
+	img->size = out_len + 1;
+	img->kind = MODULE_IMAGE_PTX;
+	shim_log("module %u: instrumented (%u probe sites in %u functions)", m->seq, st.sites,
+		 st.functions);
+	return 1;
+}
+
+void shim_probes_load_failed(const struct shim_module *m, int rc)
+{
+	const char *name = NULL;
+	shim_fnty_cuGetErrorName *gn = SHIM_REAL(cuGetErrorName);
+	if (gn)
+		gn((CUresult)rc, &name);
+	shim_msg("module %u: the instrumented PTX did not load (%s, CUDA error %d); loaded the "
+		 "original without probes", m ? m->seq : 0, name ? name : "?", rc);
+}
+
+void shim_probes_final(void)
+{
+	if (!output)
+		return;
+	pthread_mutex_lock(&final_lock);
+	if (!final_done) {
+		__atomic_store_n(&final_done, 1, __ATOMIC_RELEASE);
+		/* Every kernel the application launched has finished before its context goes away
+		 * or before exit handlers run after its last synchronisation. */
+		CUcontext c = NULL;
+		SHIM_REAL(cuCtxGetCurrent)(&c);
+		if (c)
+			SHIM_REAL(cuCtxSynchronize)();
+		gp_output__stop_thread(output, 1);
+		if (output_file)
+			fflush(output_file);
+		fflush(stderr);
+	}
+	pthread_mutex_unlock(&final_lock);
+}
+
+/* --- context teardown: the final report while the maps still exist ----------------------- */
+
+CUresult cuCtxDestroy_v2(CUcontext ctx)
+{
+	if (__builtin_expect(shim_probes_enabled, 0))
+		shim_probes_final();
+	SHIM_TAILCALL(cuCtxDestroy_v2, ctx);
+}
+
+CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev)
+{
+	if (__builtin_expect(shim_probes_enabled, 0))
+		shim_probes_final();
+	SHIM_TAILCALL(cuDevicePrimaryCtxRelease_v2, dev);
+}
+
+CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev)
+{
+	if (__builtin_expect(shim_probes_enabled, 0))
+		shim_probes_final();
+	SHIM_TAILCALL(cuDevicePrimaryCtxReset_v2, dev);
+}

@@ -1,0 +1,24 @@
+/* The probe runtime inside the application (issue 5): reads GPUPROBE_PROBES / GPUPROBE_CONFIG,
+ * instruments each module through nvidia/probes.h, keeps the maps in the application's context,
+ * runs the collector thread that prints what the probes collect (cli/run_output.h), and prints
+ * the final report before the context goes away or at exit. Without probes it does nothing. */
+#ifndef GPUPROBE_SHIM_PROBES_H
+#define GPUPROBE_SHIM_PROBES_H
+
+#include "shim/image.h"
+#include "shim/registry.h"
+
+/* Nonzero when probes are configured (set at load time). */
+extern int shim_probes_enabled;
+
+/* From shim_module_transform: replace img with instrumented PTX. 1 replaced, 0 load as given. */
+int shim_probes_transform(struct shim_image *img, const struct shim_module *m);
+
+/* The instrumented image of module m failed to load with CUDA error rc: say so in one line
+ * (the caller then loads the original). */
+void shim_probes_load_failed(const struct shim_module *m, int rc);
+
+/* Final snapshot and report, once (context teardown or exit). */
+void shim_probes_final(void);
+
+#endif
