@@ -15,6 +15,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -79,10 +80,18 @@ static int env_prepend(const char *var, const char *first)
 	return rc;
 }
 
+/* Probe files decide what runs inside the application: like the shim, refuse any that someone
+ * else could have changed (DESIGN.md: nothing is opened to others). */
 static int absolute_readable(const char *what, const char *path, char *out)
 {
-	if (!realpath(path, out) || access(out, R_OK))
+	struct stat st;
+	if (!realpath(path, out) || access(out, R_OK) || stat(out, &st))
 		return cli_error("%s %s: %s", what, path, strerror(errno));
+	if (!S_ISREG(st.st_mode))
+		return cli_error("%s %s: not a regular file", what, path);
+	if (st.st_mode & (S_IWGRP | S_IWOTH))
+		return cli_error("%s %s is group- or world-writable: refusing it (chmod go-w %s)",
+				 what, path, path);
 	return 0;
 }
 
