@@ -246,11 +246,14 @@ static void print_module_line(size_t idx, const char *kind, const char *target, 
 		if (e->kind == FATBIN_KIND_PTX)
 			printf(", PTX ISA %u.%u", e->version_major, e->version_minor);
 		printf(", offset 0x%zx", e->offset);
+		const char *opt = e->options;
 		size_t olen = e->options_len;
-		while (olen && e->options[olen - 1] == ' ')
+		while (olen && *opt == ' ')
+			opt++, olen--;
+		while (olen && opt[olen - 1] == ' ')
 			olen--;
 		if (olen)
-			printf(", options \"%.*s\"", (int)olen, e->options);
+			printf(", options \"%.*s\"", (int)olen, opt);
 	}
 	putchar('\n');
 }

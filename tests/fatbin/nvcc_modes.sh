@@ -33,6 +33,7 @@ for s in $SRCS; do for a in $ARCHS; do
 	"$NVCC" -ptx -rdc=true -arch=compute_$a -o ref.$s.$a.rdc.ptx "$src/$s.cu" &
 	"$NVCC" -cubin -rdc=true -arch=sm_$a -o ref.$s.$a.rdc.cubin "$src/$s.cu"
 	wait
+	"$NVCC" -ptx -G -arch=compute_$a -o ref.$s.$a.G.ptx "$src/$s.cu"
 done; done
 for f in ref.*.ptx; do
 	norm "$f" >"$f.norm"
@@ -43,14 +44,14 @@ done
 declare -A FLAGS=(
 	[default]="" [speed]="-compress-mode=speed" [balance]="-compress-mode=balance"
 	[size]="-compress-mode=size" [none]="-compress-mode=none" [compress-all]="-Xfatbin -compress-all"
-	[rdc]="-rdc=true")
+	[rdc]="-rdc=true" [G]="-G")
 # expected compression of PTX entries and of cubins with kernels (rdc: the device-linked cubins
 # are stored raw, the relocatable ones in __nv_relfatbin with zstd)
 declare -A PTXC=([default]=zstd [speed]=lz4 [balance]=zstd [size]=zstd [none]=none [compress-all]=zstd [rdc]=zstd
-	[shared]=zstd)
+	[shared]=zstd [G]=zstd)
 declare -A CUBC=([default]=none [speed]=none [balance]=none [size]=zstd [none]=none [compress-all]=zstd
-	[rdc]="none zstd" [shared]=none)
-MODES="default speed balance size none compress-all rdc"
+	[rdc]="none zstd" [shared]=none [G]=zstd)
+MODES="default speed balance size none compress-all rdc G"
 n=0
 for m in $MODES; do
 	# shellcheck disable=SC2086
@@ -60,6 +61,8 @@ for m in $MODES; do
 done
 wait
 
+# check_mode MODE APP REFSUFFIX: REFSUFFIX picks the references (.rdc, .G); -G cubins carry
+# build paths in their debug sections, so for them only the ELF header is checked.
 check_mode() {
 	local m=$1 app=$2 rdc=$3
 	rm -rf "out.$m"
@@ -98,7 +101,8 @@ check_mode() {
 	done
 	for s in $SRCS; do for a in $ARCHS; do
 		[[ " $matched_ptx " == *" $s.$a "* ]] || bad "$m: no extracted PTX equals nvcc -ptx of $s for compute_$a"
-		[[ " $matched_cubin " == *" $s.$a "* ]] || bad "$m: no extracted cubin equals nvcc -cubin of $s for sm_$a"
+		[ "$rdc" = .G ] || [[ " $matched_cubin " == *" $s.$a "* ]] ||
+			bad "$m: no extracted cubin equals nvcc -cubin of $s for sm_$a"
 	done; done
 	# compression: every PTX entry uses the mode's; the sources' cubins (those with kernels) too
 	local want_ptx=${PTXC[$m]} want_cub=${CUBC[$m]} kind target comp
@@ -114,6 +118,10 @@ check_mode() {
 	grep -q '^  func _ZN10probe_test6squareEf  probe_test::square(float)$' "list.$m.txt" ||
 		bad "$m: list lacks the device function probe_test::square"
 	grep -q '^PTX: yes (sm_75 sm_90)$' "list.$m.txt" || bad "$m: list does not report PTX for sm_75 and sm_90"
+	if [ "$m" = G ]; then
+		grep -q 'ptx sm_90, .*options "-g --dont-merge-basicblocks --return-at-end"' "list.$m.txt" ||
+			bad "G: list lacks the -G PTX options"
+	fi
 	if [ "$m" = rdc ]; then
 		grep -q '^module .*: cubin sm_90, .*offset' "list.$m.txt" &&
 			grep -q 'ptx sm_90, .*options "--compile-only"' "list.$m.txt" ||
@@ -124,7 +132,7 @@ check_mode() {
 
 for m in $MODES; do
 	if [ -x app.$m ]; then
-		check_mode "$m" "app.$m" "$([ $m = rdc ] && echo .rdc)"
+		check_mode "$m" "app.$m" "$(case $m in rdc) echo .rdc ;; G) echo .G ;; esac)"
 	else
 		bad "$m: nvcc failed to build"
 	fi
