@@ -119,10 +119,10 @@ static int visit_checkpoint(struct gpv_env *env)
 		env->phantoms = ph;
 		return 0;
 	}
-	if (env->nstates >= env->opts->max_states)
+	if (env->nstates >= env->max_states)
 		return gpv_reject(env, -E2BIG,
 				  "program too complex: more than %u states kept (loop not provably bounded?)",
-				  env->opts->max_states);
+				  env->max_states);
 	struct gpv_checkpoint *cp = calloc(1, sizeof(*cp));
 	if (!cp || gpv_state_copy(&cp->st, &env->cur)) {
 		free(cp);
@@ -441,8 +441,7 @@ int gp_verify(const struct bpf_insn *insns, size_t n, struct gp_verify_opts *opt
 	env.log_level = opts->log_level;
 	env.err_idx = -1;
 	env.max_insns = opts->max_insns ? opts->max_insns : GPV_DEFAULT_MAX_INSNS;
-	if (!opts->max_states)
-		opts->max_states = GPV_DEFAULT_MAX_STATES;
+	env.max_states = opts->max_states ? opts->max_states : GPV_DEFAULT_MAX_STATES;
 	if (env.log && env.log_size)
 		env.log[0] = 0;
 	opts->stack_depth = 0;

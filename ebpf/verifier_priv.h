@@ -149,6 +149,7 @@ struct gpv_env {
 	struct gpv_state cur;
 	int idx;
 	unsigned long processed, max_insns;
+	unsigned max_states;
 	uint32_t next_id;
 
 	/* trace of executed instructions (precision backtracking) */

@@ -75,6 +75,7 @@ struct tcase {
 	unsigned long max_insns;
 	int expect_stack;                 /* >= 0: expected stack_depth */
 	const char *atomic_only;          /* expected map_atomic_only as "10.." (NULL: not checked) */
+	unsigned max_states;
 };
 
 static void run(const struct tcase *t)
@@ -105,6 +106,7 @@ static void run(const struct tcase *t)
 	o.log = logbuf;
 	o.log_size = sizeof(logbuf);
 	o.max_insns = t->max_insns;
+	o.max_states = t->max_states;
 	o.map_atomic_only = atomic_only;
 	int r = gp_verify(insns, n, &o);
 	int ok = r == t->ret;
@@ -342,6 +344,9 @@ static const struct tcase tests[] = {
 	{"bounded_loop_budget", "mov %r0, 0\nmov %r2, 0\nL:\nadd %r0, %r2\nadd %r2, 1\njlt %r2, 100000, L\nexit\n",
 	 .attach = E, .ret = -E2BIG, .max_insns = 1000,
 	 .reason = "program too complex: processed 1000 insns (limit 1000) (loop not provably bounded)", .expect_stack = -1},
+	{"bounded_loop_state_limit", "mov %r0, 0\nmov %r2, 0\nL:\nadd %r0, %r2\nadd %r2, 1\njlt %r2, 100, L\nexit\n",
+	 .attach = E, .ret = -E2BIG, .max_states = 10,
+	 .reason = "program too complex: more than 10 states kept (loop not provably bounded?)", .expect_stack = -1},
 	{"self_loop", "mov %r0, 0\nL:\nja L\n", .attach = E, .ret = -EACCES,
 	 .reason = "infinite loop detected at insn 1 (loop not provably bounded)", .expect_stack = -1},
 	{"loop_unchanged_state", "mov %r0, 0\nL:\ncall 512\njne %r0, 7, L\nexit\n", .attach = E, .ret = -EACCES,
