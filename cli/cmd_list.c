@@ -277,7 +277,7 @@ static int list_fatbin(struct summary *s, struct fatbin *fb, const char *path)
 		if (rc == -ENOTSUP) {
 			print_module_line(i, fatbin_kind_name(e->kind), target, e->uncompressed_size,
 					  fatbin_compression_name(e->compression), e->payload_size, e);
-			printf("  (payload not readable: %s)\n", err);
+			puts("  (LTO IR, stored encoded: its kernels cannot be listed)");
 			continue;
 		}
 		if (rc)

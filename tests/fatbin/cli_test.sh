@@ -34,13 +34,18 @@ one_error() {
 
 cp "$seeds"/* "$tmp/"
 for f in tiny_default.fatbin tiny_speed.fatbin tiny_size.fatbin tiny_multi.fatbin tiny_object.o tiny_rdc.o tiny_sm75.cubin \
-	tiny_lib.a; do
+	tiny_lib.a tiny_lto.o; do
 	golden "list_${f//./_}" "$G" list "$f"
 done
 golden fatbin_tiny_default "$G" fatbin tiny_default.fatbin -o out
 cmp -s "$tmp/out/0-sm_75.cubin" "$seeds/tiny_sm75.cubin" || bad "extracted cubin differs from nvcc -cubin"
 golden fatbin_tiny_rdc "$G" fatbin tiny_rdc.o -o rdc
 cmp -s "$tmp/out/1-sm_75.ptx" "$tmp/rdc/1-sm_75.ptx" && bad "rdc PTX should differ (it is built with -rdc)"
+# LTO IR is stored encoded: fatbin skips it with a note, and succeeds
+(cd "$tmp" && "$G" fatbin tiny_lto.o -o lto) >"$tmp/out.txt" 2>"$tmp/err.txt" || bad "fatbin on LTO IR failed"
+[ "$(cat "$tmp/err.txt")" = "gpuprobe: tiny_lto.o: entry 0 skipped: offset 0x5b0: LTO IR payload is encoded (flags 0x18011) and cannot be read" ] ||
+	bad "fatbin on LTO IR: stderr '$(cat "$tmp/err.txt")'"
+[ -s "$tmp/out.txt" ] && bad "fatbin on LTO IR wrote lines for skipped entries"
 cp "$tmp/out/1-sm_75.ptx" "$tmp/tiny.ptx"
 golden list_tiny_ptx "$G" list tiny.ptx
 [ "$(tail -c 1 "$tmp/tiny.ptx" | od -An -tx1 | tr -d ' ')" != 00 ] || bad "PTX written with trailing NULs"

@@ -4,6 +4,7 @@
  * Usage: fatbin_unit SEED_DIR */
 #include "ptx-frontend/fatbin.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -135,6 +136,20 @@ static void test_seeds(void)
 		CHECK(e->kind == FATBIN_KIND_PTX && e->options && !strncmp(e->options, "--compile-only", 14),
 		      "rdc PTX options not read");
 		fatbin__close(fb);
+	}
+	/* LTO IR (code=lto_90): kept as an entry, reported as not decodable */
+	snprintf(path, sizeof(path), "%s/tiny_lto.o", seed_dir);
+	if (!fatbin__open_file(path, &fb, err, sizeof(err))) {
+		const struct fatbin_entry *e = fatbin__entry(fb, 0);
+		void *data = NULL;
+		size_t len;
+		CHECK(fatbin__entry_count(fb) == 1 && e->kind == FATBIN_KIND_LTOIR && e->sm == 90, "LTO entry");
+		CHECK(fatbin__entry_data(e, &data, &len, err, sizeof(err)) == -ENOTSUP &&
+		      !strcmp(err, "offset 0x5b0: LTO IR payload is encoded (flags 0x18011) and cannot be read"),
+		      "LTO data: \"%s\"", err);
+		fatbin__close(fb);
+	} else {
+		CHECK(0, "tiny_lto.o: %s", err);
 	}
 	/* sm_90a: the arch-specific flag */
 	size_t n;
@@ -537,7 +552,7 @@ int main(int argc, char **argv)
 	test_module_image();
 	test_best_ptx();
 	static const char *const files[] = { "tiny_default.fatbin", "tiny_speed.fatbin", "tiny_size.fatbin",
-					     "tiny_object.o", "tiny_rdc.o" };
+					     "tiny_object.o", "tiny_rdc.o", "tiny_lto.o" };
 	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
 		test_truncation(files[i]);
 		test_flips(files[i]);

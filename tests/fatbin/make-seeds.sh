@@ -14,6 +14,7 @@ mkdir -p "$out"
 	-o $out/tiny_multi.fatbin src/tiny.cu
 "$NVCC" -c -arch=sm_75 -o $out/tiny_object.o src/tiny.cu
 "$NVCC" -c -rdc=true -arch=sm_75 -o $out/tiny_rdc.o src/tiny.cu
+"$NVCC" -c -rdc=true -gencode arch=compute_90,code=lto_90 -o $out/tiny_lto.o src/tiny.cu
 "$NVCC" -cubin -arch=sm_75 -o $out/tiny_sm75.cubin src/tiny.cu
 rm -f $out/tiny_lib.a
 ar rcS $out/tiny_lib.a $out/tiny_object.o $out/tiny_rdc.o   # no symbol index: deterministic and small
