@@ -412,6 +412,12 @@ static int lower_insn(lw *c, const ir_insn *in)
 		return lw_unsupported(c, in, "texture and surface instructions are not lowered");
 	if (info && (info->flags & IR_F_ASYNC))
 		return lw_unsupported(c, in, "asynchronous copies are not lowered");
+	for (unsigned i = 0; i < in->nmods; i++) {
+		const char *m = in->mods[i];
+		if (!strncmp(m, ".f16", 4) || !strncmp(m, ".bf16", 5) || !strncmp(m, ".e4m3", 5) ||
+		    !strncmp(m, ".e5m2", 5) || !strcmp(m, ".tf32") || !strncmp(m, ".f32x2", 6))
+			return lw_unsupported(c, in, "half-precision, 8-bit and packed float types are not lowered");
+	}
 	int (*fams[])(lw *, const ir_insn *) = {lw_control, lw_memory, lw_bits, lw_int_arith, lw_float_arith,
 						lw_convert, lw_warp};
 	for (size_t i = 0; i < sizeof(fams) / sizeof(fams[0]); i++) {

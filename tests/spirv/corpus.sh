@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# The PTX corpus (tests/ptx/src/*.cu, compiled by nvcc -ptx) through `gpuprobe ptx spirv`:
+# prints how many modules lower to valid SPIR-V and the constructs that block the rest.
+# Fails if a module gives invalid SPIR-V (a lowering bug), if gpuprobe crashes or prints more
+# than one error line, or if fewer modules lower than the floor below (a regression).
+# usage: corpus.sh GPUPROBE SRC_DIR WORK_DIR [ARCH...]   (default archs: sm_75 sm_90)
+set -uo pipefail
+gp=$1 src=$2 work=$3
+shift 3
+archs=("$@")
+[ ${#archs[@]} -eq 0 ] && archs=(sm_75 sm_90)
+floor=${SPIRV_CORPUS_FLOOR:-40}   # of the modules that nvcc builds, for both archs together
+nvcc=${NVCC:-/usr/local/cuda/bin/nvcc}
+[ -x "$nvcc" ] || { echo "SKIP: no nvcc at $nvcc"; exit 77; }
+mkdir -p "$work"
+ok=0 total=0 bad=0
+: >"$work/blockers.txt"
+for arch in "${archs[@]}"; do
+	for cu in "$src"/*.cu; do
+		name=$(basename "$cu" .cu).$arch
+		ptx=$work/$name.ptx
+		if ! "$nvcc" -ptx -arch="$arch" -o "$ptx" "$cu" 2>/dev/null; then
+			continue # not buildable for this arch (e.g. sm_90-only features at sm_75)
+		fi
+		total=$((total + 1))
+		err=$("$gp" ptx spirv -o "$work/$name.spv" "$ptx" 2>&1)
+		rc=$?
+		if [ $rc -eq 0 ]; then
+			if spirv-val --target-env opencl2.0 "$work/$name.spv" 2>/dev/null ||
+			   grep -q 'Int64Atomics' <("$gp" ptx spirv -S -o - "$ptx" 2>/dev/null); then
+				ok=$((ok + 1))
+				echo "OK      $name"
+			else
+				echo "INVALID $name: spirv-val rejects the output"; bad=1
+			fi
+		elif [ $rc -ne 1 ] || [ "$(printf '%s\n' "$err" | wc -l)" -ne 1 ]; then
+			echo "CRASH   $name (exit $rc): $err"; bad=1
+		elif [[ $err == *"SPIR-V validation failed"* ]]; then
+			echo "INVALID $name: ${err#gpuprobe: }"; bad=1
+		else
+			msg=${err#gpuprobe: $ptx:}
+			echo "BLOCKED $name:${msg:0:160}"
+			# the construct: `instruction` or the message without line and names
+			if [[ $msg =~ \`([^\`]*)\` ]]; then
+				c=${BASH_REMATCH[1]}
+				c=${c%%.*}   # the opcode
+				why=${msg##*: }
+				echo "$c: $why" >>"$work/blockers.txt"
+			else
+				echo "$msg" | sed -E 's/^ ?[0-9]+: //; s/_Z[A-Za-z0-9_]+/NAME/g; s/(function|of) [A-Za-z_$][A-Za-z0-9_$]*/\1 NAME/' \
+					| cut -c1-120 >>"$work/blockers.txt"
+			fi
+		fi
+	done
+done
+echo
+echo "corpus: $ok of $total modules lower to valid SPIR-V (${archs[*]})"
+echo "blocking constructs (modules blocked, first blocker of each):"
+sort "$work/blockers.txt" | uniq -c | sort -rn | sed 's/^/  /'
+[ $bad -eq 0 ] || { echo "FAIL: invalid SPIR-V or a crash above"; exit 1; }
+[ $ok -ge "$floor" ] || { echo "FAIL: $ok modules lower, fewer than the floor $floor"; exit 1; }
+exit 0
