@@ -51,9 +51,11 @@ static bool is_host_attach(enum gp_attach_kind k)
 	return k == GP_ATTACH_HOST_ENTRY || k == GP_ATTACH_HOST_EXIT;
 }
 
+/* Rings: BPF ring buffers, perf event arrays and bpftime's GPU ring buffer are all rings of
+ * records on the GPU (maps/), written by ringbuf_output/reserve or perf_event_output alike. */
 static bool is_ringbuf(uint32_t type)
 {
-	return type == MAP_TYPE_RINGBUF || type == MAP_TYPE_GPU_RINGBUF;
+	return type == MAP_TYPE_RINGBUF || type == MAP_TYPE_GPU_RINGBUF || type == MAP_TYPE_PERF_EVENT_ARRAY;
 }
 
 static int check_map_fits(struct gpv_env *env, const struct helper_proto *h, int map)
@@ -61,9 +63,8 @@ static int check_map_fits(struct gpv_env *env, const struct helper_proto *h, int
 	uint32_t type = env->opts->maps[map].type;
 	bool ok;
 	switch (h->id) {
-	case 130: case 131: ok = is_ringbuf(type); break;
-	case 25: ok = type == MAP_TYPE_PERF_EVENT_ARRAY; break;
-	default: ok = !is_ringbuf(type) && type != MAP_TYPE_PERF_EVENT_ARRAY; break;
+	case 130: case 131: case 25: ok = is_ringbuf(type); break;
+	default: ok = !is_ringbuf(type); break;
 	}
 	if (!ok)
 		return gpv_reject(env, -EACCES, "cannot pass map_type %u into func bpf_%s#%d", type, h->name,
