@@ -107,6 +107,8 @@ static int lower_cvt(lw *c, const ir_insn *in)
 		a = round_integral(c, s, a, ir ? ir : ".rzi");
 		r = lw_op1(c, d.k == 's' ? SpvOpConvertFToS : SpvOpConvertFToU, dt, a);
 		spv_decorate(c->e, r, SpvDecorationSaturatedConversion, 0);
+		if (d.k == 's' && d.bits == 64) /* NVIDIA gives INT64_MIN for NaN here (H200, measured) */
+			r = lw_select(c, dt, lw_op1(c, SpvOpIsNan, spv_t_bool(c->e), a), lw_const(c, d, 1ull << 63), r);
 	} else {
 		r = lw_op1(c, s.k == 's' ? SpvOpConvertSToF : SpvOpConvertUToF, dt, a);
 		if (fr && fmode(fr) != SpvFPRoundingModeRTE)
