@@ -259,9 +259,13 @@ static void decl_prefix(struct parser *ps, ir_decl *d)
 			next(ps);
 			d->align = parse_uint(ps, "an alignment");
 		} else if (tok_is(t, ".v2") || tok_is(t, ".v4") || tok_is(t, ".v8")) {
+			if (d->vec)
+				fail_at(ps, t->line, t->col, "second vector width in a declaration");
 			d->vec = tok_str(ps, t);
 			next(ps);
-		} else if (!d->type && is_type_name(t->p, t->len)) {
+		} else if (is_type_name(t->p, t->len)) {
+			if (d->type)
+				fail_at(ps, t->line, t->col, "second type in a declaration");
 			d->type = tok_str(ps, t);
 			next(ps);
 		} else if (tok_is(t, ".ptr")) {
@@ -388,7 +392,8 @@ static ir_operand *opbuf_commit(struct parser *ps, struct opbuf *b, unsigned fro
 {
 	unsigned n = b->n - from;
 	ir_operand *v = ir_alloc(ps->m, (n ? n : 1) * sizeof(*v));
-	memcpy(v, b->v + from, n * sizeof(*v));
+	if (n)
+		memcpy(v, b->v + from, n * sizeof(*v));
 	b->n = from;
 	return v;
 }
@@ -459,6 +464,42 @@ static ir_operand raw_from(struct parser *ps, const char *start)
 
 static ir_operand parse_operand(struct parser *ps, struct opbuf *ob);
 
+/* Inside an open bracket: skip through its matching close; the statement must not end first. */
+static void skip_to_close(struct parser *ps, char close)
+{
+	int depth = 1;
+	for (;;) {
+		if (ps->tok.kind == TK_EOF || is_punct(&ps->tok, ';')) {
+			char what[8] = {'\'', close, '\'', 0};
+			fail_expected(ps, what);
+		}
+		if (ps->tok.kind == TK_PUNCT) {
+			char c = ps->tok.p[0];
+			if (c == '(' || c == '{' || c == '[')
+				depth++;
+			else if ((c == ')' || c == '}' || c == ']') && --depth == 0) {
+				if (c != close) {
+					char what[8] = {'\'', close, '\'', 0};
+					fail_expected(ps, what);
+				}
+				next(ps);
+				return;
+			}
+		}
+		next(ps);
+	}
+}
+
+/* An operand the structured forms do not cover, whose opening bracket is still open: kept as
+ * text through its close and anything after it. */
+static ir_operand raw_bracketed(struct parser *ps, const char *start, char close)
+{
+	skip_to_close(ps, close);
+	if (ends_operand(&ps->tok))
+		return (ir_operand){.kind = IR_OPND_RAW, .name = slice(ps, start, ps->prev_end)};
+	return raw_from(ps, start);
+}
+
 /* A register name with its adjacent .parts (%tid.x, %envreg3). */
 static const char *reg_name(struct parser *ps)
 {
@@ -488,7 +529,7 @@ static ir_operand parse_address(struct parser *ps, struct opbuf *ob, const char 
 				next(ps);
 			}
 			if (ps->tok.kind != TK_INT)
-				return raw_from(ps, start);
+				return raw_bracketed(ps, start, ']');
 			int64_t v = int_value(ps->tok.p, ps->tok.len);
 			o.ival = minus ? -v : v;
 			next(ps);
@@ -505,10 +546,10 @@ static ir_operand parse_address(struct parser *ps, struct opbuf *ob, const char 
 		o.ival = int_value(ps->tok.p, ps->tok.len);
 		next(ps);
 	} else {
-		return raw_from(ps, start);
+		return raw_bracketed(ps, start, ']');
 	}
 	if (!is_punct(&ps->tok, ']'))
-		return raw_from(ps, start);
+		return raw_bracketed(ps, start, ']');
 	next(ps);
 	return o;
 }
@@ -570,7 +611,7 @@ static ir_operand parse_primary(struct parser *ps, struct opbuf *ob)
 		}
 		if (!is_punct(&ps->tok, close)) {
 			ob->n = from;
-			return raw_from(ps, start);
+			return raw_bracketed(ps, start, close);
 		}
 		next(ps);
 		o.nelems = ob->n - from;
@@ -594,8 +635,12 @@ static ir_operand parse_operand(struct parser *ps, struct opbuf *ob)
 		o.elems = ir_alloc(ps->m, sizeof(pair));
 		memcpy(o.elems, pair, sizeof(pair));
 	}
-	if (!ends_operand(&ps->tok))
+	if (!ends_operand(&ps->tok)) {
+		/* an expression (sym+8, a*b): kept as text; two operands side by side: an error */
+		if (ps->tok.kind != TK_PUNCT)
+			fail_expected(ps, "',' or ';' after an operand");
 		return raw_from(ps, start);
+	}
 	return o;
 }
 
@@ -955,6 +1000,23 @@ ir_module *ptx_parse(const char *text, size_t len, char *err, size_t errlen)
 	if (len > UINT32_MAX - 1) {
 		if (err)
 			snprintf(err, errlen, "1:1: module too large");
+		return NULL;
+	}
+	/* PTX from a fatbin carries trailing NULs: the text ends at the first of them. A NUL
+	 * anywhere else (even in a comment) is an error: nodes are NUL-terminated strings. */
+	while (len && text[len - 1] == 0)
+		len--;
+	const char *nul = memchr(text, 0, len);
+	if (nul) {
+		uint32_t line = 1;
+		const char *ls = text;
+		for (const char *q = text; q < nul; q++)
+			if (*q == '\n') {
+				line++;
+				ls = q + 1;
+			}
+		if (err && errlen)
+			snprintf(err, errlen, "%u:%u: unexpected NUL byte", line, (unsigned)(nul - ls) + 1);
 		return NULL;
 	}
 	ir_module *m = ir_module_new();
