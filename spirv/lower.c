@@ -28,7 +28,7 @@ static uint64_t dims_count(const char *dims, bool *open)
 	return n;
 }
 
-static uint64_t decl_bytes(const ir_decl *d, bool *open)
+uint64_t lw_decl_bytes(const ir_decl *d, bool *open)
 {
 	ptype t = ptype_parse(d->type);
 	unsigned vec = d->vec ? (unsigned)atoi(d->vec + 2) : 1;
@@ -53,7 +53,7 @@ static struct sym *add_sym(lw *c, bool local)
 }
 
 /* Parse an initializer "{1, 2, 3}" or "5" into little-endian bytes of the element type. */
-static int init_bytes(lw *c, const ir_decl *d, uint8_t *out, uint64_t size)
+int lw_init_bytes(lw *c, const ir_decl *d, uint8_t *out, uint64_t size)
 {
 	ptype t = ptype_parse(d->type);
 	unsigned eb = t.bits / 8;
@@ -97,7 +97,7 @@ static int init_bytes(lw *c, const ir_decl *d, uint8_t *out, uint64_t size)
 static int declare_var(lw *c, const ir_decl *d, struct sym *s, SpvStorageClass sc, spv_buf *where)
 {
 	bool open;
-	uint64_t bytes = decl_bytes(d, &open);
+	uint64_t bytes = lw_decl_bytes(d, &open);
 	if (open || !bytes)
 		return lw_fail(c, "%s %s has no size", d->space, d->name);
 	uint32_t i8 = spv_t_int(c->e, 8);
@@ -108,7 +108,7 @@ static int declare_var(lw *c, const ir_decl *d, struct sym *s, SpvStorageClass s
 		uint8_t *buf = calloc(1, bytes);
 		if (!buf)
 			abort();
-		if (d->init && init_bytes(c, d, buf, bytes) < 0) {
+		if (d->init && lw_init_bytes(c, d, buf, bytes) < 0) {
 			free(buf);
 			return -1;
 		}
@@ -148,7 +148,7 @@ static int place_shared(lw *c, const ir_decl *d)
 	if (lw_sym(c, d->name))
 		return 0;
 	bool open;
-	uint64_t bytes = decl_bytes(d, &open);
+	uint64_t bytes = lw_decl_bytes(d, &open);
 	if (open)
 		bytes = c->opts && c->opts->dynamic_shared_bytes ? c->opts->dynamic_shared_bytes : 48 * 1024;
 	unsigned align = d->align ? d->align : 16;
@@ -223,7 +223,7 @@ static int param_type(lw *c, const ir_func *f, const ir_decl *d, uint32_t *out, 
 		return 0;
 	}
 	bool open;
-	uint64_t bytes = ptype_ok(t) ? decl_bytes(d, &open) : 0;
+	uint64_t bytes = ptype_ok(t) ? lw_decl_bytes(d, &open) : 0;
 	if (!bytes || open || t.k == 'p')
 		return lw_fail(c, "%s: parameter %s %s%s is not supported", f->name, d->type ? d->type : "?", d->name,
 			       d->dims ? d->dims : "");

@@ -66,6 +66,7 @@ typedef struct lw {
 	uint32_t shared_window;  /* Workgroup i8 array holding every .shared variable */
 	uint64_t shared_size;
 	uint32_t warp_scratch;   /* Workgroup u32[1024] for the warp emulation */
+	uint32_t fence_word;     /* CrossWorkgroup u32 that fences (membar) apply to */
 	uint32_t builtins[16];   /* BuiltIn Input variables by enum lw_builtin; 0 until used */
 	struct lw_func_info *funcs;
 	size_t nfuncs;
@@ -136,6 +137,12 @@ uint32_t lw_builtin_load(lw *c, enum lw_builtin b, unsigned comp); /* u32 */
 uint32_t lw_linear_tid(lw *c);   /* u32 */
 uint32_t lw_block_threads(lw *c); /* u32 */
 void lw_barrier(lw *c);
+
+/* Declarations: bytes a declaration occupies (*open for `[]`), and its initializer's bytes. */
+uint64_t lw_decl_bytes(const ir_decl *d, bool *open);
+int lw_init_bytes(lw *c, const ir_decl *d, uint8_t *out, uint64_t size);
+/* call vprintf(fmt, args) with a constant format: OpenCL printf (lower_printf.c). */
+int lw_vprintf(lw *c, const ir_insn *in, const ir_operand *args, const ir_operand *ret);
 
 /* The families: each returns 1 if it handled the opcode, 0 if not its opcode, -1 on error. */
 int lw_int_arith(lw *c, const ir_insn *in);

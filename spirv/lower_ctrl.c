@@ -43,10 +43,12 @@ static int lower_call(lw *c, const ir_insn *in)
 	struct lw_func_info *f = func_info(c, name);
 	if (!f)
 		return lw_unsupported(c, in, "indirect calls (through a register) are not lowered");
-	if (!f->f->has_body)
-		return lw_fail(c, "cannot lower call to external function %s: it has no body in this module", name);
 	const ir_operand *rets = fi > 0 && in->ops[fi - 1].kind == IR_OPND_LIST ? &in->ops[fi - 1] : NULL;
 	const ir_operand *args = (unsigned)fi + 1 < in->nops && in->ops[fi + 1].kind == IR_OPND_LIST ? &in->ops[fi + 1] : NULL;
+	if (!f->f->has_body && !strcmp(name, "vprintf"))
+		return lw_vprintf(c, in, args, rets);
+	if (!f->f->has_body)
+		return lw_fail(c, "cannot lower call to external function %s: it has no body in this module", name);
 	unsigned nargs = args ? args->nelems : 0;
 	if (nargs != f->f->nparams)
 		return lw_unsupported(c, in, "argument count differs from the callee's parameters");
@@ -143,8 +145,19 @@ int lw_control(lw *c, const ir_insn *in)
 			       : ir_insn_has_mod(in, ".sys") ? SpvScopeCrossDevice : SpvScopeDevice;
 		uint32_t sem = SpvMemorySemanticsSequentiallyConsistentMask | SpvMemorySemanticsWorkgroupMemoryMask |
 			       SpvMemorySemanticsCrossWorkgroupMemoryMask;
+		/* A fence is a sequentially consistent read-modify-write that changes nothing, on a
+		 * word of the module's own: OpMemoryBarrier becomes mem_fence() in OpenCL 1.2, which
+		 * PoCL's kernel library lacks, while every OpenCL target has atomic or. */
+		uint32_t u32 = spv_t_int(c->e, 32);
+		if (!c->fence_word) {
+			c->fence_word = spv_id(c->e);
+			spv_op(&c->e->globals, SpvOpVariable, 4, spv_t_ptr(c->e, SpvStorageClassCrossWorkgroup, u32),
+			       c->fence_word, (uint32_t)SpvStorageClassCrossWorkgroup, lw_u32(c, 0));
+			spv_name(c->e, c->fence_word, "gpuprobe_fence_word");
+		}
 		lw_ensure_block(c);
-		spv_op(&c->body, SpvOpMemoryBarrier, 2, lw_u32(c, scope), lw_u32(c, sem));
+		spv_op(&c->body, SpvOpAtomicOr, 6, u32, spv_id(c->e), c->fence_word, lw_u32(c, scope), lw_u32(c, sem),
+		       lw_u32(c, 0));
 		return 1;
 	}
 	if (!strcmp(op, "nanosleep") || !strcmp(op, "pmevent") || !strcmp(op, "brkpt"))

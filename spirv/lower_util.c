@@ -117,13 +117,13 @@ uint32_t lw_ext(lw *c, uint32_t type, enum OpenCLstd_Entrypoints inst, unsigned 
 		c->e->opencl_std = spv_id(c->e);
 		spv_op_str(&c->e->imports, SpvOpExtInstImport, 1, &c->e->opencl_std, "OpenCL.std", 0, NULL);
 	}
-	uint32_t ops[12] = {type, spv_id(c->e), c->e->opencl_std, (uint32_t)inst};
+	uint32_t ops[4 + 24] = {type, spv_id(c->e), c->e->opencl_std, (uint32_t)inst};
 	va_list ap;
 	va_start(ap, n);
-	for (unsigned i = 0; i < n && i < 8; i++)
+	for (unsigned i = 0; i < n && i < 24; i++)
 		ops[4 + i] = va_arg(ap, uint32_t);
 	va_end(ap);
-	spv_inst(&c->body, SpvOpExtInst, 4 + n, ops);
+	spv_inst(&c->body, SpvOpExtInst, 4 + (n < 24 ? n : 24), ops);
 	return ops[1];
 }
 
