@@ -440,6 +440,13 @@ static int lower_stmt(lw *c, const ir_stmt *s)
 		bool is_branch = !strcmp(in->opcode, "bra");
 		if (!in->guard || is_branch)
 			return lower_insn(c, in);
+		/* Warp collectives are emulated with work-group barriers (spirv.h), which every thread of
+		 * the block must reach: under a guard they would not. */
+		if (!strcmp(in->opcode, "shfl") || !strcmp(in->opcode, "vote") || !strcmp(in->opcode, "match") ||
+		    !strcmp(in->opcode, "redux") || ((!strcmp(in->opcode, "bar") || !strcmp(in->opcode, "barrier")) &&
+						     ir_insn_has_mod(in, ".red")))
+			return lw_unsupported(c, in, "a guarded warp collective: this target has no 32-lane sub-groups, and "
+						     "the work-group emulation needs every thread of the block to reach it");
 		/* @p insn: a branch around it */
 		uint32_t p = lw_read(c, &(ir_operand){.kind = IR_OPND_REG, .name = in->guard, .neg = in->guard_neg},
 				     PT('p', 1));

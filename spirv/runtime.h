@@ -24,6 +24,9 @@ const char *spirv_cl__device_name(const spirv_cl *cl);
 /* "IL": the device takes SPIR-V (clCreateProgramWithIL); "llvm-spirv": SPIR-V is turned back
  * into LLVM bitcode (llvm-spirv-15 -r, or $GPUPROBE_LLVM_SPIRV) and built as SPIR 1.2. */
 const char *spirv_cl__route(const spirv_cl *cl);
+/* The device's sub-group support, e.g. "no cl_khr_subgroups, 0 sub-groups per work-group". Warp
+ * collectives do not use sub-groups (they are emulated: spirv.h), so this is information only. */
+const char *spirv_cl__subgroups(const spirv_cl *cl);
 
 /* Build a module; replaces any earlier one. */
 int spirv_cl__load(spirv_cl *cl, const uint32_t *words, size_t nwords, char *err, size_t errlen);

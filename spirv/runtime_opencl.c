@@ -22,6 +22,7 @@ struct spirv_cl {
 	cl_program prog;
 	int il;                 /* device takes SPIR-V */
 	char name[256];
+	char subgroups[160];    /* what the device says about sub-groups, for reports */
 	void **allocs;          /* every SVM allocation: the kernels may reach any of them */
 	size_t *sizes;
 	size_t nallocs;
@@ -60,6 +61,15 @@ int spirv_cl__open(spirv_cl **out, char *err, size_t errlen)
 	char il[256] = "";
 	if (clGetDeviceInfo(cl->device, CL_DEVICE_IL_VERSION, sizeof(il) - 1, il, NULL) == CL_SUCCESS)
 		cl->il = strstr(il, "SPIR-V") != NULL;
+	/* Sub-groups: PTX warps need exactly 32 lanes in lockstep. The lowering emulates warps with
+	 * work-group memory, so it does not depend on them; this is reported for the record. */
+	cl_uint nsg = 0;
+	char ext[4096] = "";
+	clGetDeviceInfo(cl->device, CL_DEVICE_MAX_NUM_SUB_GROUPS, sizeof(nsg), &nsg, NULL);
+	clGetDeviceInfo(cl->device, CL_DEVICE_EXTENSIONS, sizeof(ext) - 1, ext, NULL);
+	snprintf(cl->subgroups, sizeof(cl->subgroups), "%s, %u sub-groups per work-group%s",
+		 strstr(ext, "cl_khr_subgroups") ? "cl_khr_subgroups" : "no cl_khr_subgroups", nsg,
+		 strstr(ext, "cl_khr_subgroup_shuffle") ? ", cl_khr_subgroup_shuffle" : "");
 	if (getenv("GPUPROBE_CL_NO_IL"))
 		cl->il = 0;
 	cl_svm_mem_flags svm = 0;
@@ -102,6 +112,7 @@ void spirv_cl__close(spirv_cl *cl)
 
 const char *spirv_cl__device_name(const spirv_cl *cl) { return cl->name; }
 const char *spirv_cl__route(const spirv_cl *cl) { return cl->il ? "IL" : "llvm-spirv"; }
+const char *spirv_cl__subgroups(const spirv_cl *cl) { return cl->subgroups; }
 
 /* SPIR-V -> LLVM bitcode through the llvm-spirv tool, in a private temporary directory. */
 static int to_bitcode(const uint32_t *words, size_t nwords, unsigned char **bc, size_t *bclen, char *err,

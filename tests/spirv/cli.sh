@@ -27,6 +27,8 @@ check "mma: one line naming the instruction and its line" \
 err=$("$gp" ptx spirv -o "$t/x.spv" "$data/wgmma.ptx" 2>&1); rc=$?
 check "wgmma: exit 1" 1 $rc
 check "wgmma: one line" "gpuprobe: $data/wgmma.ptx:9: cannot lower \`wgmma.fence.sync.aligned\` to SPIR-V: tensor-core instructions have no SPIR-V equivalent" "$err"
+err=$("$gp" ptx spirv -o "$t/x.spv" "$data/guarded_shfl.ptx" 2>&1)
+check "a guarded shuffle: the emulation's limit, named" "gpuprobe: $data/guarded_shfl.ptx:11: cannot lower \`shfl.sync.down.b32\` to SPIR-V: a guarded warp collective: this target has no 32-lane sub-groups, and the work-group emulation needs every thread of the block to reach it" "$err"
 check "no output file after an error" no "$([ -e "$t/x.spv" ] && echo yes || echo no)"
 "$gp" ptx spirv "$t/vadd.ptx" >/dev/null 2>&1; check "missing -o: usage, exit 2" 2 $?
 printf '.version 7.0\n.target sm_70\n.address_size 64\n.visible .entry k( {\n' >"$t/bad.ptx"

@@ -571,6 +571,7 @@ int main(int argc, char **argv)
 			return 77;
 		}
 		printf("backend: OpenCL device %s, SPIR-V route %s\n", spirv_cl__device_name(cl), spirv_cl__route(cl));
+		printf("sub-groups: %s; warp collectives are emulated with work-group memory\n", spirv_cl__subgroups(cl));
 		be = (struct backend){"opencl", ocl_load, ocl_alloc, ocl_write, ocl_read, ocl_launch, cl};
 	} else if (!strcmp(backend, "cuda")) {
 		if (cuda_open(err, sizeof(err)) < 0) {
