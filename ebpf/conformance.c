@@ -150,9 +150,9 @@ int bpf_conformance_parse(const char *text, struct bpf_conformance_case *c, char
 		}
 		memcpy(line, p, len);
 		line[len] = '\0';
+		p = e ? e + 1 : p + len;   /* before len drops a '\r' */
 		if (len && line[len - 1] == '\r')
 			line[--len] = '\0';
-		p = e ? e + 1 : p + len;
 
 		if (strncmp(line, "--", 2) == 0) {
 			char *name = trimmed_copy(line + 2, len - 2);
@@ -250,8 +250,12 @@ fail:
 	free(raw.p);
 	free(result.p);
 	free(error.p);
-	if (rc)
+	if (rc) {
 		bpf_conformance_free(c);
+		for (char *q = err; err && *q; q++)   /* echoed input stays one printable line */
+			if ((unsigned char)*q < 0x20 || *q == 0x7f)
+				*q = '?';
+	}
 	return rc;
 }
 

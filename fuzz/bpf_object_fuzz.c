@@ -12,6 +12,12 @@
 #define FUZZ_MAX_MAPS 16
 #define FUZZ_MAX_MAP_BYTES (1u << 20)
 
+static void quiet(void *user, const char *line)
+{
+	(void)user;
+	(void)line;
+}
+
 static uint64_t map_bytes(const struct gp_map *m)
 {
 	return (uint64_t)(m->key_size + m->value_size) * m->max_entries;
@@ -42,7 +48,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (gp_interp_check(p->insns, p->ninsns, err, sizeof err) || !runnable)
 			continue;
 		uint8_t ctx[256] = { 0 };
-		struct gp_interp_env env = { .maps = defs, .nmaps = nmaps, .max_steps = 4096, .ctx_size = sizeof ctx };
+		struct gp_interp_env env = { .maps = defs, .nmaps = nmaps, .max_steps = 4096, .ctx_size = sizeof ctx,
+					   .on_print = quiet };
 		uint64_t r0;
 		gp_interp_run(p->insns, p->ninsns, (uint64_t)(uintptr_t)ctx, 0, &env, &r0, err, sizeof err);
 	}

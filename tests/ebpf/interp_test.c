@@ -330,8 +330,54 @@ static void test_maps(void)
 	      "lpm map: %s", err);
 }
 
+/* The conformance-file reader and the assembler on awkward text (regressions from fuzzing). */
+static void test_reader(void)
+{
+	struct bpf_conformance_case c;
+	char err[256];
+	/* a last line ending in '\r' without '\n' once looped forever */
+	CHECK(bpf_conformance_parse("-- asm\nmov %r0, 1\r\nexit\r", &c, err, sizeof err) == 0 && c.asm_text &&
+		      strcmp(c.asm_text, "mov %r0, 1\nexit\n") == 0,
+	      "CR line endings: %s", err);
+	bpf_conformance_free(&c);
+	/* errors echo input on one printable line */
+	int rc = bpf_conformance_parse("-- result\n0x12zz\nmore\n", &c, err, sizeof err);
+	CHECK(rc == -EINVAL && strcmp(err, "-- result: expected one number, got '0x12zz?more'") == 0, "bad result: %s", err);
+	rc = bpf_conformance_parse("-- asm\nexit\n-- bogus\n", &c, err, sizeof err);
+	CHECK(rc == -EINVAL && strcmp(err, "line 3: unknown section '-- bogus'") == 0, "bad section: %s", err);
+	rc = bpf_conformance_parse("-- raw\n95 00 00 00\n", &c, err, sizeof err);
+	CHECK(rc == -EINVAL && strcmp(err, "-- raw: 4 bytes is not a whole number of 8-byte instructions") == 0, "raw: %s",
+	      err);
+	struct bpf_insn *insns;
+	size_t n;
+	rc = bpf_asm("mov %r0, 1\nfoo\001bar %r1\n", &insns, &n, err, sizeof err);
+	CHECK(rc == -EINVAL && strcmp(err, "line 2: unknown mnemonic 'foo?bar'") == 0, "control char: %s", err);
+	rc = bpf_asm("  # only a comment\n\n", &insns, &n, err, sizeof err);
+	CHECK(rc == -EINVAL && strcmp(err, "line 1: no instructions") == 0, "empty: %s", err);
+	rc = bpf_asm("a:\na:\nexit", &insns, &n, err, sizeof err);
+	CHECK(rc == -EINVAL && strcmp(err, "line 2: label 'a' defined twice") == 0, "twice: %s", err);
+	/* encodings the corpus relies on */
+	rc = bpf_asm("lddw %r3, 0x1122334455667788\nja32 end\ncall local end\ncall %r4\nend:\nlock fetch xor32 [%r10-4], %r2\n"
+		     "ldxsh %r1, [%r2-2]\nexit",
+		     &insns, &n, err, sizeof err);
+	CHECK(rc == 0 && n == 8, "encodings: %s", err);
+	if (rc == 0 && n == 8) {
+		CHECK(insns[0].code == 0x18 && insns[0].dst_reg == 3 && (uint32_t)insns[0].imm == 0x55667788u &&
+			      insns[1].imm == 0x11223344,
+		      "lddw");
+		CHECK(insns[2].code == 0x06 && insns[2].off == 0 && insns[2].imm == 2, "ja32: code 0x%02x imm %d",
+		      insns[2].code, insns[2].imm);
+		CHECK(insns[3].code == 0x85 && insns[3].src_reg == BPF_PSEUDO_CALL && insns[3].imm == 1, "call local");
+		CHECK(insns[4].code == 0x8d && insns[4].dst_reg == 4 && insns[4].imm == 0, "callx");
+		CHECK(insns[5].code == 0xc3 && insns[5].imm == (BPF_XOR | BPF_FETCH) && insns[5].off == -4, "lock fetch xor32");
+		CHECK(insns[6].code == 0x89 && insns[6].off == -2 && insns[6].src_reg == 2, "ldxsh: code 0x%02x", insns[6].code);
+		free(insns);
+	}
+}
+
 int main(void)
 {
+	test_reader();
 	test_bounds();
 	test_limits();
 	test_frames();

@@ -537,6 +537,51 @@ static void test_bad_objects(void)
 		 " 'host/entry/cu*' (%llu bytes)", (unsigned long long)code_size);
 	expect_error(img, size, "hugefn.o", -EINVAL, want);
 
+	/* corrupted BTF (found by fuzzing: Debian 12's libbpf crashes or hangs on these) */
+	free(orig);
+	orig = slurp("maps.bpf.o", &size);
+	img = realloc(img, size);
+	unsigned btf = section_named(orig, ".BTF");
+	uint64_t btf_off = sh_u64(orig, btf, 24);
+	uint32_t hdr_len, type_off, type_len;
+	memcpy(&hdr_len, orig + btf_off + 4, 4);
+	memcpy(&type_off, orig + btf_off + 8, 4);
+	memcpy(&type_len, orig + btf_off + 12, 4);
+	uint8_t *types = orig + btf_off + hdr_len + type_off;
+	memcpy(img, orig, size);
+	uint32_t bad_name = 0xffffff;
+	memcpy(img + (types - orig), &bad_name, 4);
+	expect_error(img, size, "btfname.o", -EINVAL, "btfname.o: BTF type 1: name offset 16777215 outside the string section");
+	/* the first pointer type made to point at itself: a cycle */
+	uint32_t pos = 0, id = 0, ptr_at = 0, ptr_id = 0;
+	while (pos + 12 <= type_len && !ptr_id) {
+		uint32_t info;
+		memcpy(&info, types + pos + 4, 4);
+		uint32_t kind = (info >> 24) & 0x1f, vlen = info & 0xffff, extra = 0;
+		id++;
+		if (kind == 1 || kind == 14 || kind == 17) extra = 4;
+		else if (kind == 3) extra = 12;
+		else if (kind == 4 || kind == 5 || kind == 15 || kind == 19) extra = 12 * vlen;
+		else if (kind == 6 || kind == 13) extra = 8 * vlen;
+		if (kind == 2) {
+			ptr_at = pos;
+			ptr_id = id;
+		}
+		pos += 12 + extra;
+	}
+	CHECK(ptr_id != 0, "no pointer type in maps.bpf.o's BTF");
+	memcpy(img, orig, size);
+	memcpy(img + (types - orig) + ptr_at + 8, &ptr_id, 4);
+	snprintf(want, sizeof want, "btfcycle.o: BTF type %u: reference chain longer than 64 (a cycle?)", ptr_id);
+	expect_error(img, size, "btfcycle.o", -EINVAL, want);
+	memcpy(img, orig, size);
+	uint32_t big = 0x7fffffff;
+	memcpy(img + (types - orig) + ptr_at + 8, &big, 4);
+	expect_error(img, size, "btfref.o", -EINVAL, NULL);
+	memcpy(img, orig, size);
+	memcpy(img + btf_off + 12, &big, 4);
+	expect_error(img, size, "btfhdr.o", -EINVAL, NULL);
+
 	/* a missing file */
 	struct gp_object *o = NULL;
 	char err[512];
