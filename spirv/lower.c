@@ -412,8 +412,12 @@ static int lower_insn(lw *c, const ir_insn *in)
 		return lw_unsupported(c, in, "texture and surface instructions are not lowered");
 	if (info && (info->flags & IR_F_ASYNC))
 		return lw_unsupported(c, in, "asynchronous copies are not lowered");
+	bool half_cvt = !strcmp(in->opcode, "cvt") || !strcmp(in->opcode, "mov") || !strcmp(in->opcode, "ld") ||
+			!strcmp(in->opcode, "st");
 	for (unsigned i = 0; i < in->nmods; i++) {
 		const char *m = in->mods[i];
+		if (half_cvt && !strcmp(m, ".f16"))
+			continue; /* conversions and moves of f16 are lowered */
 		if (!strncmp(m, ".f16", 4) || !strncmp(m, ".bf16", 5) || !strncmp(m, ".e4m3", 5) ||
 		    !strncmp(m, ".e5m2", 5) || !strcmp(m, ".tf32") || !strncmp(m, ".f32x2", 6))
 			return lw_unsupported(c, in, "half-precision, 8-bit and packed float types are not lowered");

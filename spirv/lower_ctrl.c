@@ -162,5 +162,7 @@ int lw_control(lw *c, const ir_insn *in)
 	}
 	if (!strcmp(op, "nanosleep") || !strcmp(op, "pmevent") || !strcmp(op, "brkpt"))
 		return 1; /* no observable effect to keep */
+	if (!strcmp(op, "griddepcontrol"))
+		return 1; /* programmatic dependent launch: the runtime runs grids one after another */
 	return 0;
 }

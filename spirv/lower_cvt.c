@@ -67,13 +67,52 @@ static uint32_t int_sat(lw *c, uint32_t v, ptype s, ptype d, ptype w)
 	return v;
 }
 
+/* f16 <-> f32/f64 through OpenCL's vload_half/vstore_half_r on a private 16-bit slot: exact and
+ * correctly rounded (rn/rz/rm/rp), without cl_khr_fp16. Integer <-> f16 is not lowered. */
+static int half_cvt(lw *c, const ir_insn *in, ptype d, ptype s)
+{
+	bool to_half = d.k == 'f' && d.bits == 16;
+	ptype other = to_half ? s : d;
+	if (other.k != 'f' || other.bits == 16 || ir_insn_has_mod(in, ".sat") || ir_insn_has_mod(in, ".relu") ||
+	    ir_insn_has_mod(in, ".satfinite"))
+		return lw_unsupported(c, in, "only plain conversions between f16 and f32/f64 are lowered");
+	uint32_t i16 = spv_t_int(c->e, 16);
+	spv_capability(c->e, SpvCapabilityFloat16Buffer);
+	uint32_t half = spv_t_float(c->e, 16);
+	uint32_t slot = spv_id(c->e);
+	spv_op(&c->vars, SpvOpVariable, 3, spv_t_ptr(c->e, SpvStorageClassFunction, i16), slot,
+	       (uint32_t)SpvStorageClassFunction);
+	uint32_t hp = lw_op1(c, SpvOpBitcast, spv_t_ptr(c->e, SpvStorageClassFunction, half), slot);
+	uint32_t a = lw_read(c, &in->ops[1], to_half ? s : PT('b', 16));
+	if (!a)
+		return -1;
+	if (to_half) {
+		if (ir_insn_has_mod(in, ".ftz") && s.bits == 32)
+			a = ftz32(c, a);
+		const char *fr = lw_insn_mod_in(in, frnd);
+		uint32_t mode = fmode(fr);
+		/* the rounding mode is a literal operand */
+		lw_ext(c, spv_t_void(c->e), OpenCLstd_Vstore_half_r, 4, a, lw_u64(c, 0), hp, mode);
+		uint32_t bits = lw_op1(c, SpvOpLoad, i16, slot);
+		return lw_write(c, &in->ops[0], PT('b', 16), bits) < 0 ? -1 : 1;
+	}
+	lw_ensure_block(c);
+	spv_op(&c->body, SpvOpStore, 2, slot, a);
+	uint32_t f = lw_ext(c, spv_t_float(c->e, 32), OpenCLstd_Vload_half, 2, lw_u64(c, 0), hp);
+	if (d.bits == 64)
+		f = lw_op1(c, SpvOpFConvert, spv_t_float(c->e, 64), f);
+	else if (ir_insn_has_mod(in, ".ftz"))
+		f = ftz32(c, f);
+	return lw_write(c, &in->ops[0], d, f) < 0 ? -1 : 1;
+}
+
 static int lower_cvt(lw *c, const ir_insn *in)
 {
 	ptype d = lw_insn_type_n(in, 0), s = lw_insn_type_n(in, 1);
 	if (!ptype_ok(d) || !ptype_ok(s) || in->nops < 2)
 		return lw_unsupported(c, in, "cvt needs a destination and a source type");
 	if ((d.k == 'f' && d.bits == 16) || (s.k == 'f' && s.bits == 16))
-		return lw_unsupported(c, in, "half-precision conversions are not lowered");
+		return half_cvt(c, in, d, s);
 	bool sat = ir_insn_has_mod(in, ".sat"), fz = ir_insn_has_mod(in, ".ftz");
 	const char *ir = lw_insn_mod_in(in, irnd), *fr = lw_insn_mod_in(in, frnd);
 	uint32_t a = lw_read(c, &in->ops[1], s), r;

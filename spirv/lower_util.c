@@ -52,8 +52,16 @@ int lw_unsupported(lw *c, const ir_insn *in, const char *why)
 	return lw_fail(c, "cannot lower `%s` to SPIR-V: %s", name, why);
 }
 
+/* .f16 values live in 16-bit integers: OpenCL has half only as a storage format without
+ * cl_khr_fp16; conversions go through vload_half/vstore_half (lower_cvt.c). */
+static ptype storage(ptype t)
+{
+	return t.k == 'f' && t.bits == 16 ? PT('b', 16) : t;
+}
+
 uint32_t lw_type(lw *c, ptype t)
 {
+	t = storage(t);
 	if (t.k == 'p')
 		return spv_t_bool(c->e);
 	if (t.k == 'f')
@@ -63,6 +71,7 @@ uint32_t lw_type(lw *c, ptype t)
 
 uint32_t lw_const(lw *c, ptype t, uint64_t v)
 {
+	t = storage(t);
 	if (t.k == 'p')
 		return spv_c_bool(c->e, v != 0);
 	if (t.k == 'f')
@@ -160,6 +169,8 @@ static bool same_class(ptype a, ptype b)
 
 uint32_t lw_convert_bits(lw *c, uint32_t v, ptype from, ptype to)
 {
+	from = storage(from);
+	to = storage(to);
 	if (same_class(from, to))
 		return v;
 	if (to.k == 'p') {
@@ -240,6 +251,8 @@ static uint32_t float_literal(lw *c, const ir_operand *op, ptype want)
 		memcpy(&raw, &d, 8);
 		rbits = 64;
 	}
+	if (want.k == 'f' && want.bits == 16)
+		return lw_fail(c, "f16 literals are not supported"), 0;
 	if (want.k == 'f' && want.bits != rbits) {
 		/* the literal's value converted (correctly rounded by the C library) */
 		if (rbits == 32 && want.bits == 64) {
