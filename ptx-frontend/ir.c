@@ -18,11 +18,12 @@ struct ir_arena {
 	size_t next_cap;
 };
 
-static void *arena_alloc(struct ir_arena *a, size_t size)
+/* align is 1 for strings (packed back to back) and sizeof(max_align_t) for nodes. */
+static void *arena_alloc_aligned(struct ir_arena *a, size_t size, size_t align)
 {
-	size = (size + sizeof(max_align_t) - 1) & ~(sizeof(max_align_t) - 1);
 	struct ir_chunk *c = a->head;
-	if (!c || c->cap - c->used < size) {
+	size_t off = c ? (c->used + align - 1) & ~(align - 1) : 0;
+	if (!c || off > c->cap || c->cap - off < size) {
 		size_t cap = a->next_cap > size ? a->next_cap : size;
 		c = malloc(sizeof(*c) + cap);
 		if (!c) {
@@ -35,9 +36,16 @@ static void *arena_alloc(struct ir_arena *a, size_t size)
 		a->head = c;
 		if (a->next_cap < (64u << 20))
 			a->next_cap *= 2;
+		off = 0;
 	}
-	void *p = (char *)c->data + c->used;
-	c->used += size;
+	void *p = (char *)c->data + off;
+	c->used = off + size;
+	return p;
+}
+
+static void *arena_alloc(struct ir_arena *a, size_t size)
+{
+	void *p = arena_alloc_aligned(a, size, sizeof(max_align_t));
 	memset(p, 0, size);
 	return p;
 }
@@ -74,7 +82,7 @@ void *ir_alloc(ir_module *m, size_t size) { return arena_alloc(m->arena, size); 
 
 const char *ir_strndup(ir_module *m, const char *s, size_t n)
 {
-	char *p = arena_alloc(m->arena, n + 1);
+	char *p = arena_alloc_aligned(m->arena, n + 1, 1);
 	memcpy(p, s, n);
 	p[n] = 0;
 	return p;

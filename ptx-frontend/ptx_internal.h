@@ -51,13 +51,12 @@ struct ptx_outbuf {
 };
 
 void ptx_ob_free(struct ptx_outbuf *b);
-/* Canonical text of one node, appended to b (used to fingerprint parsed nodes). */
+/* Canonical text of one node, appended to b. */
 void ptx_print_stmt_canonical(struct ptx_outbuf *b, const ir_stmt *s);
 void ptx_print_top_canonical(struct ptx_outbuf *b, const ir_top *t);
-uint32_t ptx_hash_bytes(const char *p, size_t n);
-/* Fingerprints of a node's canonical text: a parsed node is printed from its source text only
- * while its fingerprint still matches. scratch is reused between calls. */
-uint32_t ptx_stmt_fingerprint(struct ptx_outbuf *scratch, const ir_stmt *s);
-uint32_t ptx_top_fingerprint(struct ptx_outbuf *scratch, const ir_top *t);
+/* Fingerprints of a node's fields: a parsed node is printed from its source text only while its
+ * fingerprint still matches the one taken at parse time. */
+uint32_t ptx_stmt_fingerprint(const ir_stmt *s);
+uint32_t ptx_top_fingerprint(const ir_top *t);
 
 #endif

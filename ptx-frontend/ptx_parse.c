@@ -15,7 +15,6 @@ struct parser {
 	const char *prev_end;     /* end of the previous token */
 	const char *mark;         /* start of the next node's source text */
 	ir_module *m;
-	struct ptx_outbuf scratch;
 	uint32_t loc_line;
 	uint16_t loc_file;
 	char *err;
@@ -28,6 +27,12 @@ struct parser {
 		ir_operand *v;
 		unsigned n, cap;
 	} ops;
+	struct intern_slot {
+		const char *s;
+		uint32_t len;
+		uint64_t hash;
+	} *interned;
+	unsigned nintern, intern_cap;
 };
 
 static _Noreturn void fail_at(struct parser *ps, uint32_t line, uint32_t col, const char *fmt, ...)
@@ -93,9 +98,55 @@ static void expect_punct(struct parser *ps, char c)
 	next(ps);
 }
 
+/* Short strings (opcodes, modifiers, register and symbol names, types) are interned: one copy
+ * per module, which keeps the IR small. Open addressing, grown at half full. */
+static const char *intern(struct parser *ps, const char *p, uint32_t n)
+{
+	/* long names (mangled C++ symbols) are cheaper to copy than to hash and compare */
+	if (n > 24)
+		return ir_strndup(ps->m, p, n);
+	uint64_t h = 0xcbf29ce484222325ull;
+	for (uint32_t i = 0; i < n; i++)
+		h = (h ^ (unsigned char)p[i]) * 0x100000001b3ull;
+	if (ps->nintern * 2 >= ps->intern_cap) {
+		unsigned cap = ps->intern_cap ? ps->intern_cap * 2 : 4096;
+		struct intern_slot *nt = calloc(cap, sizeof(*nt));
+		if (!nt) {
+			fputs("gpuprobe: out of memory parsing PTX\n", stderr);
+			abort();
+		}
+		for (unsigned i = 0; i < ps->intern_cap; i++) {
+			struct intern_slot *o = &ps->interned[i];
+			if (!o->s)
+				continue;
+			unsigned j = (unsigned)o->hash & (cap - 1);
+			while (nt[j].s)
+				j = (j + 1) & (cap - 1);
+			nt[j] = *o;
+		}
+		free(ps->interned);
+		ps->interned = nt;
+		ps->intern_cap = cap;
+	}
+	unsigned mask = ps->intern_cap - 1, j = (unsigned)h & mask;
+	for (;;) {
+		struct intern_slot *e = &ps->interned[j];
+		if (!e->s) {
+			e->s = ir_strndup(ps->m, p, n);
+			e->len = n;
+			e->hash = h;
+			ps->nintern++;
+			return e->s;
+		}
+		if (e->hash == h && e->len == n && !memcmp(e->s, p, n))
+			return e->s;
+		j = (j + 1) & mask;
+	}
+}
+
 static const char *tok_str(struct parser *ps, const struct ptx_tok *t)
 {
-	return ir_strndup(ps->m, t->p, t->len);
+	return intern(ps, t->p, t->len);
 }
 
 static const char *slice(struct parser *ps, const char *from, const char *to)
@@ -119,13 +170,13 @@ static void take_src(struct parser *ps, const char **src, uint32_t *len)
 static void finish_stmt(struct parser *ps, ir_stmt *s)
 {
 	take_src(ps, &s->src, &s->src_len);
-	s->src_hash = ptx_stmt_fingerprint(&ps->scratch, s);
+	s->src_hash = ptx_stmt_fingerprint(s);
 }
 
 static void finish_top(struct parser *ps, ir_top *t)
 {
 	take_src(ps, &t->src, &t->src_len);
-	t->src_hash = ptx_top_fingerprint(&ps->scratch, t);
+	t->src_hash = ptx_top_fingerprint(t);
 }
 
 /* ---- directives kept as text ------------------------------------------------------------- */
@@ -507,7 +558,7 @@ static const char *reg_name(struct parser *ps)
 	next(ps);
 	while (ps->tok.kind == TK_DOT && !ps->tok.space_before)
 		next(ps);
-	return slice(ps, start, ps->prev_end);
+	return intern(ps, start, (uint32_t)(ps->prev_end - start));
 }
 
 static ir_operand parse_address(struct parser *ps, struct opbuf *ob, const char *start)
@@ -674,7 +725,7 @@ static void emit_body_decl(struct parser *ps, const ir_decl *d, void *ctx, bool 
 		/* a multi-name declaration: the last statement carries the source text, the others
 		 * an empty one, so an untouched declaration prints exactly as written */
 		s->src = ps->mark;
-		s->src_hash = ptx_stmt_fingerprint(&ps->scratch, s);
+		s->src_hash = ptx_stmt_fingerprint(s);
 	}
 }
 
@@ -918,7 +969,7 @@ static void emit_top_decl(struct parser *ps, const ir_decl *d, void *ctx, bool l
 		finish_top(ps, t);
 	} else {
 		t->src = ps->mark;
-		t->src_hash = ptx_top_fingerprint(&ps->scratch, t);
+		t->src_hash = ptx_top_fingerprint(t);
 	}
 }
 
@@ -1038,7 +1089,7 @@ ir_module *ptx_parse(const char *text, size_t len, char *err, size_t errlen)
 	ps->mark = copy;
 	ptx_lex_init(&ps->lx, copy, len);
 	if (setjmp(ps->fail)) {
-		ptx_ob_free(&ps->scratch);
+		free(ps->interned);
 		free(ps->mods);
 		free(ps->ops.v);
 		free(ps);
@@ -1050,7 +1101,7 @@ ir_module *ptx_parse(const char *text, size_t len, char *err, size_t errlen)
 	if (ps->tok.kind == TK_ERROR)
 		fail_at(ps, ps->tok.line, ps->tok.col, "%s", ps->lx.error);
 	parse_module(ps);
-	ptx_ob_free(&ps->scratch);
+	free(ps->interned);
 	free(ps->mods);
 	free(ps->ops.v);
 	free(ps);

@@ -279,39 +279,126 @@ void ptx_ob_free(struct outbuf *b)
 	b->len = b->cap = 0;
 }
 
-uint32_t ptx_hash_bytes(const char *p, size_t n)
+/* Fingerprints: a hash over every field a node prints from, strings by address. A parsed node
+ * whose fields a pass has changed (a new operand, another string, one more parameter) no longer
+ * matches and is printed from its fields. Cheap: no formatting, no string reads. */
+#define MIX(h, v) ((h) = ((h) ^ (uint64_t)(v)) * 0x100000001b3ull)
+#define MIXP(h, p) MIX(h, (uintptr_t)(p))
+
+static uint64_t fp_operand(uint64_t h, const ir_operand *o)
 {
-	uint32_t h = 2166136261u;
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ (unsigned char)p[i]) * 16777619u;
+	MIX(h, o->kind);
+	MIXP(h, o->name);
+	MIXP(h, o->text);
+	MIX(h, o->ival);
+	MIX(h, o->neg);
+	MIXP(h, o->elems);
+	MIX(h, o->nelems);
+	for (unsigned i = 0; i < o->nelems; i++)
+		h = fp_operand(h, &o->elems[i]);
 	return h;
 }
 
-uint32_t ptx_stmt_fingerprint(struct outbuf *scratch, const ir_stmt *s)
+static uint64_t fp_decl(uint64_t h, const ir_decl *d)
 {
-	scratch->len = 0;
-	ptx_print_stmt_canonical(scratch, s);
-	return ptx_hash_bytes(scratch->p, scratch->len);
+	MIXP(h, d->linkage);
+	MIXP(h, d->space);
+	MIXP(h, d->attrs);
+	MIX(h, d->nattrs);
+	for (unsigned i = 0; i < d->nattrs; i++)
+		MIXP(h, d->attrs[i]);
+	MIX(h, d->align);
+	MIXP(h, d->vec);
+	MIXP(h, d->type);
+	MIXP(h, d->name);
+	MIX(h, d->count);
+	MIXP(h, d->dims);
+	MIXP(h, d->init);
+	MIXP(h, d->ptr_attrs);
+	return h;
 }
 
-uint32_t ptx_top_fingerprint(struct outbuf *scratch, const ir_top *t)
+static uint32_t fold(uint64_t h) { return (uint32_t)(h ^ (h >> 32)); }
+
+uint32_t ptx_stmt_fingerprint(const ir_stmt *s)
 {
-	scratch->len = 0;
-	ptx_print_top_canonical(scratch, t);
-	return ptx_hash_bytes(scratch->p, scratch->len);
+	uint64_t h = 0xcbf29ce484222325ull;
+	MIX(h, s->kind);
+	switch (s->kind) {
+	case IR_STMT_INSN: {
+		const ir_insn *in = &s->insn;
+		MIXP(h, in->opcode);
+		MIXP(h, in->mods);
+		MIX(h, in->nmods);
+		for (unsigned i = 0; i < in->nmods; i++)
+			MIXP(h, in->mods[i]);
+		MIXP(h, in->guard);
+		MIX(h, in->guard_neg);
+		MIXP(h, in->ops);
+		MIX(h, in->nops);
+		for (unsigned i = 0; i < in->nops; i++)
+			h = fp_operand(h, &in->ops[i]);
+		break;
+	}
+	case IR_STMT_DECL:
+		h = fp_decl(h, &s->decl);
+		break;
+	case IR_STMT_LABEL:
+	case IR_STMT_DIRECTIVE:
+		MIXP(h, s->text);
+		break;
+	case IR_STMT_BLOCK_OPEN:
+	case IR_STMT_BLOCK_CLOSE:
+		break;
+	}
+	return fold(h);
 }
 
-/* Print one node: from source while it is as parsed (verbatim mode), else canonically. The
- * canonical text is printed into the output and dropped again when the source text is used. */
-#define EMIT_NODE(b, node, canonical_fn, verbatim)                                      \
+uint32_t ptx_top_fingerprint(const ir_top *t)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	MIX(h, t->kind);
+	switch (t->kind) {
+	case IR_TOP_DIRECTIVE:
+		MIXP(h, t->text);
+		break;
+	case IR_TOP_DECL:
+		h = fp_decl(h, &t->decl);
+		break;
+	case IR_TOP_FUNC: {
+		const ir_func *f = &t->func;
+		MIX(h, f->is_entry);
+		MIXP(h, f->linkage);
+		MIXP(h, f->name);
+		MIXP(h, f->rets);
+		MIX(h, f->nrets);
+		MIX(h, f->has_rets);
+		for (unsigned i = 0; i < f->nrets; i++)
+			h = fp_decl(h, &f->rets[i]);
+		MIXP(h, f->params);
+		MIX(h, f->nparams);
+		MIX(h, f->has_params);
+		for (unsigned i = 0; i < f->nparams; i++)
+			h = fp_decl(h, &f->params[i]);
+		MIXP(h, f->perf);
+		MIX(h, f->nperf);
+		for (unsigned i = 0; i < f->nperf; i++)
+			MIXP(h, f->perf[i]);
+		MIX(h, f->has_body);
+		break;
+	}
+	}
+	return fold(h);
+}
+
+/* Print one node: from its source text while it is as parsed (verbatim mode), else from its
+ * fields. */
+#define EMIT_NODE(b, node, canonical_fn, fingerprint_fn, verbatim)                      \
 	do {                                                                            \
-		size_t start_ = (b)->len;                                               \
-		canonical_fn((b), (node));                                              \
-		if ((verbatim) && (node)->src &&                                        \
-		    ptx_hash_bytes((b)->p + start_, (b)->len - start_) == (node)->src_hash) { \
-			(b)->len = start_;                                              \
+		if ((verbatim) && (node)->src && fingerprint_fn(node) == (node)->src_hash) \
 			ob_putn((b), (node)->src, (node)->src_len);                     \
-		}                                                                       \
+		else                                                                    \
+			canonical_fn((b), (node));                                      \
 	} while (0)
 
 static char *print_module(const ir_module *m, size_t *len, bool verbatim)
@@ -319,12 +406,12 @@ static char *print_module(const ir_module *m, size_t *len, bool verbatim)
 	struct outbuf b = {0};
 	ob_grow(&b, 1 << 16);
 	for (const ir_top *t = m->first; t; t = t->next) {
-		EMIT_NODE(&b, t, ptx_print_top_canonical, verbatim);
+		EMIT_NODE(&b, t, ptx_print_top_canonical, ptx_top_fingerprint, verbatim);
 		if (t->kind != IR_TOP_FUNC || !t->func.has_body)
 			continue;
 		const ir_func *f = &t->func;
 		for (const ir_stmt *s = f->first; s; s = s->next)
-			EMIT_NODE(&b, s, ptx_print_stmt_canonical, verbatim);
+			EMIT_NODE(&b, s, ptx_print_stmt_canonical, ptx_stmt_fingerprint, verbatim);
 		if (verbatim && f->end_src)
 			ob_putn(&b, f->end_src, f->end_len);
 		else

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The PTX round trip on a corpus built from CUDA sources (tests/ptx/src/*.cu: ours and CUB/Thrust
 # algorithms), for sm_75, sm_90 and sm_100, each plain, with -G and with -lineinfo. A source may
-# narrow that with "// archs: sm_90 sm_100" and "// G-archs: sm_90" lines, and add nvcc flags
-# with a "// nvcc: -rdc=true" line.
+# narrow that with "// archs: sm_90 sm_100" and "// G-archs: sm_90" lines, and add flags with
+# "// nvcc: -rdc=true" and "// ptxas: -c" lines.
 # For every module: ptxas on `gpuprobe ptx print` output must give a cubin byte-identical to
 # ptxas on the original (same flags, same file name: cubins with line info embed both). Modules
 # without .loc are also printed with --canonical (every statement from the IR) and must give the
@@ -23,6 +23,7 @@ if [ "${1:-}" = "--one" ]; then
 	lineinfo) pflags=(-lineinfo) ;;
 	*) pflags=() ;;
 	esac
+	[ -s "$(dirname "$f")/$rest.ptxas" ] && read -ra more < "$(dirname "$f")/$rest.ptxas" && pflags+=("${more[@]}")
 	d=$(dirname "$f")/rt.$base
 	rm -rf "$d" && mkdir -p "$d/orig" "$d/print" "$d/canon"
 	cp "$f" "$d/orig/m.ptx"
@@ -68,6 +69,7 @@ if [ "${1:-}" = "--compile" ]; then
 	src=$2 arch=$3 mode=$4 out=$5
 	name=$(basename "$src" .cu)
 	extra=$(sed -n 's,^// nvcc: ,,p' "$src" | head -1)
+	sed -n 's,^// ptxas: ,,p' "$src" | head -1 > "$out/$name.$arch.ptxas"
 	case $mode in
 	G) mflags=(-G) ;;
 	lineinfo) mflags=(-lineinfo) ;;
@@ -108,7 +110,7 @@ njobs=$(wc -l < "$work/jobs")
 nvcc_fail=0
 xargs -P "$jobs" -L 1 bash "$self" --compile < <(sed "s|\$| $work/ptx|" "$work/jobs") || nvcc_fail=1
 t_compile=$(($(date +%s) - start))
-nmods=$(ls "$work/ptx" | wc -l)
+nmods=$(ls "$work/ptx"/*.ptx | wc -l)
 bytes=$(cat "$work/ptx"/*.ptx | wc -c)
 echo "corpus: $nmods modules ($((bytes / 1024 / 1024)) MiB) from $njobs nvcc jobs in ${t_compile}s"
 

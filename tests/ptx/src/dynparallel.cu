@@ -1,4 +1,5 @@
 // nvcc: -rdc=true
+// ptxas: -c
 // Dynamic parallelism: kernels launching kernels (needs relocatable device code).
 __global__ void child(int *p, int depth) { p[threadIdx.x] += depth; }
 __global__ void parent(int *p, int depth)
