@@ -412,6 +412,9 @@ static int lower_insn(lw *c, const ir_insn *in)
 		return lw_unsupported(c, in, "texture and surface instructions are not lowered");
 	if (info && (info->flags & IR_F_ASYNC))
 		return lw_unsupported(c, in, "asynchronous copies are not lowered");
+	int hr = lw_half(c, in);
+	if (hr)
+		return hr < 0 ? -1 : 0;
 	bool half_cvt = !strcmp(in->opcode, "cvt") || !strcmp(in->opcode, "mov") || !strcmp(in->opcode, "ld") ||
 			!strcmp(in->opcode, "st");
 	for (unsigned i = 0; i < in->nmods; i++) {
