@@ -27,6 +27,8 @@ static void run_usage(FILE *out)
 	      "options:\n"
 	      "  -c, --config FILE   probe configuration file\n"
 	      "  -p, --probe FILE    BPF object with probes to attach (repeatable)\n"
+	      "  -i, --interval N    print the maps every N seconds too (default: at exit)\n"
+	      "  --json FILE         JSON lines into FILE (\"-\": stdout) instead of text on stderr\n"
 	      "  -h, --help          this help\n\n"
 	      "environment (read by the shim):\n"
 	      "  GPUPROBE_REAL_LIBCUDA  the real driver (found automatically when unset)\n"
@@ -100,6 +102,8 @@ int cmd_run(int argc, char **argv)
 	static const struct option opts[] = {
 		{"config", required_argument, NULL, 'c'},
 		{"probe", required_argument, NULL, 'p'},
+		{"interval", required_argument, NULL, 'i'},
+		{"json", required_argument, NULL, 'J'},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
@@ -111,7 +115,7 @@ int cmd_run(int argc, char **argv)
 	optind = 1;
 	opterr = 0;
 	/* '+': stop at the first non-option, so APP's own options stay APP's. */
-	while ((c = getopt_long(argc, argv, "+c:p:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+c:p:i:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
 			config = optarg;
@@ -132,6 +136,11 @@ int cmd_run(int argc, char **argv)
 					       probes_len ? ":" : "", abs);
 			break;
 		}
+		case 'i':
+		case 'J':
+			/* read by the shim's output (cli/run_output.h) */
+			setenv(c == 'i' ? "GPUPROBE_INTERVAL" : "GPUPROBE_JSON", optarg, 1);
+			break;
 		case 'h':
 			run_usage(stdout);
 			free(probes);
