@@ -52,7 +52,8 @@ void spv_inst(spv_buf *b, SpvOp op, unsigned n, const uint32_t *ops)
 {
 	buf_reserve(b, n + 1);
 	b->w[b->n++] = ((uint32_t)(n + 1) << 16) | (uint32_t)op;
-	memcpy(b->w + b->n, ops, n * sizeof(uint32_t));
+	if (n) /* ops may be NULL when there are none */
+		memcpy(b->w + b->n, ops, n * sizeof(uint32_t));
 	b->n += n;
 }
 
@@ -75,17 +76,21 @@ void spv_op_str(spv_buf *b, SpvOp op, unsigned nbefore, const uint32_t *before, 
 	unsigned n = nbefore + nstr + nafter;
 	buf_reserve(b, n + 1);
 	b->w[b->n++] = ((uint32_t)(n + 1) << 16) | (uint32_t)op;
-	memcpy(b->w + b->n, before, nbefore * sizeof(uint32_t));
+	if (nbefore)
+		memcpy(b->w + b->n, before, nbefore * sizeof(uint32_t));
 	b->n += nbefore;
 	memset(b->w + b->n, 0, nstr * sizeof(uint32_t));
 	memcpy(b->w + b->n, s, len); /* little endian: bytes fill words low to high */
 	b->n += nstr;
-	memcpy(b->w + b->n, after, nafter * sizeof(uint32_t));
+	if (nafter)
+		memcpy(b->w + b->n, after, nafter * sizeof(uint32_t));
 	b->n += nafter;
 }
 
 void spv_buf_append(spv_buf *dst, const spv_buf *src)
 {
+	if (!src->n)
+		return;
 	buf_reserve(dst, src->n);
 	memcpy(dst->w + dst->n, src->w, src->n * sizeof(uint32_t));
 	dst->n += src->n;

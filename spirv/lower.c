@@ -477,7 +477,8 @@ static int lower_func(lw *c, struct lw_func_info *fi, ir_module *am)
 	const ir_func *f = fi->f;
 	c->fn = f;
 	c->nregs = 0;
-	memset(c->regs, 0, c->capregs * sizeof(*c->regs));
+	if (c->regs)
+		memset(c->regs, 0, c->capregs * sizeof(*c->regs));
 	c->nlsyms = 0;
 	c->nlabels = 0;
 	c->in_block = false;

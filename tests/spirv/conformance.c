@@ -613,6 +613,8 @@ int main(int argc, char **argv)
 		free(paths[i]);
 	}
 	free(paths);
+	if (!strcmp(be.name, "opencl"))
+		spirv_cl__close(be.h);
 	printf("%u passed, %u failed\n", pass, fail);
 	return fail ? 1 : 0;
 }
