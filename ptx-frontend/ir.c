@@ -2,14 +2,17 @@
 #include "ptx-frontend/ir.h"
 
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 /* Chunks grow geometrically; a node never moves once allocated, so pointers stay valid. */
 struct ir_chunk {
 	struct ir_chunk *next;
 	size_t used, cap;
+	size_t mapped;          /* bytes mmap'd for this chunk, 0 when it came from malloc */
 	max_align_t data[];
 };
 
@@ -18,6 +21,44 @@ struct ir_arena {
 	size_t next_cap;
 };
 
+/* Big chunks (the IR of a large module) are mapped directly, 2 MiB aligned, and backed by
+ * transparent huge pages where the kernel offers them on request: one fault per 2 MiB instead of
+ * 512, and the memory goes back to the system when the module is freed. */
+#define HUGE_CHUNK ((size_t)4 << 20)
+#define HUGE_PAGE ((size_t)2 << 20)
+static struct ir_chunk *chunk_alloc(size_t bytes)
+{
+	if (bytes < HUGE_CHUNK) {
+		struct ir_chunk *c = malloc(bytes);
+		if (c)
+			c->mapped = 0;
+		return c;
+	}
+	size_t len = (bytes + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
+	char *p = mmap(NULL, len + HUGE_PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	/* trim to a 2 MiB aligned start */
+	char *aligned = (char *)(((uintptr_t)p + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1));
+	if (aligned > p)
+		munmap(p, (size_t)(aligned - p));
+	size_t tail = (size_t)(p + len + HUGE_PAGE - (aligned + len));
+	if (tail)
+		munmap(aligned + len, tail);
+	madvise(aligned, len, MADV_HUGEPAGE);
+	struct ir_chunk *c = (struct ir_chunk *)aligned;
+	c->mapped = len;
+	return c;
+}
+
+static void chunk_free(struct ir_chunk *c)
+{
+	if (c->mapped)
+		munmap(c, c->mapped);
+	else
+		free(c);
+}
+
 /* align is 1 for strings (packed back to back) and sizeof(max_align_t) for nodes. */
 static void *arena_alloc_aligned(struct ir_arena *a, size_t size, size_t align)
 {
@@ -25,7 +66,7 @@ static void *arena_alloc_aligned(struct ir_arena *a, size_t size, size_t align)
 	size_t off = c ? (c->used + align - 1) & ~(align - 1) : 0;
 	if (!c || off > c->cap || c->cap - off < size) {
 		size_t cap = a->next_cap > size ? a->next_cap : size;
-		c = malloc(sizeof(*c) + cap);
+		c = chunk_alloc(sizeof(*c) + cap);
 		if (!c) {
 			fputs("gpuprobe: out of memory building the IR\n", stderr);
 			abort();
@@ -71,7 +112,7 @@ void ir_module_free(ir_module *m)
 	struct ir_chunk *c = m->arena->head;
 	while (c) {
 		struct ir_chunk *n = c->next;
-		free(c);
+		chunk_free(c);
 		c = n;
 	}
 	free(m->arena);

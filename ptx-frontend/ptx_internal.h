@@ -39,6 +39,10 @@ struct ptx_lexer {
 
 void ptx_lex_init(struct ptx_lexer *lx, const char *src, size_t len);
 void ptx_lex_next(struct ptx_lexer *lx, struct ptx_tok *t);
+/* The current token was '{': skip raw text through its matching '}' (comments and strings
+ * respected, lines counted) without making tokens. Returns the end of the '}', NULL when the
+ * text ends first. Fast path for the big .section .debug_* blocks of -G modules. */
+const char *ptx_lex_skip_block(struct ptx_lexer *lx);
 /* End of the trailing trivia after position p: past the newline when only blanks and comments
  * follow p on its line, else p itself. */
 const char *ptx_lex_trailing_end(const char *p, const char *end);

@@ -220,3 +220,45 @@ const char *ptx_lex_trailing_end(const char *p, const char *end)
 	}
 	return end;
 }
+
+const char *ptx_lex_skip_block(struct ptx_lexer *lx)
+{
+	const char *p = lx->cur, *e = lx->end;
+	int depth = 1;
+	while (p < e) {
+		char c = *p;
+		if (c == '\n') {
+			newline(lx, ++p);
+		} else if (c == '{') {
+			depth++;
+			p++;
+		} else if (c == '}') {
+			p++;
+			if (--depth == 0) {
+				lx->cur = p;
+				return p;
+			}
+		} else if (c == '/' && p + 1 < e && p[1] == '/') {
+			const char *q = memchr(p, '\n', (size_t)(e - p));
+			p = q ? q : e;
+		} else if (c == '/' && p + 1 < e && p[1] == '*') {
+			p += 2;
+			while (p + 1 < e && !(p[0] == '*' && p[1] == '/')) {
+				if (*p == '\n')
+					newline(lx, p + 1);
+				p++;
+			}
+			p = p + 1 < e ? p + 2 : e;
+		} else if (c == '"') {
+			p++;
+			while (p < e && *p != '"' && *p != '\n')
+				p += (*p == '\\' && p + 1 < e && p[1] != '\n') ? 2 : 1;
+			if (p < e && *p == '"')
+				p++;
+		} else {
+			p++;
+		}
+	}
+	lx->cur = e;
+	return NULL;
+}

@@ -138,8 +138,13 @@ static const char *intern(struct parser *ps, const char *p, uint32_t n)
 			ps->nintern++;
 			return e->s;
 		}
-		if (e->hash == h && e->len == n && !memcmp(e->s, p, n))
-			return e->s;
+		if (e->hash == h && e->len == n) {
+			uint32_t i = 0; /* short: a loop beats a call to memcmp */
+			while (i < n && e->s[i] == p[i])
+				i++;
+			if (i == n)
+				return e->s;
+		}
 		j = (j + 1) & mask;
 	}
 }
@@ -147,6 +152,13 @@ static const char *intern(struct parser *ps, const char *p, uint32_t n)
 static const char *tok_str(struct parser *ps, const struct ptx_tok *t)
 {
 	return intern(ps, t->p, t->len);
+}
+
+/* Names (registers, symbols, literals): many distinct values, a copy is cheaper than a lookup
+ * in a table that outgrows the cache. */
+static const char *name_str(struct parser *ps, const struct ptx_tok *t)
+{
+	return ir_strndup(ps->m, t->p, t->len);
 }
 
 static const char *slice(struct parser *ps, const char *from, const char *to)
@@ -224,19 +236,13 @@ static const char *section_text(struct parser *ps)
 		next(ps);
 	if (!is_punct(&ps->tok, '{'))
 		return slice(ps, start, ps->prev_end);
-	int depth = 0;
-	for (;;) {
-		if (ps->tok.kind == TK_EOF)
-			fail_at(ps, line, col, "unterminated .section (missing '}')");
-		if (is_punct(&ps->tok, '{'))
-			depth++;
-		else if (is_punct(&ps->tok, '}') && --depth == 0) {
-			next(ps);
-			break;
-		}
-		next(ps);
-	}
-	return slice(ps, start, ps->prev_end);
+	const char *end = ptx_lex_skip_block(&ps->lx);
+	if (!end)
+		fail_at(ps, line, col, "unterminated .section (missing '}')");
+	ps->tok.p = end - 1;
+	ps->tok.len = 1;
+	next(ps);
+	return slice(ps, start, end);
 }
 
 /* ---- declarations ------------------------------------------------------------------------ */
@@ -358,7 +364,7 @@ static void decl_name(struct parser *ps, ir_decl *d)
 {
 	if (ps->tok.kind != TK_IDENT)
 		fail_expected(ps, "a name in the declaration");
-	d->name = tok_str(ps, &ps->tok);
+	d->name = name_str(ps, &ps->tok);
 	next(ps);
 	d->count = -1;
 	if (is_punct(&ps->tok, '<')) {
@@ -558,7 +564,7 @@ static const char *reg_name(struct parser *ps)
 	next(ps);
 	while (ps->tok.kind == TK_DOT && !ps->tok.space_before)
 		next(ps);
-	return intern(ps, start, (uint32_t)(ps->prev_end - start));
+	return slice(ps, start, ps->prev_end);
 }
 
 static ir_operand parse_address(struct parser *ps, struct opbuf *ob, const char *start)
@@ -569,7 +575,7 @@ static ir_operand parse_address(struct parser *ps, struct opbuf *ob, const char 
 		if (ps->tok.p[0] == '%') {
 			o.name = reg_name(ps);
 		} else {
-			o.name = tok_str(ps, &ps->tok);
+			o.name = name_str(ps, &ps->tok);
 			next(ps);
 		}
 		if (is_punct(&ps->tok, '+') || is_punct(&ps->tok, '-')) {
@@ -616,17 +622,17 @@ static ir_operand parse_primary(struct parser *ps, struct opbuf *ob)
 			o.name = reg_name(ps);
 		} else {
 			o.kind = IR_OPND_SYMBOL;
-			o.name = tok_str(ps, t);
+			o.name = name_str(ps, t);
 			next(ps);
 		}
 	} else if (t->kind == TK_INT) {
 		o.kind = IR_OPND_INT;
-		o.text = tok_str(ps, t);
+		o.text = name_str(ps, t);
 		o.ival = int_value(t->p, t->len);
 		next(ps);
 	} else if (t->kind == TK_FLOAT) {
 		o.kind = IR_OPND_FLOAT;
-		o.text = tok_str(ps, t);
+		o.text = name_str(ps, t);
 		next(ps);
 	} else if (is_punct(t, '-')) {
 		next(ps);
@@ -782,7 +788,7 @@ static void parse_guarded_insn(struct parser *ps, struct body *b)
 	}
 	if (ps->tok.kind != TK_IDENT)
 		fail_expected(ps, "a predicate after '@'");
-	in->guard = tok_str(ps, &ps->tok);
+	in->guard = name_str(ps, &ps->tok);
 	next(ps);
 	if (ps->tok.kind != TK_IDENT || ps->tok.p[0] == '%')
 		fail_expected(ps, "an instruction");
@@ -847,7 +853,7 @@ static void parse_body(struct parser *ps, ir_func *f, uint32_t open_line, uint32
 			next(ps);
 			if (is_punct(&ps->tok, ':')) {
 				ir_stmt *s = new_stmt(ps, IR_STMT_LABEL, &id);
-				s->text = tok_str(ps, &id);
+				s->text = name_str(ps, &id);
 				next(ps);
 				ir_stmt_append(f, s);
 				finish_stmt(ps, s);

@@ -282,20 +282,20 @@ void ptx_ob_free(struct outbuf *b)
 /* Fingerprints: a hash over every field a node prints from, strings by address. A parsed node
  * whose fields a pass has changed (a new operand, another string, one more parameter) no longer
  * matches and is printed from its fields. Cheap: no formatting, no string reads. */
-#define MIX(h, v) ((h) = ((h) ^ (uint64_t)(v)) * 0x100000001b3ull)
+#define MIX(h, v) ((h) = (((h) << 7 | (h) >> 57) ^ (uint64_t)(v)) + 0x9e3779b97f4a7c15ull)
 #define MIXP(h, p) MIX(h, (uintptr_t)(p))
 
 static uint64_t fp_operand(uint64_t h, const ir_operand *o)
 {
-	MIX(h, o->kind);
+	MIX(h, (uint64_t)o->kind | (uint64_t)o->neg << 8 | (uint64_t)o->nelems << 32);
 	MIXP(h, o->name);
 	MIXP(h, o->text);
 	MIX(h, o->ival);
-	MIX(h, o->neg);
-	MIXP(h, o->elems);
-	MIX(h, o->nelems);
-	for (unsigned i = 0; i < o->nelems; i++)
-		h = fp_operand(h, &o->elems[i]);
+	if (o->nelems) {
+		MIXP(h, o->elems);
+		for (unsigned i = 0; i < o->nelems; i++)
+			h = fp_operand(h, &o->elems[i]);
+	}
 	return h;
 }
 
@@ -318,7 +318,11 @@ static uint64_t fp_decl(uint64_t h, const ir_decl *d)
 	return h;
 }
 
-static uint32_t fold(uint64_t h) { return (uint32_t)(h ^ (h >> 32)); }
+static uint32_t fold(uint64_t h)
+{
+	h = (h ^ (h >> 31)) * 0xbf58476d1ce4e5b9ull;
+	return (uint32_t)(h ^ (h >> 32));
+}
 
 uint32_t ptx_stmt_fingerprint(const ir_stmt *s)
 {
