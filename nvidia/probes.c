@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 struct nv_prog {
 	const struct gp_program *prog;
@@ -300,7 +301,8 @@ static int instrument_uncached(struct gp_nv_probes *ps, const char *ptx, size_t 
 			.emit_map_ref = gp_maps_emit_map_ref, .helper_func = gp_maps_helper_func,
 			.puts_func = gp_maps_puts_func(&o->dev, m), .user = &o->dev,
 			.prefix = ir_strfmt(m, "__gp%zu_%zu_", p->obj, p->index),
-			.stack_size = p->stack, .assume_aligned = 1};
+			.stack_size = p->stack, .assume_aligned = 1,
+			.pid_tgid = (uint64_t)getpid() << 32 | (uint64_t)getpid()};
 		char lerr[256];
 		if (gp_lower_program(m, p->prog->insns, p->prog->ninsns, probe.func, &lo, lerr,
 				     sizeof(lerr))) {

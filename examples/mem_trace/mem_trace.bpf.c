@@ -1,0 +1,43 @@
+// mem_trace: every global load and store of every kernel, counted per kernel and direction
+// (gpuprobe's memory attach point; bpftime's mem_trace counts accesses the same way).
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+#include <gpuprobe/gpuprobe.h>
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 256);
+	__type(key, __u32);
+	__type(value, __u64);
+} loads_by_kernel SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 256);
+	__type(key, __u32);
+	__type(value, __u64);
+} stores_by_kernel SEC(".maps");
+
+static __always_inline void count(void *map, __u32 key)
+{
+	__u64 one = 1, *v = bpf_map_lookup_elem(map, &key);
+	if (v)
+		__sync_fetch_and_add(v, 1);
+	else if (bpf_map_update_elem(map, &key, &one, BPF_NOEXIST) &&
+		 (v = bpf_map_lookup_elem(map, &key)))
+		__sync_fetch_and_add(v, 1);
+}
+
+GPU_MEM("global,load", "*") int on_load(struct gp_mem_ctx *ctx)
+{
+	count(&loads_by_kernel, ctx->thread.kernel_hash);
+	return 0;
+}
+
+GPU_MEM("global,store", "*") int on_store(struct gp_mem_ctx *ctx)
+{
+	count(&stores_by_kernel, ctx->thread.kernel_hash);
+	return 0;
+}
+
+char LICENSE[] SEC("license") = "GPL";
