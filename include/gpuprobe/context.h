@@ -33,6 +33,22 @@ struct gp_kernel_ctx {
 	__u64 timestamp;      /* %globaltimer, ns */
 };
 
+/* bpftime's kprobe/kretprobe programs built with BPF_KPROBE (libbpf's bpf_tracing.h,
+ * -D__TARGET_ARCH_x86) read kernel arguments from an x86-64 struct pt_regs: argument 1..6 at
+ * di, si, dx, cx, r8, r9 and the return value at ax. This is that layout (168 bytes), for a
+ * context that serves such programs: the kernel's parameters, zero-extended, in those slots. */
+struct gp_bpftime_regs {
+	__u64 r15, r14, r13, r12, bp, bx, r11, r10;
+	__u64 r9;    /* argument 6 (offset 64) */
+	__u64 r8;    /* argument 5 (offset 72) */
+	__u64 ax;    /* return value (offset 80) */
+	__u64 cx;    /* argument 4 (offset 88) */
+	__u64 dx;    /* argument 3 (offset 96) */
+	__u64 si;    /* argument 2 (offset 104) */
+	__u64 di;    /* argument 1 (offset 112) */
+	__u64 orig_ax, ip, cs, flags, sp, ss;
+};
+
 /* gpu/block_begin/<glob>, gpu/block_end/<glob>: run once per block. */
 struct gp_block_ctx {
 	__u32 grid_dim[3];

@@ -5,6 +5,8 @@
  * Usage: loader_test DIR-OF-OBJECTS */
 #include <errno.h>
 #include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -336,6 +338,36 @@ static void test_bpftime(void)
 	gp_object__close(o);
 }
 
+/* BPF_KPROBE reads argument 4 (int n) from pt_regs->cx: offset 88 of struct gp_bpftime_regs. */
+static void test_bpftime_kprobe(void)
+{
+	struct gp_object *o = open_ok("bpftime_kprobe.bpf.o");
+	if (!o)
+		return;
+	check_map(o, 0, "last_n", BPF_MAP_TYPE_ARRAY, 4, 8, 1, 0);
+	check_prog(o, "cuda__vector_add", "kprobe/_Z9vectorAddPKfS0_Pfi", GP_ATTACH_KERNEL_ENTRY, "_Z9vectorAddPKfS0_Pfi", 0, 0);
+	check_prog(o, "cuda__vector_add_ret", "kretprobe/_Z9vectorAddPKfS0_Pfi", GP_ATTACH_KERNEL_EXIT,
+		   "_Z9vectorAddPKfS0_Pfi", 0, 0);
+	const struct gp_program *p = prog_named(o, "cuda__vector_add");
+	bool reads_cx = false;
+	for (size_t i = 0; p && i < p->ninsns; i++)
+		if (p->insns[i].code == (BPF_LDX | BPF_MEM | BPF_DW) && p->insns[i].src_reg == 1 &&
+		    p->insns[i].off == offsetof(struct gp_bpftime_regs, cx))
+			reads_cx = true;
+	CHECK(reads_cx, "cuda__vector_add does not read pt_regs->cx at offset %zu", offsetof(struct gp_bpftime_regs, cx));
+	/* on the host with a regs-shaped context: last_n = argument 4 */
+	struct host_run hr;
+	host_begin(&hr, o);
+	struct gp_bpftime_regs regs = { .di = 0x1000, .si = 0x2000, .dx = 0x3000, .cx = 4096 };
+	uint64_t r0 = 1;
+	run_prog(&hr, p, &regs, sizeof regs, &r0);
+	uint32_t k0 = 0;
+	uint64_t *v = hr.state[0] ? gp_host_map_lookup(hr.state[0], &k0) : NULL;
+	CHECK(v && *v == 4096 && r0 == 0, "last_n = %llu, want 4096", v ? (unsigned long long)*v : 0ull);
+	host_end(&hr);
+	gp_object__close(o);
+}
+
 static void test_legacy(void)
 {
 	struct gp_object *o = open_ok("legacy.bpf.o");
@@ -604,6 +636,7 @@ int main(int argc, char **argv)
 	test_subprograms();
 	test_bpftime();
 	test_legacy();
+	test_bpftime_kprobe();
 	test_bad_objects();
 	printf("loader: %d checks, %d failed\n", checks, failures);
 	return failures ? 1 : 0;
