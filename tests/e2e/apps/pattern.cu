@@ -9,12 +9,18 @@
 
 #define B 128
 
+// A device function the compiler keeps (func_entry/func_exit sites).
+__device__ __noinline__ float twice(float x)
+{
+	return 2.0f * x;
+}
+
 __global__ void pattern(const float *a, float *b, int n)
 {
 	int i = blockIdx.x * blockDim.x + threadIdx.x;
 	if (i >= n)
 		return;
-	float v = a[i] * 2.0f;
+	float v = twice(a[i]);
 	if (i & 1)
 		v += a[i - 1];
 	b[i] = v;

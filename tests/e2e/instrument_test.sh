@@ -1,0 +1,64 @@
+#!/bin/bash
+# CI (no GPU): `gpuprobe ptx instrument` on PTX from nvcc -ptx for every device attach point;
+# ptxas compiles the result for sm_75 and sm_90; the probe calls spliced into each function are
+# counted exactly against counts taken independently from the original PTX; the pipeline's
+# failures give their exact one-line messages.
+# usage: instrument_test.sh GPUPROBE SRC_DIR WORK_DIR
+set -u
+GP=$1 SRC=$2 W=$3
+mkdir -p "$W"
+CLANG=${CLANG:-$(command -v clang || command -v clang-14)}
+NVCC=${NVCC:-/usr/local/cuda/bin/nvcc}
+PTXAS=${PTXAS:-/usr/local/cuda/bin/ptxas}
+fail=0
+check() { if [ "$2" = "$3" ]; then echo "ok   $1: $3"; else echo "FAIL $1: expected '$2', got '$3'"; fail=1; fi; }
+for p in sites bad_store; do
+	"$CLANG" -target bpf -O2 -g -I/usr/include/x86_64-linux-gnu -I"$SRC/include" \
+		-c "$SRC/tests/e2e/probes/$p.bpf.c" -o "$W/$p.bpf.o" || exit 2
+done
+# the body of one function (from its header line to the closing brace at column 0)
+body() { awk -v n="$2" 'index($0, n "(") && /^\.(visible|func|entry)|\.entry|\.func/ {f=1} f {print} f && /^}/ {exit}' "$1"; }
+# spliced calls of probe program NAME inside function FN of the instrumented file
+calls() { body "$1" "$2" | grep -cE "call[[:space:]]+\(__gp_ret\), __gp_p0_[0-9]+_$3,"; }
+for sm in 75 90; do
+	"$NVCC" -arch=sm_$sm -ptx "$SRC/tests/e2e/apps/pattern.cu" -o "$W/p$sm.ptx" || exit 2
+	"$GP" ptx instrument -p "$W/sites.bpf.o" "$W/p$sm.ptx" -o "$W/i$sm.ptx" 2>"$W/i$sm.err"
+	check "sm_$sm instrument exit status" 0 $?
+	"$PTXAS" -arch=sm_$sm "$W/i$sm.ptx" -o "$W/i$sm.cubin"
+	check "sm_$sm ptxas on the instrumented PTX" 0 $?
+	P=_Z7patternPKfPfi S=_Z9block_sumPKfPf T=_Z5twicef
+	o="$W/p$sm.ptx" i="$W/i$sm.ptx"
+	rets() { body "$o" "$1" | grep -cE '^[[:space:]]*(@!?%p[0-9]+ )?(ret|exit);'; }
+	check "sm_$sm entry (1 per kernel)" 1 "$(calls "$i" $P on_entry)"
+	check "sm_$sm exit (each ret of pattern)" "$(rets $P)" "$(calls "$i" $P on_exit)"
+	check "sm_$sm block_begin" 1 "$(calls "$i" $P on_block_begin)"
+	check "sm_$sm block_end (each ret of block_sum)" "$(rets $S)" "$(calls "$i" $S on_block_end)"
+	check "sm_$sm global loads of pattern" "$(body "$o" $P | grep -cE '\bld\.global')" "$(calls "$i" $P on_gload)"
+	check "sm_$sm shared stores of block_sum" "$(body "$o" $S | grep -cE '\bst(\.volatile)?\.shared')" "$(calls "$i" $S on_sstore)"
+	check "sm_$sm barriers of block_sum" "$(body "$o" $S | grep -cE '\b(bar|barrier)\.sync')" "$(calls "$i" $S on_barrier)"
+	check "sm_$sm barriers (after)" "$(body "$o" $S | grep -cE '\b(bar|barrier)\.sync')" "$(calls "$i" $S on_barrier_after)"
+	check "sm_$sm func entry of twice" 1 "$(calls "$i" $T on_func_entry)"
+	check "sm_$sm func exit of twice" "$(rets $T)" "$(calls "$i" $T on_func_exit)"
+	check "sm_$sm no probe on kernels the globs leave out" 0 "$(calls "$i" $S on_entry)"
+	# basic blocks: entry + each label + each instruction after a branch/ret that is no label
+	bbs=$(body "$o" $S | awk '/^[$][A-Za-z0-9_]+:/ {lab=1; next}
+		/^[[:space:]]*(@!?%p[0-9]+ )?[a-z]/ && !/^[[:space:]]*\.(reg|local|shared|loc|pragma|param)/ {
+			if (first == 0 || lab || after) n++; first=1; lab=0; after=0
+			if ($0 ~ /(^|[[:space:]])(bra|ret|exit)[.;[:space:]]/) after=1 }
+		END {print n}')
+	check "sm_$sm basic blocks of block_sum" "$bbs" "$(calls "$i" $S on_bb)"
+	check "sm_$sm sites line" "gpuprobe: $W/p$sm.ptx: $(grep -cE 'call[[:space:]]+\(__gp_ret\), __gp_p0_' "$i") probe sites in 3 functions" "$(cat "$W/i$sm.err")"
+done
+# failures: one line each, exact
+"$GP" ptx instrument -p "$W/bad_store.bpf.o" "$W/p90.ptx" >/dev/null 2>"$W/bad.err"
+check "rejected probe exit status" 1 $?
+check "rejected probe message" "gpuprobe: $W/bad_store.bpf.o: program writes_ctx is rejected by the verifier: cannot write into ctx: the context is read-only (off=0 size=8)" "$(cat "$W/bad.err")"
+printf '.version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k(\n{\n\tret;\n' >"$W/bad.ptx"
+"$GP" ptx instrument -p "$W/sites.bpf.o" "$W/bad.ptx" >/dev/null 2>"$W/parse.err"
+check "unparsable PTX exit status" 1 $?
+check "unparsable PTX message" "gpuprobe: $W/bad.ptx: PTX does not parse: 5:1: expected a state space, found '{'" "$(cat "$W/parse.err")"
+printf '.version 8.0\n.target sm_90\n.address_size 64\n.visible .entry other()\n{\n\tret;\n}\n' >"$W/other.ptx"
+"$GP" ptx instrument -p "$W/sites.bpf.o" "$W/other.ptx" >/dev/null 2>"$W/nosite.err"
+check "no site exit status" 1 $?
+check "no site message" "gpuprobe: $W/other.ptx: no probe has a site in this module (check the section globs)" "$(cat "$W/nosite.err")"
+exit $fail
