@@ -160,6 +160,8 @@ static int check_mem(const struct bpf_insn *in, size_t pc, char *err, size_t err
 			return bad(err, errlen, pc, in, "unknown store mode");
 		if (size != BPF_W && size != BPF_DW)
 			return bad(err, errlen, pc, in, "atomic operations are 32 or 64 bits wide");
+		if ((in->imm & BPF_FETCH) && in->src_reg == BPF_REG_10)
+			return bad(err, errlen, pc, in, "r10 is read-only (a fetching atomic writes its source register)");
 		switch (in->imm) {
 		case BPF_ADD: case BPF_OR: case BPF_AND: case BPF_XOR:
 		case BPF_ADD | BPF_FETCH: case BPF_OR | BPF_FETCH: case BPF_AND | BPF_FETCH:

@@ -123,6 +123,10 @@ static void test_limits(void)
 	struct bpf_insn w10[2] = { { .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = 10 }, { .code = BPF_JMP | BPF_EXIT } };
 	rc = gp_interp_run(w10, 2, 0, 0, &env, &r0, err, sizeof err);
 	CHECK(rc == -EINVAL && strstr(err, "r10 is read-only"), "write r10: %d %s", rc, err);
+	p = assemble("lock fetch add [%r10-8], %r10\nexit");
+	rc = gp_interp_run(p.insns, p.n, 0, 0, &env, &r0, err, sizeof err);
+	CHECK(rc == -EINVAL && strstr(err, "r10 is read-only"), "fetch into r10: %d %s", rc, err);
+	free(p.insns);
 	p = assemble("ja +5\nexit");
 	rc = gp_interp_run(p.insns, p.n, 0, 0, &env, &r0, err, sizeof err);
 	CHECK(rc == -EINVAL && strstr(err, "jump out of range to 6"), "jump out: %d %s", rc, err);
