@@ -143,6 +143,7 @@ uint64_t lw_decl_bytes(const ir_decl *d, bool *open);
 int lw_init_bytes(lw *c, const ir_decl *d, uint8_t *out, uint64_t size);
 /* call vprintf(fmt, args) with a constant format: OpenCL printf (lower_printf.c). */
 int lw_vprintf(lw *c, const ir_insn *in, const ir_operand *args, const ir_operand *ret);
+int lw_assertfail(lw *c, const ir_insn *in, const ir_operand *args);
 
 /* The families: each returns 1 if it handled the opcode, 0 if not its opcode, -1 on error. */
 int lw_int_arith(lw *c, const ir_insn *in);

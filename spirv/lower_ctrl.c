@@ -47,6 +47,8 @@ static int lower_call(lw *c, const ir_insn *in)
 	const ir_operand *args = (unsigned)fi + 1 < in->nops && in->ops[fi + 1].kind == IR_OPND_LIST ? &in->ops[fi + 1] : NULL;
 	if (!f->f->has_body && !strcmp(name, "vprintf"))
 		return lw_vprintf(c, in, args, rets);
+	if (!f->f->has_body && !strcmp(name, "__assertfail"))
+		return lw_assertfail(c, in, args);
 	if (!f->f->has_body)
 		return lw_fail(c, "cannot lower call to external function %s: it has no body in this module", name);
 	unsigned nargs = args ? args->nelems : 0;

@@ -176,10 +176,36 @@ static int dp4a(lw *c, const ir_insn *in)
 	return lw_write(c, &in->ops[0], PT('b', 32), acc) < 0 ? -1 : 1;
 }
 
+/* dp2a.{lo,hi}.{s32,u32}.{s32,u32} d, a, b, c: a's two 16-bit halves times two bytes of b (the low
+ * or high pair), plus c */
+static int dp2a(lw *c, const ir_insn *in)
+{
+	ptype ta = lw_insn_type_n(in, 0), tb = lw_insn_type_n(in, 1);
+	bool hi = ir_insn_has_mod(in, ".hi");
+	if (in->nops != 4 || !ptype_ok(ta) || !ptype_ok(tb))
+		return lw_unsupported(c, in, "dp2a needs two types and three sources");
+	uint32_t u32 = spv_t_int(c->e, 32);
+	uint32_t a = lw_read(c, &in->ops[1], PT('b', 32)), b = lw_read(c, &in->ops[2], PT('b', 32)),
+		 acc = lw_read(c, &in->ops[3], PT('b', 32));
+	if (!a || !b || !acc)
+		return -1;
+	SpvOp sa = ta.k == 's' ? SpvOpShiftRightArithmetic : SpvOpShiftRightLogical;
+	SpvOp sb = tb.k == 's' ? SpvOpShiftRightArithmetic : SpvOpShiftRightLogical;
+	for (unsigned i = 0; i < 2; i++) {
+		uint32_t x = lw_op2(c, sa, u32, lw_op2(c, SpvOpShiftLeftLogical, u32, a, lw_u32(c, 16 - 16 * i)), lw_u32(c, 16));
+		unsigned byte = (hi ? 2 : 0) + i;
+		uint32_t y = lw_op2(c, sb, u32, lw_op2(c, SpvOpShiftLeftLogical, u32, b, lw_u32(c, 24 - 8 * byte)), lw_u32(c, 24));
+		acc = lw_op2(c, SpvOpIAdd, u32, acc, lw_op2(c, SpvOpIMul, u32, x, y));
+	}
+	return lw_write(c, &in->ops[0], PT('b', 32), acc) < 0 ? -1 : 1;
+}
+
 int lw_int_arith(lw *c, const ir_insn *in)
 {
 	if (!strcmp(in->opcode, "dp4a"))
 		return dp4a(c, in);
+	if (!strcmp(in->opcode, "dp2a"))
+		return dp2a(c, in);
 	const char *op = in->opcode;
 	ptype t = lw_insn_type(in);
 	static const char *const mine[] = {"add", "sub", "mul", "mad", "mul24", "mad24", "div", "rem", "abs",

@@ -58,6 +58,55 @@ static const ir_decl *find_decl(const ir_module *m, const char *name)
 
 enum arg_kind { ARG_I32, ARG_I64, ARG_F64, ARG_STR, ARG_PTR };
 
+/* A string in constant memory (where OpenCL printf wants its format); returns an i8 pointer. */
+static uint32_t const_string(lw *c, const char *str, size_t len)
+{
+	uint32_t i8 = spv_t_int(c->e, 8);
+	uint32_t at = spv_t_array(c->e, i8, spv_c_int(c->e, 32, len + 1));
+	uint32_t *ops = malloc((len + 3) * sizeof(uint32_t));
+	ops[0] = at;
+	ops[1] = spv_id(c->e);
+	for (size_t k = 0; k <= len; k++)
+		ops[2 + k] = spv_c_int(c->e, 8, k < len ? (uint8_t)str[k] : 0);
+	spv_inst(&c->e->globals, SpvOpConstantComposite, (unsigned)(len + 3), ops);
+	uint32_t var = spv_id(c->e);
+	spv_op(&c->e->globals, SpvOpVariable, 4, spv_t_ptr(c->e, SpvStorageClassUniformConstant, at), var,
+	       (uint32_t)SpvStorageClassUniformConstant, ops[1]);
+	spv_decorate(c->e, var, SpvDecorationConstant, 0);
+	spv_name(c->e, var, "gpuprobe_printf_format");
+	free(ops);
+	return lw_op1(c, SpvOpBitcast, spv_t_ptr(c->e, SpvStorageClassUniformConstant, i8), var);
+}
+
+/* __assertfail(message, file, line, function, char size): CUDA's failed assert() prints its
+ * message; here OpenCL printf does, in CUDA's words. The thread goes on (a kernel cannot be
+ * aborted from inside on this target). */
+int lw_assertfail(lw *c, const ir_insn *in, const ir_operand *args)
+{
+	if (!args || args->nelems != 5)
+		return lw_unsupported(c, in, "__assertfail takes five arguments");
+	uint32_t u64 = spv_t_int(c->e, 64), u32 = spv_t_int(c->e, 32);
+	uint32_t cptr = spv_t_ptr(c->e, SpvStorageClassUniformConstant, spv_t_int(c->e, 8));
+	uint32_t v[4];
+	for (unsigned i = 0; i < 4; i++) {
+		const ir_operand *a = &args->elems[i];
+		struct sym *s = a->kind == IR_OPND_SYMBOL ? lw_sym(c, a->name) : NULL;
+		uint32_t ty = i == 2 ? u32 : u64;
+		if (s && s->kind == SYM_PARAM)
+			v[i] = lw_op1(c, SpvOpLoad, ty, lw_op1(c, SpvOpBitcast, spv_t_ptr(c->e, SpvStorageClassFunction, ty), s->var));
+		else
+			v[i] = lw_read(c, a, i == 2 ? PT('u', 32) : PT('u', 64));
+		if (!v[i])
+			return -1;
+		if (i != 2)
+			v[i] = lw_op1(c, SpvOpConvertUToPtr, cptr, v[i]);
+	}
+	static const char fmt[] = "%s:%u: %s: Assertion `%s` failed.\n";
+	uint32_t f = const_string(c, fmt, sizeof(fmt) - 1);
+	lw_ext(c, u32, OpenCLstd_Printf, 5, f, v[1], v[2], v[3], v[0]);
+	return 1;
+}
+
 int lw_vprintf(lw *c, const ir_insn *in, const ir_operand *args, const ir_operand *ret)
 {
 	if (!args || args->nelems != 2 || args->elems[0].kind != IR_OPND_SYMBOL)
@@ -74,26 +123,41 @@ int lw_vprintf(lw *c, const ir_insn *in, const ir_operand *args, const ir_operan
 		return -1;
 	}
 	size_t len = strnlen((char *)fmt, size);
-	/* the arguments the format converts, in order */
+	/* the arguments the format converts, in order; the format is rewritten for OpenCL, whose
+	 * printf knows only `l` for 64-bit integers (not ll, j, z, t) */
 	enum arg_kind kinds[24];
 	unsigned nk = 0;
+	char *ofmt = malloc(len + 1);
+	size_t o = 0;
 	for (size_t i = 0; i < len; i++) {
+		ofmt[o++] = (char)fmt[i];
 		if (fmt[i] != '%')
 			continue;
-		i++;
-		if (fmt[i] == '%')
+		if (fmt[i + 1] == '%') {
+			ofmt[o++] = '%';
+			i++;
 			continue;
+		}
+		i++;
 		while (i < len && strchr("-+ #0123456789.*", fmt[i])) {
 			if (fmt[i] == '*' && nk < 24)
 				kinds[nk++] = ARG_I32;
-			i++;
+			ofmt[o++] = (char)fmt[i++];
 		}
 		bool wide = false;
-		while (i < len && strchr("hlLqjzt", fmt[i]))
-			wide |= strchr("lLqjzt", fmt[i]) != NULL, i++;
+		size_t lstart = o;
+		while (i < len && strchr("hlLqjzt", fmt[i])) {
+			wide |= strchr("lLqjzt", fmt[i]) != NULL;
+			ofmt[o++] = (char)fmt[i++];
+		}
+		if (wide) {
+			o = lstart;
+			ofmt[o++] = 'l';
+		}
 		if (i >= len || nk == 24)
 			break;
 		char conv = (char)fmt[i];
+		ofmt[o++] = conv;
 		if (strchr("diouxXc", conv))
 			kinds[nk++] = wide ? ARG_I64 : ARG_I32;
 		else if (strchr("fFeEgGaA", conv))
@@ -104,27 +168,17 @@ int lw_vprintf(lw *c, const ir_insn *in, const ir_operand *args, const ir_operan
 			kinds[nk++] = ARG_PTR;
 		else {
 			free(fmt);
+			free(ofmt);
 			return lw_fail(c, "cannot lower call to vprintf: conversion %%%c is not supported", conv);
 		}
 	}
-	/* the format in constant memory */
-	uint32_t i8 = spv_t_int(c->e, 8);
-	uint32_t at = spv_t_array(c->e, i8, spv_c_int(c->e, 32, len + 1));
-	uint32_t *ops = malloc((len + 3) * sizeof(uint32_t));
-	ops[0] = at;
-	ops[1] = spv_id(c->e);
-	for (size_t k = 0; k <= len; k++)
-		ops[2 + k] = spv_c_int(c->e, 8, k < len ? fmt[k] : 0);
-	spv_inst(&c->e->globals, SpvOpConstantComposite, (unsigned)(len + 3), ops);
-	uint32_t var = spv_id(c->e);
-	spv_op(&c->e->globals, SpvOpVariable, 4, spv_t_ptr(c->e, SpvStorageClassUniformConstant, at), var,
-	       (uint32_t)SpvStorageClassUniformConstant, ops[1]);
-	spv_decorate(c->e, var, SpvDecorationConstant, 0);
-	free(ops);
+	ofmt[o] = 0;
 	free(fmt);
+	uint32_t i8 = spv_t_int(c->e, 8);
 	uint32_t cptr = spv_t_ptr(c->e, SpvStorageClassUniformConstant, i8);
 	uint32_t vals[24];
-	vals[0] = lw_op1(c, SpvOpBitcast, cptr, var);
+	vals[0] = const_string(c, ofmt, o);
+	free(ofmt);
 	/* the argument buffer */
 	struct sym *as = lw_sym(c, args->elems[1].name);
 	uint32_t u64 = spv_t_int(c->e, 64);

@@ -156,6 +156,22 @@ int lw_special_reg(lw *c, const char *name, uint32_t *v, ptype *t)
 		}
 		return 0;
 	}
+	/* A grid launched without cluster dimensions is made of one-block clusters. */
+	if (!strncmp(name, "%clusterid", 10) || !strncmp(name, "%nclusterid", 11)) {
+		int comp = name[name[1] == 'n' ? 11 : 10] ? comp_of(name + (name[1] == 'n' ? 11 : 10)) : 0;
+		if (comp < 0)
+			return lw_fail(c, "unknown special register %s", name);
+		*v = lw_builtin_load(c, name[1] == 'n' ? LW_B_NUM_WG : LW_B_WG_ID, (unsigned)comp);
+		return 0;
+	}
+	if (!strcmp(name, "%cluster_ctarank") || !strncmp(name, "%cluster_ctaid", 14)) {
+		*v = lw_u32(c, 0);
+		return 0;
+	}
+	if (!strcmp(name, "%cluster_nctarank") || !strncmp(name, "%cluster_nctaid", 15)) {
+		*v = lw_u32(c, 1);
+		return 0;
+	}
 	if (!strcmp(name, "%warpsize") || !strcmp(name, "WARP_SZ")) {
 		*v = lw_u32(c, 32);
 		return 0;
