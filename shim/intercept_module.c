@@ -102,6 +102,8 @@ CUresult cuModuleLoad(CUmodule *module, const char *fname)
 	load_begin(&l, "cuModuleLoad", fname, NULL, SIZE_MAX);
 	CUresult rc = l.transformed ? SHIM_REAL(cuModuleLoadData)(module, l.img.data)
 				    : real(module, fname);
+	if (l.transformed && rc == CUDA_SUCCESS)
+		rc = shim_probes_check_module(*module);
 	if (load_retry(&l, rc))
 		rc = real(module, fname);
 	return load_end(&l, rc == CUDA_SUCCESS ? *module : NULL, rc);
@@ -113,6 +115,8 @@ CUresult cuModuleLoadData(CUmodule *module, const void *image)
 	struct load l;
 	load_begin(&l, "cuModuleLoadData", NULL, image, SIZE_MAX);
 	CUresult rc = real(module, l.img.data ? l.img.data : image);
+	if (l.transformed && rc == CUDA_SUCCESS)
+		rc = shim_probes_check_module(*module);
 	if (load_retry(&l, rc))
 		rc = real(module, image);
 	return load_end(&l, rc == CUDA_SUCCESS ? *module : NULL, rc);
@@ -126,6 +130,8 @@ CUresult cuModuleLoadDataEx(CUmodule *module, const void *image, unsigned int nu
 	load_begin(&l, "cuModuleLoadDataEx", NULL, image, SIZE_MAX);
 	CUresult rc = real(module, l.img.data ? l.img.data : image, numOptions, options,
 			   optionValues);
+	if (l.transformed && rc == CUDA_SUCCESS)
+		rc = shim_probes_check_module(*module);
 	if (load_retry(&l, rc))
 		rc = real(module, image, numOptions, options, optionValues);
 	return load_end(&l, rc == CUDA_SUCCESS ? *module : NULL, rc);
@@ -138,6 +144,8 @@ CUresult cuModuleLoadFatBinary(CUmodule *module, const void *fatCubin)
 	load_begin(&l, "cuModuleLoadFatBinary", NULL, fatCubin, SIZE_MAX);
 	CUresult rc = l.transformed ? SHIM_REAL(cuModuleLoadData)(module, l.img.data)
 				    : real(module, fatCubin);
+	if (l.transformed && rc == CUDA_SUCCESS)
+		rc = shim_probes_check_module(*module);
 	if (load_retry(&l, rc))
 		rc = real(module, fatCubin);
 	return load_end(&l, rc == CUDA_SUCCESS ? *module : NULL, rc);
@@ -153,6 +161,8 @@ CUresult cuLibraryLoadData(CUlibrary *library, const void *code, CUjit_option *j
 	load_begin(&l, "cuLibraryLoadData", NULL, code, SIZE_MAX);
 	CUresult rc = real(library, l.img.data ? l.img.data : code, jitOptions, jitOptionsValues,
 			   numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions);
+	if (l.transformed && rc == CUDA_SUCCESS)
+		rc = shim_probes_check_library(*library);
 	if (load_retry(&l, rc))
 		rc = real(library, code, jitOptions, jitOptionsValues, numJitOptions,
 			  libraryOptions, libraryOptionValues, numLibraryOptions);
@@ -173,6 +183,8 @@ CUresult cuLibraryLoadFromFile(CUlibrary *library, const char *fileName, CUjit_o
 					       numLibraryOptions)
 		: real(library, fileName, jitOptions, jitOptionsValues, numJitOptions,
 		       libraryOptions, libraryOptionValues, numLibraryOptions);
+	if (l.transformed && rc == CUDA_SUCCESS)
+		rc = shim_probes_check_library(*library);
 	if (load_retry(&l, rc))
 		rc = real(library, fileName, jitOptions, jitOptionsValues, numJitOptions,
 			  libraryOptions, libraryOptionValues, numLibraryOptions);

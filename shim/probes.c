@@ -318,3 +318,44 @@ CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev)
 		shim_probes_final();
 	SHIM_TAILCALL(cuDevicePrimaryCtxReset_v2, dev);
 }
+
+/* --- instrumented modules load lazily: compile every kernel now, while the original can still
+ * be loaded instead (CUDA's lazy loading defers the JIT to the first lookup or launch) -------- */
+
+CUresult shim_probes_check_library(CUlibrary lib)
+{
+	CUcontext ctx = NULL;
+	if (SHIM_REAL(cuCtxGetCurrent)(&ctx) != CUDA_SUCCESS || !ctx)
+		return CUDA_SUCCESS;   /* no context to load kernels into: left to the first use */
+	unsigned n = 0;
+	CUresult rc = SHIM_REAL(cuLibraryGetKernelCount)(&n, lib);
+	CUkernel *ks = rc == CUDA_SUCCESS && n ? calloc(n, sizeof(*ks)) : NULL;
+	if (rc == CUDA_SUCCESS && n && !ks)
+		rc = CUDA_ERROR_OUT_OF_MEMORY;
+	if (rc == CUDA_SUCCESS && n)
+		rc = SHIM_REAL(cuLibraryEnumerateKernels)(ks, n, lib);
+	for (unsigned i = 0; rc == CUDA_SUCCESS && i < n; i++) {
+		CUfunction f;
+		rc = SHIM_REAL(cuKernelGetFunction)(&f, ks[i]);
+	}
+	free(ks);
+	if (rc != CUDA_SUCCESS)
+		SHIM_REAL(cuLibraryUnload)(lib);
+	return rc;
+}
+
+CUresult shim_probes_check_module(CUmodule mod)
+{
+	unsigned n = 0;
+	shim_fnty_cuFuncLoad *load = SHIM_REAL(cuFuncLoad);
+	CUresult rc = SHIM_REAL(cuModuleGetFunctionCount)(&n, mod);
+	CUfunction *fs = rc == CUDA_SUCCESS && n && load ? calloc(n, sizeof(*fs)) : NULL;
+	if (fs)
+		rc = SHIM_REAL(cuModuleEnumerateFunctions)(fs, n, mod);
+	for (unsigned i = 0; fs && rc == CUDA_SUCCESS && i < n; i++)
+		rc = load(fs[i]);
+	free(fs);
+	if (rc != CUDA_SUCCESS)
+		SHIM_REAL(cuModuleUnload)(mod);
+	return rc;
+}

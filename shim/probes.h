@@ -18,6 +18,13 @@ int shim_probes_transform(struct shim_image *img, const struct shim_module *m);
  * (the caller then loads the original). */
 void shim_probes_load_failed(const struct shim_module *m, int rc);
 
+/* After an instrumented image loaded: load (JIT) every kernel now, as lazy loading would defer
+ * a compile failure to the application's launch. On failure the library/module is unloaded and
+ * the error returned (then the caller loads the original). */
+#include "shim/forward.h"
+CUresult shim_probes_check_library(CUlibrary lib);
+CUresult shim_probes_check_module(CUmodule mod);
+
 /* Final snapshot and report, once (context teardown or exit). */
 void shim_probes_final(void);
 
