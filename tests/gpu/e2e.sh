@@ -58,7 +58,7 @@ t0=$(date +%s.%N)
 t1=$(date +%s.%N)
 GPUPROBE_LOG=1 "$GP" run -p "$E/kernels.bpf.o" -- "$E/cub_algos" >"$OUT/cub.out" 2>"$OUT/cub.err"
 t2=$(date +%s.%N)
-echo "cub wall time (whole process, JIT included): plain $(echo "$t1 - $t0" | bc) s, probed $(echo "$t2 - $t1" | bc) s"
+echo "cub wall time (whole process, JIT included): plain $(awk "BEGIN{printf \"%.2f\", $t1 - $t0}") s, probed $(awk "BEGIN{printf \"%.2f\", $t2 - $t1}") s"
 echo "--- cub stderr"; cat "$OUT/cub.err"
 check "cub stdout identical" "$(cat "$OUT/cub.plain")" "$(cat "$OUT/cub.out")"
 pairs() {   # file: "kernels-with-entry==exit>0 kernels-with-mem>0"
