@@ -334,9 +334,14 @@ CUresult shim_probes_check_library(CUlibrary lib)
 		rc = CUDA_ERROR_OUT_OF_MEMORY;
 	if (rc == CUDA_SUCCESS && n)
 		rc = SHIM_REAL(cuLibraryEnumerateKernels)(ks, n, lib);
+	/* cuKernelGetFunction alone may hand out a function still to be loaded: cuFuncLoad
+	 * compiles it now (CUDA 12.4+ drivers have it). */
+	shim_fnty_cuFuncLoad *load = SHIM_REAL(cuFuncLoad);
 	for (unsigned i = 0; rc == CUDA_SUCCESS && i < n; i++) {
 		CUfunction f;
 		rc = SHIM_REAL(cuKernelGetFunction)(&f, ks[i]);
+		if (rc == CUDA_SUCCESS && load)
+			rc = load(f);
 	}
 	free(ks);
 	if (rc != CUDA_SUCCESS)
