@@ -1,12 +1,14 @@
 /* shim_module_transform: with probes configured (GPUPROBE_PROBES / GPUPROBE_CONFIG), the probe
  * runtime (probes.c) replaces a module with its instrumented PTX; otherwise every module is
- * loaded exactly as the application gave it. */
+ * loaded exactly as the application gave it, or (GPUPROBE_ROUNDTRIP=1) from its parsed and printed
+ * PTX with no probes (roundtrip.c). */
 #include "shim/transform.h"
 #include "shim/probes.h"
+#include "shim/roundtrip.h"
 
 int shim_module_transform(struct shim_image *img, const struct shim_module *m)
 {
 	if (__builtin_expect(!shim_probes_enabled, 1))
-		return 0;
+		return __builtin_expect(shim_roundtrip_enabled, 0) ? shim_roundtrip_transform(img, m) : 0;
 	return shim_probes_transform(img, m);
 }

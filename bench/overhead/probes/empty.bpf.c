@@ -1,0 +1,9 @@
+// Empty entry and exit probes on every kernel: the floor of what a probe costs.
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+#include <gpuprobe/gpuprobe.h>
+
+GPU_ENTRY("") int on_entry(struct gp_kernel_ctx *ctx) { return 0; }
+GPU_EXIT("") int on_exit(struct gp_kernel_ctx *ctx) { return 0; }
+
+char LICENSE[] SEC("license") = "GPL";

@@ -1,0 +1,78 @@
+#!/bin/bash
+# The overhead benchmark (issue 6), on the GPU machine: every workload of ovh.cu natively, through
+# the shim with no probes, as a zero-probe PTX round trip (GPUPROBE_ROUNDTRIP=1), with each probe
+# of probes/, the hand-written instrumentation (ovh_hand) and compute-sanitizer memcheck; time to
+# the first launch (fresh and cached driver JIT cache); ring-buffer delivery rate and drops.
+# Writes every log and table.txt into $OUT and prints the table (bench/overhead/table.py).
+# usage: bench/overhead/run.sh [BUILD]    (BUILD made by bench/overhead/build.sh; default
+#        build-bench). Exit 77 without a GPU.
+set -u
+root=$(cd "$(dirname "$0")/../.." && pwd)
+B=$(realpath -m "${1:-$root/build-bench}")
+OUT=${OUT:-$(mktemp -d)}
+mkdir -p "$OUT"
+if ! nvidia-smi -L >/dev/null 2>&1; then
+	echo "SKIP: no NVIDIA GPU or driver (nvidia-smi -L failed)"
+	exit 77
+fi
+export LD_LIBRARY_PATH=$B/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export CUDA_CACHE_PATH=$OUT/jitcache CUDA_CACHE_MAXSIZE=4294967296
+GP=$B/bin/gpuprobe
+O=$B/overhead
+P=$O/probes
+LIMIT=${OVH_LIMIT:-90}   # seconds per program run
+nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,memory.total --format=csv,noheader \
+	>"$OUT/device.txt" 2>&1
+date -u +%Y-%m-%dT%H:%MZ >"$OUT/date.txt"
+
+# run NAME CMD...: stdout to NAME.out; stderr to NAME.err, except ring event lines (counted).
+run() {
+	local name=$1
+	shift
+	local s=$(date +%s.%N)
+	timeout "$LIMIT" "$@" >"$OUT/$name.out" 2> >(awk '/^@[a-z_]*\[ring [0-9]+\]:/ {n++; next}
+		{print} END {print "RING_EVENTS_DELIVERED " n + 0}' >"$OUT/$name.err")
+	local rc=$?
+	wait
+	local e=$(date +%s.%N)
+	echo "$name rc=$rc wall_s=$(awk "BEGIN {printf \"%.1f\", $e - $s}")" | tee -a "$OUT/runs.txt"
+}
+
+run native "$O/ovh"
+run hand "$O/ovh_hand"
+run shim "$GP" run -- "$O/ovh"
+GPUPROBE_ROUNDTRIP=1 GPUPROBE_LOG=1 run roundtrip "$GP" run -- "$O/ovh"
+for p in empty blocktime perthread memcount contended memtrace; do
+	run "$p" "$GP" run -p "$P/$p.bpf.o" -- "$O/ovh"
+done
+# The hand-written variants' binary with the memory counter probe: our probe and nvcc's
+# counter on the same kernels in one table (its base rows are the probe's own).
+run hand_memcount "$GP" run -p "$P/memcount.bpf.o" -- "$O/ovh_hand" vecadd copy sgemm
+# compute-sanitizer is slow: fewer repetitions.
+OVH_REPS=5 OVH_WARM=1 LIMIT=150 run memcheck compute-sanitizer --tool memcheck --print-limit 10 "$O/ovh"
+
+# Time to the first kernel: module load + (instrumentation) + JIT, fresh JIT cache then cached.
+for cfg in native shim roundtrip empty memcount; do
+	for k in 1 2 3; do
+		export CUDA_CACHE_PATH=$OUT/jit-first-$cfg-$k
+		for pass in fresh cached1 cached2; do
+			case $cfg in
+			native) cmd=("$O/ovh" first) ;;
+			shim) cmd=("$GP" run -- "$O/ovh" first) ;;
+			roundtrip) cmd=(env GPUPROBE_ROUNDTRIP=1 "$GP" run -- "$O/ovh" first) ;;
+			*) cmd=("$GP" run -p "$P/$cfg.bpf.o" -- "$O/ovh" first) ;;
+			esac
+			OVH_MAXN=4096 timeout 60 "${cmd[@]}" 2>/dev/null | sed "s/^F /F $cfg $pass /" \
+				>>"$OUT/first.txt"
+		done
+		rm -rf "$CUDA_CACHE_PATH"
+	done
+done
+export CUDA_CACHE_PATH=$OUT/jitcache
+
+# Ring-buffer delivery: copy kernels for 3 s with the memory trace; delivered + lost must equal
+# the accesses made, exactly.
+OVH_MAXN=1048576 run ring "$GP" run -p "$P/memtrace.bpf.o" -- "$O/ovh" ring 1048576 3
+OVH_MAXN=4096 run ring_small "$GP" run -p "$P/memtrace.bpf.o" -- "$O/ovh" ring 4096 3
+
+python3 "$root/bench/overhead/table.py" "$OUT" | tee "$OUT/table.txt"
