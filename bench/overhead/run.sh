@@ -21,6 +21,9 @@ GP=$B/bin/gpuprobe
 O=$B/overhead
 P=$O/probes
 LIMIT=${OVH_LIMIT:-90}   # seconds per program run
+# OVH_QUICK=1: a shorter pass (fewer probes, one first-launch round, no memcheck)
+QUICK=${OVH_QUICK:-0}
+read -r -a W <<<"${OVH_WORKLOADS:-}"   # workloads to run (default: all)
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,memory.total --format=csv,noheader \
 	>"$OUT/device.txt" 2>&1
 date -u +%Y-%m-%dT%H:%MZ >"$OUT/date.txt"
@@ -38,22 +41,24 @@ run() {
 	echo "$name rc=$rc wall_s=$(awk "BEGIN {printf \"%.1f\", $e - $s}")" | tee -a "$OUT/runs.txt"
 }
 
-run native "$O/ovh"
-run hand "$O/ovh_hand"
-run shim "$GP" run -- "$O/ovh"
-GPUPROBE_ROUNDTRIP=1 GPUPROBE_LOG=1 run roundtrip "$GP" run -- "$O/ovh"
-for p in empty blocktime perthread memcount contended memtrace; do
-	run "$p" "$GP" run -p "$P/$p.bpf.o" -- "$O/ovh"
+run native "$O/ovh" "${W[@]}"
+run hand "$O/ovh_hand" "${W[@]}"
+run shim "$GP" run -- "$O/ovh" "${W[@]}"
+GPUPROBE_ROUNDTRIP=1 GPUPROBE_LOG=1 run roundtrip "$GP" run -- "$O/ovh" "${W[@]}"
+probes="empty memcount contended blocktime perthread memtrace"
+[ "$QUICK" = 1 ] && probes="empty memcount contended"
+for p in $probes; do
+	GPUPROBE_LOG=1 run "$p" "$GP" run -p "$P/$p.bpf.o" -- "$O/ovh" "${W[@]}"
 done
 # The hand-written variants' binary with the memory counter probe: our probe and nvcc's
 # counter on the same kernels in one table (its base rows are the probe's own).
-run hand_memcount "$GP" run -p "$P/memcount.bpf.o" -- "$O/ovh_hand" vecadd copy sgemm
+[ "$QUICK" = 1 ] || run hand_memcount "$GP" run -p "$P/memcount.bpf.o" -- "$O/ovh_hand" vecadd copy sgemm
 # compute-sanitizer is slow: fewer repetitions.
-OVH_REPS=5 OVH_WARM=1 LIMIT=150 run memcheck compute-sanitizer --tool memcheck --print-limit 10 "$O/ovh"
+[ "$QUICK" = 1 ] || OVH_REPS=5 OVH_WARM=1 LIMIT=150 run memcheck "$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)" --tool memcheck --print-limit 10 "$O/ovh"
 
 # Time to the first kernel: module load + (instrumentation) + JIT, fresh JIT cache then cached.
 for cfg in native shim roundtrip empty memcount; do
-	for k in 1 2 3; do
+	for k in $([ "$QUICK" = 1 ] && echo 1 || echo 1 2 3); do
 		export CUDA_CACHE_PATH=$OUT/jit-first-$cfg-$k
 		for pass in fresh cached1 cached2; do
 			case $cfg in
@@ -72,7 +77,7 @@ export CUDA_CACHE_PATH=$OUT/jitcache
 
 # Ring-buffer delivery: copy kernels for 3 s with the memory trace; delivered + lost must equal
 # the accesses made, exactly.
-OVH_MAXN=1048576 run ring "$GP" run -p "$P/memtrace.bpf.o" -- "$O/ovh" ring 1048576 3
+[ "$QUICK" = 1 ] || OVH_MAXN=1048576 run ring "$GP" run -p "$P/memtrace.bpf.o" -- "$O/ovh" ring 1048576 3
 OVH_MAXN=4096 run ring_small "$GP" run -p "$P/memtrace.bpf.o" -- "$O/ovh" ring 4096 3
 
 python3 "$root/bench/overhead/table.py" "$OUT" | tee "$OUT/table.txt"
