@@ -22,8 +22,8 @@ if ! ls "$corpus"/*.ptx >/dev/null 2>&1; then
 	done
 fi
 # the 4 largest modules, then the largest plain (no debug info) and -lineinfo ones
-mapfile -t files < <( (ls -S "$corpus"/*.ptx | head -4; ls -S "$corpus"/*.plain.ptx | head -2;
-	ls -S "$corpus"/*.lineinfo.ptx | head -2) | awk '!seen[$0]++')
+mapfile -t files < <( (ls -S "$corpus"/*.ptx | sed -n 1,4p; ls -S "$corpus"/*.plain.ptx | sed -n 1,2p;
+	ls -S "$corpus"/*.lineinfo.ptx | sed -n 1,2p) | awk '!seen[$0]++')
 table=$("$build/bin/ptx_parse" -t 2 "${files[@]}")
 echo "$table"
 cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
