@@ -5,8 +5,14 @@
  * byte 1 = context size in 8-byte units (0..255) for the generic attach, the rest = instructions,
  * 8 bytes each. Structured mode keeps opcodes, registers and jump offsets mostly valid so that
  * inputs reach path exploration instead of the static checks.
+ * Soundness oracle: a program verified in the generic mode runs on the host interpreter, whose
+ * memory accesses are bounds-checked: a fault or a run past the step limit after the verifier
+ * said "safe" is a verifier bug (abort).
  * Seeds: tests/verifier/fuzz-seeds/verifier/ (the conformance corpus, programs of the unit tests). */
+#include "ebpf/interp.h"
 #include "ebpf/verifier.h"
+
+#include <stdio.h>
 
 #include <errno.h>
 #include <stdint.h>
@@ -78,17 +84,21 @@ static void structure(struct bpf_insn *v, size_t n, const uint8_t *raw)
 			if (b[2] & 1)
 				in->dst_reg = cls == BPF_LDX ? in->dst_reg : 10, in->off = (int16_t)(-8 * (1 + b[3] % 8));
 		} else if (in->code == 0x18) {
+			static const int value_maps[] = {0, 1, 3};
 			in->src_reg = b[2] % 3;
-			if (in->src_reg)
-				in->imm = b[4] % (NMAPS + 1);
+			if (in->src_reg == BPF_PSEUDO_MAP_FD)
+				in->imm = b[4] % (NMAPS + (b[5] == 0xff));   /* rarely one past the end */
+			else if (in->src_reg == BPF_PSEUDO_MAP_VALUE)
+				in->imm = value_maps[b[4] % 3];
 			if (i + 1 < n) {
 				memset(&v[i + 1], 0, sizeof(v[i + 1]));
-				v[i + 1].imm = in->src_reg == BPF_PSEUDO_MAP_VALUE ? b[5] % 16 : imm;
+				v[i + 1].imm = in->src_reg == BPF_PSEUDO_MAP_VALUE ? b[5] % 8
+					       : in->src_reg ? 0 : imm;
 				i++;
 			}
 		} else if (op == BPF_CALL) {
 			in->dst_reg = 0;
-			in->src_reg = (b[2] & 7) == 0 ? BPF_PSEUDO_CALL : 0;
+			in->src_reg = (b[2] & 31) == 0 ? BPF_PSEUDO_CALL : 0;
 			in->imm = in->src_reg ? (int32_t)((long)(b[4] % n) - (long)i - 1)
 					      : helper_ids[b[4] % (sizeof(helper_ids) / sizeof(helper_ids[0]))];
 		} else if (op == BPF_EXIT) {
@@ -106,8 +116,88 @@ static void structure(struct bpf_insn *v, size_t n, const uint8_t *raw)
 				in->imm = 0;
 		}
 	}
+	/* a prologue that initializes registers and stack, so that bodies get past "!read_ok" */
+	if (n > 40 && (raw[0] & 0x80)) {
+		size_t k = 0;
+		for (int r = 0; r <= 9; r++) {
+			if (r == 1)
+				continue;
+			int8_t c = (int8_t)raw[8 * k + 4];
+			v[k++] = (struct bpf_insn){.code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = r, .imm = c};
+		}
+		v[k++] = (struct bpf_insn){.code = BPF_ALU64 | BPF_MOV | BPF_X, .dst_reg = 6, .src_reg = 1};
+		v[k++] = (struct bpf_insn){.code = BPF_ALU64 | BPF_MOV | BPF_X, .dst_reg = 7, .src_reg = 10};
+		v[k++] = (struct bpf_insn){.code = BPF_ALU64 | BPF_ADD | BPF_K, .dst_reg = 7, .imm = -64};
+		for (int s = 1; s <= 8; s++)
+			v[k++] = (struct bpf_insn){.code = BPF_ST | BPF_MEM | BPF_DW, .dst_reg = 10,
+						   .off = (int16_t)(-8 * s), .imm = s};
+		/* the body may not jump back into the prologue; memory goes through r6 (the
+		 * generic memory, at least 64 bytes), r7 (fp-64) or r10 at plausible offsets */
+		for (size_t i = k; i < n; i++) {
+			uint8_t cls = BPF_CLASS(v[i].code), op = BPF_OP(v[i].code);
+			const uint8_t *b = raw + 8 * i;
+			static const uint8_t bases[] = {6, 7, 10};
+			uint8_t base = bases[b[3] % 3];
+
+
+			int16_t slot = (int16_t)(8 * (b[2] % 8));
+			if (cls == BPF_LDX) {
+				v[i].src_reg = base;
+				v[i].off = base == 10 ? (int16_t)(slot - 64) : slot;
+			} else if (cls == BPF_ST || cls == BPF_STX) {
+				v[i].dst_reg = base;
+				v[i].off = base == 10 ? (int16_t)(slot - 64) : slot;
+			} else if ((cls == BPF_ALU || cls == BPF_ALU64) &&
+				   (v[i].dst_reg == 1 || v[i].dst_reg == 6 || v[i].dst_reg == 7 || v[i].dst_reg == 10)) {
+				v[i].dst_reg = (uint8_t)(8 + (b[1] & 1));
+			}
+			if ((cls == BPF_JMP || cls == BPF_JMP32) && op != BPF_CALL && op != BPF_EXIT &&
+			    (long)i + 1 + v[i].off < (long)k)
+				v[i].off = (int16_t)(k - i - 1 + (i % 7));
+		}
+	}
 	if (n)
 		v[n - 1] = (struct bpf_insn){.code = BPF_JMP | BPF_EXIT};
+}
+
+static void quiet_print(void *user, const char *line)
+{
+	(void)user;
+	(void)line;
+}
+
+static void quiet_record(void *user, int map_index, const void *data, size_t size)
+{
+	(void)user;
+	(void)map_index;
+	(void)data;
+	(void)size;
+}
+
+unsigned long verifier_fuzz_accepted_runs;   /* read by tests/verifier/fuzz_replay.c */
+
+/* The verifier accepted a generic program: the interpreter must not fault or spin. */
+static void run_verified(const struct bpf_insn *insns, size_t n, uint32_t mem_size)
+{
+	verifier_fuzz_accepted_runs++;
+	static uint8_t mem[256 * 8 + 8];
+	memset(mem, 0x5a, sizeof(mem));
+	struct gp_interp_env env = {0};
+	env.maps = maps;
+	env.nmaps = NMAPS;
+	env.max_steps = 20000000;
+	env.on_print = quiet_print;
+	env.on_record = quiet_record;
+	env.ctx_size = mem_size;
+	env.ctx_writable = 1;
+	uint64_t ret = 0;
+	char err[256] = "";
+	int r = gp_interp_run(insns, n, mem_size ? (uint64_t)(uintptr_t)mem : 0, mem_size, &env, &ret, err,
+			      sizeof(err));
+	if (r == -EFAULT || r == -E2BIG) {
+		fprintf(stderr, "verified program failed on the interpreter (%d): %s\n", r, err);
+		abort();
+	}
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -129,6 +219,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct gp_verify_opts o = {0};
 	o.attach = (enum gp_attach_kind)((flags >> 1) % (GP_ATTACH_HOST_EXIT + 1));
 	o.ctx_size = o.attach == GP_ATTACH_NONE ? 8u * data[1] : gp_attach_ctx_size(o.attach);
+	if (o.attach == GP_ATTACH_NONE && (flags & 0x81) == 0x81 && o.ctx_size < 64)
+		o.ctx_size = 64;   /* the structured prologue's memory */
 	o.r2_is_ctx_size = 1;
 	o.maps = maps;
 	o.nmaps = NMAPS;
@@ -147,6 +239,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();   /* a rejection always says why */
 	if (o.insns_processed > o.max_insns + 1)
 		abort();
+	if (r == 0 && o.attach == GP_ATTACH_NONE)
+		run_verified(insns, n, o.ctx_size);
 	free(insns);
 	return 0;
 }
