@@ -213,8 +213,10 @@ int gpv_check_helper_call(struct gpv_env *env, const struct bpf_insn *insn)
 		case ARG_PTR_TO_CTX:
 			/* bpftime's GPU probes call perf_event_output(NULL, ...): the GPU ring
 			 * ignores the context, so a known 0 is accepted there. */
-			if (h->id == 25 && r->type == T_SCALAR && tnum_is_const(r->var) && !r->var.value)
+			if (h->id == 25 && r->type == T_SCALAR && tnum_is_const(r->var) && !r->var.value) {
+				gpv_mark_precise(env, regno);   /* the decision rests on the value 0 */
 				break;
+			}
 			if (r->type != T_PTR_CTX)
 				return arg_type_error(env, regno, r, "ctx");
 			if (r->off || !tnum_is_const(r->var) || r->var.value)
