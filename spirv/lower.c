@@ -532,6 +532,8 @@ static int lower_func(lw *c, struct lw_func_info *fi, ir_module *am)
 		if (s->kind == IR_STMT_DECL && body_decl(c, am, &s->decl) < 0)
 			return -1;
 		if (s->kind == IR_STMT_LABEL) {
+			if (label_id(c, s->text))
+				return lw_fail(c, "label %s is defined twice", s->text);
 			c->labels[c->nlabels].name = s->text;
 			c->labels[c->nlabels++].id = spv_id(c->e);
 		}
