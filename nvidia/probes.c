@@ -1,5 +1,6 @@
 /* The NVIDIA probe pipeline (probes.h). */
 #include "nvidia/probes.h"
+#include "nvidia/ctx_use.h"
 
 #include "ebpf/lower.h"
 #include "ebpf/verifier.h"
@@ -293,7 +294,8 @@ static int instrument_uncached(struct gp_nv_probes *ps, const char *ptx, size_t 
 		struct gp_inst_probe probe = {
 			.attach = p->prog->attach, .glob = p->prog->target,
 			.mem_filter = p->prog->mem_filter, .barrier_after = p->prog->barrier_after,
-			.selected = cfg_selected, .user = o};
+			.selected = cfg_selected, .user = o,
+			.ctx_unread = gp_ctx_unread_words(p->prog->insns, p->prog->ninsns)};
 		if (!gp_instrument_matches(m, &probe))
 			continue;
 		probe.func = ir_strfmt(m, "__gp_p%zu_%zu_%s", p->obj, p->index, p->prog->name);

@@ -184,20 +184,32 @@ static void prepare(struct fn *fn, const unsigned *bend, size_t nbend)
 	fn->st->functions++;
 }
 
+/* Whether the probe may read the n 4-byte words of the context at byte off. */
+static int ctx_read(const struct inst_emit *e, unsigned off, unsigned n)
+{
+	return off / 4 + n > 64 || ((e->ctx_unread >> (off / 4)) & ((1ull << n) - 1)) != ((1ull << n) - 1);
+}
+
 static void st32(struct inst_emit *e, unsigned off, const char *src)
 {
+	if (!ctx_read(e, off, 1))
+		return;
 	ie_insn(e, "mov.u32 %%__gp_s0, %s", src);
 	ie_insn(e, "st.local.u32 [__gp_ctx+%u], %%__gp_s0", off);
 }
 
 static void st32i(struct inst_emit *e, unsigned off, uint32_t v)
 {
+	if (!ctx_read(e, off, 1))
+		return;
 	ie_insn(e, "mov.u32 %%__gp_s0, %u", v);
 	ie_insn(e, "st.local.u32 [__gp_ctx+%u], %%__gp_s0", off);
 }
 
 static void st64(struct inst_emit *e, unsigned off, const char *src)
 {
+	if (!ctx_read(e, off, 2))
+		return;
 	ie_insn(e, "mov.u64 %%__gp_d1, %s", src);
 	ie_insn(e, "st.local.u64 [__gp_ctx+%u], %%__gp_d1", off);
 }
@@ -221,8 +233,12 @@ static void fill_thread(struct fn *fn, struct inst_emit *e, unsigned off)
 
 static void call_probe(struct fn *fn, struct inst_emit *e, const char *func)
 {
-	ie_insn(e, "mov.u64 %%__gp_d0, __gp_ctx");
-	ie_insn(e, "cvta.local.u64 %%__gp_d0, %%__gp_d0");
+	if (e->ctx_unread == ~0ull) {
+		ie_insn(e, "mov.u64 %%__gp_d0, 0");   /* the probe reads no context */
+	} else {
+		ie_insn(e, "mov.u64 %%__gp_d0, __gp_ctx");
+		ie_insn(e, "cvta.local.u64 %%__gp_d0, %%__gp_d0");
+	}
 	ie_block(e, 1);
 	ie_decl(e, ".param", ".b64", "__gp_arg", -1, 0, NULL);
 	ie_decl(e, ".param", ".b64", "__gp_ret", -1, 0, NULL);
@@ -303,6 +319,7 @@ static int is_mem_opcode(const char *op)
 static void site_entry(struct fn *fn, const struct gp_inst_probe *p, unsigned k)
 {
 	struct inst_emit e = at(fn, fn->entry);
+	e.ctx_unread = p->ctx_unread;
 	if (p->attach == GP_ATTACH_KERNEL_ENTRY) {
 		kernel_ctx_call(fn, &e, p->func);
 	} else if (p->attach == GP_ATTACH_BLOCK_BEGIN) {
@@ -350,6 +367,7 @@ static void site_entry(struct fn *fn, const struct gp_inst_probe *p, unsigned k)
 static void site_leave(struct fn *fn, const struct gp_inst_probe *p, unsigned k, ir_stmt *s)
 {
 	struct inst_emit e = at(fn, s);
+	e.ctx_unread = p->ctx_unread;
 	const char *skip = guard_skip(fn, &e, &s->insn);
 	if (p->attach == GP_ATTACH_KERNEL_EXIT) {
 		kernel_ctx_call(fn, &e, p->func);
@@ -421,6 +439,7 @@ static void site_mem(struct fn *fn, const struct gp_inst_probe *p, ir_stmt *s, u
 	if (a->kind != IR_OPND_ADDR || a->nelems)
 		return;
 	struct inst_emit e = at(fn, s);
+	e.ctx_unread = p->ctx_unread;
 	const char *skip = guard_skip(fn, &e, in);
 	if (!a->name) {
 		ie_insn(&e, "mov.u64 %%__gp_d1, %lld", (long long)a->ival);
@@ -434,7 +453,9 @@ static void site_mem(struct fn *fn, const struct gp_inst_probe *p, ir_stmt *s, u
 		if (a->ival)
 			ie_insn(&e, "add.s64 %%__gp_d1, %%__gp_d1, %lld", (long long)a->ival);
 	}
-	ie_insn(&e, "st.local.u64 [__gp_ctx+%u], %%__gp_d1", (unsigned)offsetof(struct gp_mem_ctx, addr));
+	if (ctx_read(&e, offsetof(struct gp_mem_ctx, addr), 2))
+		ie_insn(&e, "st.local.u64 [__gp_ctx+%u], %%__gp_d1",
+			(unsigned)offsetof(struct gp_mem_ctx, addr));
 	st32i(&e, offsetof(struct gp_mem_ctx, size), acc.size);
 	unsigned dirv = db == GP_MEM_LOAD ? GP_DIR_LOAD : db == GP_MEM_STORE ? GP_DIR_STORE : GP_DIR_ATOMIC;
 	/* space, dir and the padding are one little-endian u32 */
@@ -450,6 +471,7 @@ static void site_barrier(struct fn *fn, const struct gp_inst_probe *p, ir_stmt *
 {
 	const ir_insn *in = &s->insn;
 	struct inst_emit e = at(fn, p->barrier_after ? s->next : s);
+	e.ctx_unread = p->ctx_unread;
 	const char *skip = guard_skip(fn, &e, in);
 	const char *id = "0";
 	if (in->nops && in->ops[0].kind == IR_OPND_INT)
@@ -470,6 +492,7 @@ static void site_bb(struct fn *fn, const struct gp_inst_probe *p, ir_stmt *s, un
 		    unsigned index, unsigned ninsns)
 {
 	struct inst_emit e = at(fn, s);
+	e.ctx_unread = p->ctx_unread;
 	st32i(&e, offsetof(struct gp_bb_ctx, bb_index), bb);
 	st32i(&e, offsetof(struct gp_bb_ctx, insn_index), index);
 	st32i(&e, offsetof(struct gp_bb_ctx, line), s->src_line);

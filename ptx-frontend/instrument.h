@@ -24,6 +24,7 @@
 #define GPUPROBE_PTX_INSTRUMENT_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "ebpf/object.h"
 #include "ptx-frontend/ir.h"
@@ -37,6 +38,9 @@ struct gp_inst_probe {
 	/* Optional extra kernel filter (the configuration's include/exclude): nonzero selects. */
 	int (*selected)(void *user, const char *mangled, const char *demangled);
 	void *user;
+	/* Bit i: bytes 4i..4i+3 of the context are never read by the probe, so the site does not
+	 * fill them (all set: no context at all, r1 = 0). 0 fills everything. */
+	uint64_t ctx_unread;
 };
 
 struct gp_inst_stats {

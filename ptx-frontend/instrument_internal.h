@@ -3,6 +3,8 @@
 #ifndef GPUPROBE_PTX_INSTRUMENT_INTERNAL_H
 #define GPUPROBE_PTX_INSTRUMENT_INTERNAL_H
 
+#include <stdint.h>
+
 #include "ptx-frontend/ir.h"
 
 struct inst_emit {
@@ -10,6 +12,7 @@ struct inst_emit {
 	ir_func *f;
 	ir_stmt *pos;     /* insert before this statement (NULL: append) */
 	int failed;       /* a line could not be read (a bug in the pass) */
+	uint64_t ctx_unread;  /* context words the probe never reads: not filled (gp_inst_probe) */
 };
 
 /* "@!%p1 bra __gp_L3", "st.local.u32 [__gp_ctx+8], %__gp_s0", "call (__gp_ret), f, (__gp_arg)" */
