@@ -1,13 +1,21 @@
 /* Fatbin reading: the containers nvcc embeds in executables and that module loads hand the driver.
  *
- * Layout (little endian), as DESIGN.md "Facts to build on" states it:
- *   wrapper   (magic 0x466243B1): u32 magic, u32 version (1: one fatbin, 2: null-terminated list),
- *             u64 pointer to the fatbin (v1) or to a NULL-terminated array of fatbin pointers (v2).
+ * Layout (little endian), as DESIGN.md "Facts to build on" states it, plus what nvcc 13 output shows:
+ *   wrapper   (magic 0x466243B1, 24 bytes): u32 magic, u32 version, u64 pointer to a fatbin;
+ *             version 2 (-rdc) adds a u64 pointer to a NULL-terminated array of prelinked fatbins.
  *   container (magic 0xBA55ED50): u32 magic, u16 version 1, u16 header size 16, u64 size of what
- *             follows the header (a sequence of entries).
- *   entry:    +0x00 u16 kind (1 PTX, 2 ELF), +0x04 u32 header size, +0x08 u64 payload size,
- *             +0x10 u32 compressed size, +0x18 u16 minor, u16 major, +0x1c u32 SM, +0x28 u64 flags,
- *             +0x38 u64 uncompressed size. Flag 0x8000: zstd payload; 0x2000: raw LZ4 block.
+ *             follows the header (a sequence of entries). .nv_fatbin holds several back to back.
+ *   entry:    +0x00 u16 kind (1 PTX, 2 ELF, 8 LTO IR), +0x04 u32 header size, +0x08 u64 payload
+ *             size (with padding), +0x10 u32 compressed size, +0x14 u32 offset in the header of a
+ *             (u32 offset, u32 length) pair naming the JIT options, +0x18 u16 minor, u16 major,
+ *             +0x1c u32 SM, +0x20 u32 offset and +0x24 u32 length of the source file name (-G),
+ *             +0x28 u64 flags, +0x38 u64 uncompressed size.
+ *   flags:    0x8000 zstd frame, 0x2000 raw LZ4 block, 0x10000 encoded (LTO IR; not decodable),
+ *             0x100000 arch-specific target (sm_90a), 0x200000 family target (sm_100f).
+ * fatbinary strips comments and collapses blanks in the PTX it embeds (line structure kept), so
+ * embedded PTX equals `nvcc -ptx` output token for token, not byte for byte; cubins are stored
+ * exactly as `nvcc -cubin` writes them. Some libraries (cuFFT) keep containers in ordinary data
+ * sections and load them themselves: the ELF reader finds those too.
  *
  * libbpf-style: opaque objects, object__verb names, negative errno, and one line in err naming the
  * offset and the problem. Nothing here reads outside the image it was given (when its size is known).
