@@ -69,6 +69,9 @@ for cfg in native shim roundtrip empty memcount; do
 			esac
 			OVH_MAXN=4096 timeout 60 "${cmd[@]}" 2>/dev/null | sed "s/^F /F $cfg $pass /" \
 				>>"$OUT/first.txt"
+			# JIT cache entries after the run: growth on a cached pass means the driver saw
+			# different PTX than in the fresh pass (a cache miss)
+			echo "J $cfg $pass files $(find "$CUDA_CACHE_PATH" -type f 2>/dev/null | wc -l) kb $(du -sk "$CUDA_CACHE_PATH" 2>/dev/null | cut -f1)" >>"$OUT/first.txt"
 		done
 		rm -rf "$CUDA_CACHE_PATH"
 	done
@@ -80,4 +83,6 @@ export CUDA_CACHE_PATH=$OUT/jitcache
 [ "$QUICK" = 1 ] || OVH_MAXN=1048576 run ring "$GP" run -p "$P/memtrace.bpf.o" -- "$O/ovh" ring 1048576 3
 OVH_MAXN=4096 run ring_small "$GP" run -p "$P/memtrace.bpf.o" -- "$O/ovh" ring 4096 3
 
+# The same native binary once more: the process-to-process spread of the timings.
+run native2 "$O/ovh" "${W[@]}"
 python3 "$root/bench/overhead/table.py" "$OUT" | tee "$OUT/table.txt"

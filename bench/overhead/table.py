@@ -9,7 +9,7 @@ import sys
 
 out = sys.argv[1]
 PROBES = ["empty", "blocktime", "perthread", "memcount", "contended", "memtrace"]
-CFGS = ["shim", "roundtrip"] + PROBES + ["memcheck"]
+CFGS = ["native2", "shim", "roundtrip"] + PROBES + ["memcheck"]
 # probe -> the hand-written variant doing the same work (ovh_hand)
 HAND = {"empty": None, "blocktime": "h_blocktime", "perthread": "h_perthread",
         "memcount": "h_memcnt", "contended": "h_atomic", "memtrace": "h_ring"}
