@@ -229,6 +229,9 @@ int fb_read_elf(struct fatbin *fb, struct fb_range r, char *err, size_t errlen)
 		scan_embedded(fb, &v, &s);
 		found |= fb->containers > before;
 	}
+	if (!found && fb_le16(v.p + 18) == 190) /* EM_CUDA */
+		return fb_error(err, errlen, ENOENT, "offset 0x%zx: a cubin (EM_CUDA ELF), not a file holding fatbins",
+				v.base + 18);
 	if (!found)
 		return fb_error(err, errlen, ENOENT,
 				"offset 0x%zx: ELF file has no fatbin (no .nv_fatbin section: not a CUDA binary?)",

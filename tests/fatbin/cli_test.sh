@@ -3,7 +3,7 @@
 # entries, --help, and one-line errors with a non-zero exit on bad input.
 # Usage: cli_test.sh PATH/TO/gpuprobe   (UPDATE=1 rewrites the expected files)
 set -uo pipefail
-G=$1
+G=$(readlink -f "$1")
 here=$(cd "$(dirname "$0")" && pwd)
 seeds=$here/fuzz-seeds/fatbin
 tmp=$(mktemp -d)
@@ -54,6 +54,8 @@ golden list_tiny_ptx "$G" list tiny.ptx
 "$G" fatbin --help | grep -q '^usage: gpuprobe fatbin FILE -o DIR' || bad "fatbin --help"
 
 printf 'hello\n' >"$tmp/junk.txt"
+one_error "gpuprobe: /bin/sh: offset 0x0: ELF file has no fatbin (no .nv_fatbin section: not a CUDA binary?)" \
+	"$G" list /bin/sh
 head -c 1000 "$seeds/tiny_default.fatbin" >"$tmp/short.fatbin"
 head -c 3000 "$seeds/tiny_object.o" >"$tmp/short.o"
 one_error "gpuprobe: cannot open nosuch: No such file or directory" "$G" list nosuch
@@ -65,7 +67,7 @@ one_error "gpuprobe: short.fatbin: offset 0x0: fatbin of 0x12a0 bytes runs past 
 one_error "gpuprobe: short.o: offset 0x28: ELF section headers at 0x2cd0 lie past the end of the file" "$G" list short.o
 one_error "gpuprobe: junk.txt: offset 0x0: not a fatbin: magic 0x6c6c6568 (expected a fatbin 0xba55ed50, a wrapper 0x466243b1, an ELF file or an archive)" \
 	"$G" fatbin junk.txt -o x
-one_error "gpuprobe: tiny_sm75.cubin: offset 0x0: ELF file has no fatbin (no .nv_fatbin section: not a CUDA binary?)" \
+one_error "gpuprobe: tiny_sm75.cubin: offset 0x12: a cubin (EM_CUDA ELF), not a file holding fatbins" \
 	"$G" fatbin tiny_sm75.cubin -o x
 one_error "gpuprobe: fatbin: no output directory given (-o DIR)" "$G" fatbin tiny_default.fatbin
 one_error "gpuprobe: fatbin: no FILE given (see 'gpuprobe fatbin --help')" "$G" fatbin -o x

@@ -390,8 +390,7 @@ static void test_elf_errors(void)
 	char path[1024], err[512], want[1200];
 	snprintf(path, sizeof(path), "%s/tiny_sm75.cubin", seed_dir);
 	struct fatbin *fb;
-	snprintf(want, sizeof(want), "%s: offset 0x0: ELF file has no fatbin (no .nv_fatbin section: not a CUDA binary?)",
-		 path);
+	snprintf(want, sizeof(want), "%s: offset 0x12: a cubin (EM_CUDA ELF), not a file holding fatbins", path);
 	int rc = fatbin__open_file(path, &fb, err, sizeof(err));
 	CHECK(rc < 0 && !strcmp(err, want), "cubin as fatbin: \"%s\"", err);
 	CHECK(fatbin__open_file("/nonexistent/x", &fb, err, sizeof(err)) == -2 &&
@@ -406,6 +405,16 @@ static void test_elf_errors(void)
 	expect_error(a, n, "offset 0x8: archive member of 999999999 bytes runs past the end of the file", "ar size");
 	expect_error(img, 8, "offset 0x0: archive has no member with a fatbin", "empty archive");
 	free(a);
+	free(img);
+	img = load("tiny_object.o", &n);
+	for (size_t i = 0; i + 11 < n; i++) { /* no fatbin left anywhere: an ordinary ELF file */
+		if (!memcmp(img + i, ".nv_fatbin", 11))
+			img[i + 1] = 'X';
+		if (get32(img + i) == FATBIN_CONTAINER_MAGIC)
+			img[i] = 0;
+	}
+	expect_error(img, n, "offset 0x0: ELF file has no fatbin (no .nv_fatbin section: not a CUDA binary?)",
+		     "host ELF without fatbin");
 	free(img);
 	img = load("tiny_object.o", &n);
 	img[4] = 1;

@@ -7,7 +7,7 @@
 # reports must be the one each mode asks for. A shared library and a -fatbin file are read too.
 # Usage: nvcc_modes.sh PATH/TO/gpuprobe    (exit 77: no nvcc, skipped)
 set -uo pipefail
-G=$1
+G=$(readlink -f "$1")
 NVCC=${NVCC:-/usr/local/cuda/bin/nvcc}
 if ! [ -x "$NVCC" ]; then
 	echo "SKIP: nvcc not found at $NVCC (set NVCC)"
