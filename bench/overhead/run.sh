@@ -53,8 +53,6 @@ done
 # The hand-written variants' binary with the memory counter probe: our probe and nvcc's
 # counter on the same kernels in one table (its base rows are the probe's own).
 [ "$QUICK" = 1 ] || run hand_memcount "$GP" run -p "$P/memcount.bpf.o" -- "$O/ovh_hand" vecadd copy sgemm
-# compute-sanitizer is slow: fewer repetitions.
-[ "$QUICK" = 1 ] || OVH_REPS=5 OVH_WARM=1 LIMIT=150 run memcheck "$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)" --tool memcheck --print-limit 10 "$O/ovh"
 
 # Time to the first kernel: module load + (instrumentation) + JIT, fresh JIT cache then cached.
 for cfg in native shim roundtrip empty memcount; do
@@ -85,4 +83,7 @@ OVH_MAXN=4096 run ring_small "$GP" run -p "$P/memtrace.bpf.o" -- "$O/ovh" ring 4
 
 # The same native binary once more: the process-to-process spread of the timings.
 run native2 "$O/ovh" "${W[@]}"
+# compute-sanitizer is slow: fewer repetitions.
+[ "$QUICK" = 1 ] || OVH_REPS=5 OVH_WARM=1 LIMIT=120 run memcheck "$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)" --tool memcheck --print-limit 10 "$O/ovh"
+
 python3 "$root/bench/overhead/table.py" "$OUT" | tee "$OUT/table.txt"
