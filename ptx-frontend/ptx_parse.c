@@ -98,8 +98,8 @@ static void expect_punct(struct parser *ps, char c)
 	next(ps);
 }
 
-/* Short strings (opcodes, modifiers, register and symbol names, types) are interned: one copy
- * per module, which keeps the IR small. Open addressing, grown at half full. */
+/* The few distinct words that recur on every line (opcodes, modifiers, state spaces, types) are
+ * interned: one copy per module, which keeps the IR small. Open addressing, grown at half full. */
 static const char *intern(struct parser *ps, const char *p, uint32_t n)
 {
 	/* long names (mangled C++ symbols) are cheaper to copy than to hash and compare */
