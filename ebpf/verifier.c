@@ -88,7 +88,9 @@ static bool pop_pending(struct gpv_env *env)
 static int visit_checkpoint(struct gpv_env *env)
 {
 	int idx = env->idx, kept = 0;
-	for (struct gpv_checkpoint *cp = env->cps[idx]; cp; cp = cp->next, kept++) {
+	/* newest first; past the scan limit a match is not looked for (the path goes on: only
+	 * slower, never unsafe; an endless loop then ends on the instruction budget) */
+	for (struct gpv_checkpoint *cp = env->cps[idx]; cp && kept < GPV_SCAN_LIMIT; cp = cp->next, kept++) {
 		if (cp->branches) {
 			/* an ancestor of this path: equal means nothing changed in a round of the loop */
 			if (gpv_states_equal(env, &cp->st, &env->cur, true))
@@ -105,7 +107,7 @@ static int visit_checkpoint(struct gpv_env *env)
 	}
 	/* Enough kept here: comparing against more costs more than it prunes. Long loops then go
 	 * on without checkpoints at this instruction; the instruction budget still bounds them. */
-	if (kept >= GPV_MAX_STATES_PER_INSN) {
+	if (kept >= GPV_SCAN_LIMIT && env->cps_len[idx] >= GPV_MAX_STATES_PER_INSN) {
 		struct gpv_checkpoint *ph = calloc(1, sizeof(*ph));
 		if (!ph)
 			return gpv_reject(env, -ENOMEM, "out of memory");
@@ -134,6 +136,7 @@ static int visit_checkpoint(struct gpv_env *env)
 	env->cur.parent = cp;
 	cp->next = env->cps[idx];
 	env->cps[idx] = cp;
+	env->cps_len[idx]++;
 	env->nstates++;
 	return 0;
 }
@@ -463,9 +466,10 @@ int gp_verify(const struct bpf_insn *insns, size_t n, struct gp_verify_opts *opt
 	}
 	env.n = (int)n;
 	env.cps = calloc(n, sizeof(*env.cps));
+	env.cps_len = calloc(n, sizeof(*env.cps_len));
 	env.map_plain_write = calloc(opts->nmaps + 1, 1);
 	env.map_atomic_add = calloc(opts->nmaps + 1, 1);
-	if (!env.cps || !env.map_plain_write || !env.map_atomic_add) {
+	if (!env.cps || !env.cps_len || !env.map_plain_write || !env.map_atomic_add) {
 		ret = gpv_reject(&env, -ENOMEM, "out of memory");
 		goto out;
 	}
@@ -515,6 +519,7 @@ out:
 		env.phantoms = nx;
 	}
 	gpv_trace_free(&env);
+	free(env.cps_len);
 	free(env.prune);
 	free(env.live);
 	free(env.subprog_of);

@@ -28,7 +28,8 @@
 #define GPV_MAX_VAR_OFF (1LL << 29)     /* like Linux: pointer offsets stay well inside s32 */
 #define GPV_DEFAULT_MAX_INSNS 1000000UL
 #define GPV_DEFAULT_MAX_STATES 100000u
-#define GPV_MAX_STATES_PER_INSN 64
+#define GPV_MAX_STATES_PER_INSN 4096         /* past it, phantom checkpoints only */
+#define GPV_SCAN_LIMIT 512                   /* kept states compared per visit, newest first */
 #define GPV_MAX_BACKTRACK_STEPS 20000000UL   /* past it, precision falls back to "all precise" */
 
 /* A number whose bits are partly known: bit set in mask = unknown; value holds the known bits. */
@@ -141,6 +142,7 @@ struct gpv_env {
 
 	/* exploration */
 	struct gpv_checkpoint **cps;
+	unsigned *cps_len;
 	struct gpv_checkpoint *phantoms;
 	unsigned nstates;
 	unsigned long bt_steps;            /* instructions walked back by precision tracking */
