@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The PTX corpus (tests/ptx/src/*.cu, compiled by nvcc -ptx) through `gpuprobe ptx spirv`:
 # prints how many modules lower to valid SPIR-V and the constructs that block the rest.
+# With SPIRV_POCL_BUILD (tests/spirv's spirv_pocl_build), the valid modules are also built on the
+# OpenCL device (PoCL), which must take every one.
 # Fails if a module gives invalid SPIR-V (a lowering bug), if gpuprobe crashes or prints more
 # than one error line, or if fewer modules lower than the floor below (a regression).
 # usage: corpus.sh GPUPROBE SRC_DIR WORK_DIR [ARCH...]   (default archs: sm_75 sm_90)
@@ -13,6 +15,7 @@ floor=${SPIRV_CORPUS_FLOOR:-56}   # modules that lowered on 2026-11-22 (of 79 th
 nvcc=${NVCC:-/usr/local/cuda/bin/nvcc}
 [ -x "$nvcc" ] || { echo "SKIP: no nvcc at $nvcc"; exit 77; }
 mkdir -p "$work"
+rm -f "$work"/*.spv
 ok=0 total=0 bad=0
 : >"$work/blockers.txt"
 for arch in "${archs[@]}"; do
@@ -55,6 +58,19 @@ for arch in "${archs[@]}"; do
 done
 echo
 echo "corpus: $ok of $total modules lower to valid SPIR-V (${archs[*]})"
+if [ -n "${SPIRV_POCL_BUILD:-}" ] && [ $ok -gt 0 ]; then
+	tool=$(realpath "$SPIRV_POCL_BUILD")
+	built=$(cd "$work" && "$tool" *.spv 2>/dev/null)
+	rc=$?
+	if [ $rc -eq 77 ]; then
+		echo "OpenCL build: skipped ($built)"
+	else
+		nbuilt=$(printf '%s\n' "$built" | grep -c '^BUILT')
+		echo "OpenCL build: $nbuilt of $ok build on the OpenCL device"
+		printf '%s\n' "$built" | grep -v '^BUILT'
+		[ "$nbuilt" -eq $ok ] || bad=1
+	fi
+fi
 echo "blocking constructs (modules blocked, first blocker of each):"
 sort "$work/blockers.txt" | uniq -c | sort -rn | sed 's/^/  /'
 [ $bad -eq 0 ] || { echo "FAIL: invalid SPIR-V or a crash above"; exit 1; }
