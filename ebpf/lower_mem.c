@@ -158,6 +158,34 @@ static int lower_lddw(struct lower_ctx *c, const struct bpf_insn *in)
 	return 0;
 }
 
+/* red.add of v at a, once per group of active lanes that add the same v at the same a: the
+ * group's lowest lane adds v times the group's size (exact modulo 2^32/2^64, as the separate
+ * adds would be). Counters sharded per SM then cost one atomic per warp, as nvcc's own. */
+static void red_add_aggregated(struct lower_ctx *c, bool is64, const char *a, const char *v)
+{
+	const char *mask = c->w[4], *grp = c->w[5], *tmp = c->w[6], *me = c->w[7];
+	const char *skip = lo_new_label(c);
+	lo_emit(c, "activemask", ".b32", 1, R(mask));
+	lo_emit(c, "match", ".any.sync.b64", 3, R(grp), R(a), R(mask));
+	lo_emit(c, "match", is64 ? ".any.sync.b64" : ".any.sync.b32", 3, R(tmp), R(v), R(mask));
+	lo_emit(c, "and", ".b32", 3, R(grp), R(grp), R(tmp));
+	lo_emit(c, "neg", ".s32", 2, R(tmp), R(grp));
+	lo_emit(c, "and", ".b32", 3, R(tmp), R(tmp), R(grp));
+	lo_emit(c, "mov", ".u32", 2, R(me), R("%lanemask_eq"));
+	lo_emit(c, "setp", ".ne.b32", 3, R(c->p[2]), R(tmp), R(me));
+	lo_emit_if(c, c->p[2], false, "bra", "", 1, lo_sym(c, skip));
+	lo_emit(c, "popc", ".b32", 2, R(tmp), R(grp));
+	if (is64) {
+		lo_emit(c, "cvt", ".u64.u32", 2, R(c->t[4]), R(tmp));
+		lo_emit(c, "mul", ".lo.u64", 3, R(c->t[4]), R(c->t[4]), R(v));
+		lo_emit(c, "red", ".add.u64", 2, lo_addr(c, a, 0), R(c->t[4]));
+	} else {
+		lo_emit(c, "mul", ".lo.u32", 3, R(tmp), R(tmp), R(v));
+		lo_emit(c, "red", ".add.u32", 2, lo_addr(c, a, 0), R(tmp));
+	}
+	lo_label(c, skip);
+}
+
 /* Read-modify-write of the value at address register a (size 4 or 8), for the atomic op. */
 static void atomic_native(struct lower_ctx *c, int op, bool is64, const char *a, const char *s)
 {
@@ -192,6 +220,10 @@ static void atomic_native(struct lower_ctx *c, int op, bool is64, const char *a,
 		lo_emit(c, "atom", ir_strfmt(c->m, ".exch%s", bt), 3, R(old), lo_addr(c, a, 0), R(v));
 	} else {
 		const char *ty = !strcmp(name, "add") ? (is64 ? ".u64" : ".u32") : bt;
+		if (!fetch && op == BPF_ADD && c->opts->warp_aggregate) {
+			red_add_aggregated(c, is64, a, v);
+			return;
+		}
 		if (!fetch) {
 			lo_emit(c, "red", ir_strfmt(c->m, ".%s%s", name, ty), 2, lo_addr(c, a, 0), R(v));
 			return;

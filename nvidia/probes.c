@@ -304,6 +304,8 @@ static int instrument_uncached(struct gp_nv_probes *ps, const char *ptx, size_t 
 			.puts_func = gp_maps_puts_func(&o->dev, m), .user = &o->dev,
 			.prefix = ir_strfmt(m, "__gp%zu_%zu_", p->obj, p->index),
 			.stack_size = p->stack, .assume_aligned = 1,
+			.warp_aggregate = m->target && !strncmp(m->target, "sm_", 3) &&
+					  atoi(m->target + 3) >= 70,
 			.pid_tgid = (uint64_t)getpid() << 32 | (uint64_t)getpid()};
 		char lerr[256];
 		if (gp_lower_program(m, p->prog->insns, p->prog->ninsns, probe.func, &lo, lerr,
