@@ -87,6 +87,7 @@ typedef struct lw {
 	uint32_t ret_block;      /* kernel: the block that returns */
 	uint32_t clock_var;      /* per-thread counter behind %clock */
 	uint32_t carry_var;      /* the carry flag of add.cc/addc chains */
+	uint32_t alloca_arena, alloca_top; /* alloca: a private arena and its bump offset */
 	const ir_stmt *cur;      /* for error lines */
 } lw;
 

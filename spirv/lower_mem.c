@@ -197,8 +197,59 @@ static int lower_atom(lw *c, const ir_insn *in, bool red)
 	return lw_write(c, &in->ops[0], fl && strcmp(op, ".exch") ? t : it, r) < 0 ? -1 : 1;
 }
 
+/* alloca/stacksave/stackrestore: a per-thread private arena of ALLOCA_BYTES with a bump offset
+ * (OpenCL has no dynamic stack). An allocation past its end yields address 0, so that using it
+ * faults instead of overwriting memory. */
+#define ALLOCA_BYTES 4096
+static int lower_alloca(lw *c, const ir_insn *in)
+{
+	uint32_t u64 = spv_t_int(c->e, 64), bl = spv_t_bool(c->e);
+	if (!c->alloca_arena) {
+		uint32_t at = spv_t_array(c->e, spv_t_int(c->e, 8), spv_c_int(c->e, 32, ALLOCA_BYTES));
+		c->alloca_arena = spv_id(c->e);
+		spv_op(&c->vars, SpvOpVariable, 3, spv_t_ptr(c->e, SpvStorageClassFunction, at), c->alloca_arena,
+		       (uint32_t)SpvStorageClassFunction);
+		spv_decorate(c->e, c->alloca_arena, SpvDecorationAlignment, 1, 16u);
+		c->alloca_top = spv_id(c->e);
+		spv_op(&c->vars, SpvOpVariable, 3, spv_t_ptr(c->e, SpvStorageClassFunction, u64), c->alloca_top,
+		       (uint32_t)SpvStorageClassFunction);
+		spv_op(&c->prologue, SpvOpStore, 2, c->alloca_top, lw_u64(c, 0));
+	}
+	uint32_t base = lw_op1(c, SpvOpConvertPtrToU, u64, c->alloca_arena);
+	if (!strcmp(in->opcode, "stacksave")) {
+		if (in->nops != 1)
+			return lw_unsupported(c, in, "stacksave needs a destination");
+		uint32_t top = lw_op1(c, SpvOpLoad, u64, c->alloca_top);
+		return lw_write(c, &in->ops[0], PT('u', 64), lw_op2(c, SpvOpIAdd, u64, base, top)) < 0 ? -1 : 1;
+	}
+	if (!strcmp(in->opcode, "stackrestore")) {
+		uint32_t a = in->nops == 1 ? lw_read(c, &in->ops[0], PT('u', 64)) : 0;
+		if (!a)
+			return in->nops == 1 ? -1 : lw_unsupported(c, in, "stackrestore needs an address");
+		spv_op(&c->body, SpvOpStore, 2, c->alloca_top, lw_op2(c, SpvOpISub, u64, a, base));
+		return 1;
+	}
+	if (in->nops < 2)
+		return lw_unsupported(c, in, "alloca needs a destination and a size");
+	uint32_t size = lw_read(c, &in->ops[1], PT('u', 64));
+	if (!size)
+		return -1;
+	uint64_t align = in->nops > 2 && in->ops[2].kind == IR_OPND_INT && in->ops[2].ival > 0 ? (uint64_t)in->ops[2].ival : 8;
+	uint32_t top = lw_op1(c, SpvOpLoad, u64, c->alloca_top);
+	uint32_t at = lw_op2(c, SpvOpBitwiseAnd, u64, lw_op2(c, SpvOpIAdd, u64, top, lw_u64(c, align - 1)), lw_u64(c, ~(align - 1)));
+	uint32_t end = lw_op2(c, SpvOpIAdd, u64, at, size);
+	uint32_t fits = lw_op2(c, SpvOpLogicalAnd, bl, lw_op2(c, SpvOpULessThanEqual, bl, end, lw_u64(c, ALLOCA_BYTES)),
+			       lw_op2(c, SpvOpULessThanEqual, bl, size, lw_u64(c, ALLOCA_BYTES)));
+	spv_op(&c->body, SpvOpStore, 2, c->alloca_top, lw_select(c, u64, fits, end, top));
+	uint32_t r = lw_select(c, u64, fits, lw_op2(c, SpvOpIAdd, u64, base, at), lw_u64(c, 0));
+	ptype dt = lw_insn_type(in);
+	return lw_write(c, &in->ops[0], ptype_ok(dt) ? dt : PT('u', 64), lw_convert_bits(c, r, PT('u', 64), ptype_ok(dt) ? dt : PT('u', 64))) < 0 ? -1 : 1;
+}
+
 int lw_memory(lw *c, const ir_insn *in)
 {
+	if (!strcmp(in->opcode, "alloca") || !strcmp(in->opcode, "stacksave") || !strcmp(in->opcode, "stackrestore"))
+		return lower_alloca(c, in);
 	const char *op = in->opcode;
 	if (!strcmp(op, "ld") || !strcmp(op, "ldu"))
 		return lower_ld_st(c, in, false);
