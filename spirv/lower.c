@@ -417,10 +417,11 @@ static int lower_insn(lw *c, const ir_insn *in)
 		return hr < 0 ? -1 : 0;
 	bool half_cvt = !strcmp(in->opcode, "cvt") || !strcmp(in->opcode, "mov") || !strcmp(in->opcode, "ld") ||
 			!strcmp(in->opcode, "st");
+	bool half_cmp = !strcmp(in->opcode, "setp") || !strcmp(in->opcode, "set");
 	for (unsigned i = 0; i < in->nmods; i++) {
 		const char *m = in->mods[i];
-		if (half_cvt && !strcmp(m, ".f16"))
-			continue; /* conversions and moves of f16 are lowered */
+		if ((half_cvt && !strcmp(m, ".f16")) || (half_cmp && (!strcmp(m, ".f16") || !strcmp(m, ".f16x2"))))
+			continue; /* conversions, moves and comparisons of f16 are lowered */
 		if (!strncmp(m, ".f16", 4) || !strncmp(m, ".bf16", 5) || !strncmp(m, ".e4m3", 5) ||
 		    !strncmp(m, ".e5m2", 5) || !strcmp(m, ".tf32") || !strncmp(m, ".f32x2", 6))
 			return lw_unsupported(c, in, "half-precision, 8-bit and packed float types are not lowered");

@@ -275,13 +275,54 @@ static uint32_t combine(lw *c, const ir_insn *in, uint32_t r, const ir_operand *
 	return lw_op2(c, op, spv_t_bool(c->e), r, p);
 }
 
+/* f16 and f16x2 comparisons: halves widened to f32 (exact), compared there. */
+static int half_compare(lw *c, const ir_insn *in, bool x2, uint32_t r[2])
+{
+	uint32_t u32 = spv_t_int(c->e, 32), i16 = spv_t_int(c->e, 16);
+	uint32_t a = lw_read(c, &in->ops[1], PT('b', x2 ? 32 : 16)), b = lw_read(c, &in->ops[2], PT('b', x2 ? 32 : 16));
+	if (!a || !b)
+		return -1;
+	for (unsigned h = 0; h < (x2 ? 2u : 1u); h++) {
+		uint32_t ah = x2 ? lw_op1(c, SpvOpUConvert, i16, h ? lw_op2(c, SpvOpShiftRightLogical, u32, a, lw_u32(c, 16)) : a) : a;
+		uint32_t bh = x2 ? lw_op1(c, SpvOpUConvert, i16, h ? lw_op2(c, SpvOpShiftRightLogical, u32, b, lw_u32(c, 16)) : b) : b;
+		uint32_t fa = lw_h2f(c, ah), fb = lw_h2f(c, bh);
+		if (!(r[h] = compare(c, in, PT('f', 32), fa, fb)))
+			return -1;
+	}
+	return 0;
+}
+
 static int lower_setp(lw *c, const ir_insn *in)
 {
 	ptype t = lw_insn_type(in);
-	if (in->nops < 3 || !ptype_ok(t))
+	if (in->nops < 3 || (!ptype_ok(t) && !ir_insn_has_mod(in, ".f16x2")))
 		return lw_unsupported(c, in, "setp needs a type and three operands");
-	if (t.bits == 16 && t.k == 'f')
-		return lw_unsupported(c, in, "half-precision comparisons are not lowered");
+	if ((t.bits == 16 && t.k == 'f') || ir_insn_has_mod(in, ".f16x2")) {
+		bool x2 = ir_insn_has_mod(in, ".f16x2");
+		if (ir_insn_has_mod(in, ".ftz"))
+			return lw_unsupported(c, in, "f16 comparisons with .ftz are not lowered");
+		uint32_t r[2];
+		if (half_compare(c, in, x2, r) < 0)
+			return -1;
+		const ir_operand *d = &in->ops[0];
+		const ir_operand *cop = in->nops > 3 ? &in->ops[3] : NULL;
+		if (x2) { /* p gets the low halves' result, q the high halves' */
+			if (d->kind != IR_OPND_PAIR || d->nelems != 2)
+				return lw_unsupported(c, in, "setp.f16x2 needs a p|q destination");
+			uint32_t p = combine(c, in, r[0], cop), q = combine(c, in, r[1], cop);
+			if (!p || !q || lw_write(c, &d->elems[0], PT('p', 1), p) < 0 || lw_write(c, &d->elems[1], PT('p', 1), q) < 0)
+				return -1;
+			return 1;
+		}
+		uint32_t p = combine(c, in, r[0], cop);
+		if (!p)
+			return -1;
+		if (d->kind == IR_OPND_PAIR && d->nelems == 2) {
+			uint32_t q = combine(c, in, lw_op1(c, SpvOpLogicalNot, spv_t_bool(c->e), r[0]), cop);
+			return !q || lw_write(c, &d->elems[0], PT('p', 1), p) < 0 || lw_write(c, &d->elems[1], PT('p', 1), q) < 0 ? -1 : 1;
+		}
+		return lw_write(c, d, PT('p', 1), p) < 0 ? -1 : 1;
+	}
 	uint32_t a = lw_read(c, &in->ops[1], t), b = lw_read(c, &in->ops[2], t);
 	if (!a || !b)
 		return -1;
@@ -308,6 +349,29 @@ static int lower_setp(lw *c, const ir_insn *in)
 static int lower_set(lw *c, const ir_insn *in)
 {
 	ptype d = lw_insn_type_n(in, 0), s = lw_insn_type_n(in, 1);
+	bool sx2 = in->nmods && !strcmp(in->mods[in->nmods - 1], ".f16x2");
+	if (sx2 || (s.k == 'f' && s.bits == 16)) {
+		/* set.CMP.{f16,f16x2,u32,s32}.{f16,f16x2}: 1.0 (f16 0x3c00) or all ones per half, else 0 */
+		bool dx2 = in->nmods >= 2 && !strcmp(in->mods[in->nmods - 2], ".f16x2");
+		bool dhalf = dx2 || (d.k == 'f' && d.bits == 16);
+		if (ir_insn_has_mod(in, ".ftz") || lw_insn_mod_in(in, (const char *const[]){".and", ".or", ".xor", NULL}))
+			return lw_unsupported(c, in, "f16 set with .ftz or a predicate combination is not lowered");
+		uint32_t r[2], u32 = spv_t_int(c->e, 32);
+		if (half_compare(c, in, sx2, r) < 0)
+			return -1;
+		uint32_t one = dhalf ? 0x3c00u : 0xffffu, v;
+		if (sx2) {
+			uint32_t lo = lw_select(c, u32, r[0], lw_u32(c, one), lw_u32(c, 0));
+			uint32_t hi = lw_select(c, u32, r[1], lw_u32(c, one << 16), lw_u32(c, 0));
+			v = lw_op2(c, SpvOpBitwiseOr, u32, lo, hi);
+			return lw_write(c, &in->ops[0], PT('b', 32), v) < 0 ? -1 : 1;
+		}
+		if (dhalf)
+			return lw_write(c, &in->ops[0], PT('b', 16), lw_select(c, spv_t_int(c->e, 16), r[0], spv_c_int(c->e, 16, one),
+										 spv_c_int(c->e, 16, 0))) < 0 ? -1 : 1;
+		v = lw_select(c, u32, r[0], lw_u32(c, ~0u), lw_u32(c, 0));
+		return lw_write(c, &in->ops[0], PT('b', 32), v) < 0 ? -1 : 1;
+	}
 	if (in->nops < 3 || !ptype_ok(d) || !ptype_ok(s))
 		return lw_unsupported(c, in, "set needs two types and three operands");
 	uint32_t a = lw_read(c, &in->ops[1], s), b = lw_read(c, &in->ops[2], s);

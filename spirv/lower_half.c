@@ -17,7 +17,7 @@ static uint32_t half_ptr(lw *c, uint32_t *slot)
 	return lw_op1(c, SpvOpBitcast, spv_t_ptr(c->e, SpvStorageClassFunction, spv_t_float(c->e, 16)), *slot);
 }
 
-static uint32_t h2f(lw *c, uint32_t bits16)
+uint32_t lw_h2f(lw *c, uint32_t bits16)
 {
 	uint32_t slot, hp = half_ptr(c, &slot);
 	spv_op(&c->body, SpvOpStore, 2, slot, bits16);
@@ -106,7 +106,7 @@ int lw_half(lw *c, const ir_insn *in)
 	if (!x2) {
 		uint32_t s[3];
 		for (unsigned i = 0; i < n; i++)
-			s[i] = h2f(c, v[i]);
+			s[i] = lw_h2f(c, v[i]);
 		r = one(c, in->opcode, s, n, fz, sat);
 	} else {
 		uint32_t half[2];
@@ -114,7 +114,7 @@ int lw_half(lw *c, const ir_insn *in)
 			uint32_t s[3];
 			for (unsigned i = 0; i < n; i++) {
 				uint32_t x = h ? lw_op2(c, SpvOpShiftRightLogical, u32, v[i], lw_u32(c, 16)) : v[i];
-				s[i] = h2f(c, lw_op1(c, SpvOpUConvert, i16, x));
+				s[i] = lw_h2f(c, lw_op1(c, SpvOpUConvert, i16, x));
 			}
 			half[h] = lw_op1(c, SpvOpUConvert, u32, one(c, in->opcode, s, n, fz, sat));
 		}
