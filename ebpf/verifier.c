@@ -89,8 +89,11 @@ static int visit_checkpoint(struct gpv_env *env)
 {
 	int idx = env->idx, kept = 0;
 	/* newest first; past the scan limit a match is not looked for (the path goes on: only
-	 * slower, never unsafe; an endless loop then ends on the instruction budget) */
-	for (struct gpv_checkpoint *cp = env->cps[idx]; cp && kept < GPV_SCAN_LIMIT; cp = cp->next, kept++) {
+	 * slower, never unsafe; an endless loop then ends on the instruction budget). After many
+	 * comparisons (long loops with thousands of kept states) the limit tightens. */
+	int limit = env->compares > GPV_MAX_COMPARES ? GPV_SCAN_LIMIT_LATE : GPV_SCAN_LIMIT;
+	for (struct gpv_checkpoint *cp = env->cps[idx]; cp && kept < limit; cp = cp->next, kept++) {
+		env->compares++;
 		if (cp->branches) {
 			/* an ancestor of this path: equal means nothing changed in a round of the loop */
 			if (gpv_states_equal(env, &cp->st, &env->cur, true))
@@ -107,7 +110,7 @@ static int visit_checkpoint(struct gpv_env *env)
 	}
 	/* Enough kept here: comparing against more costs more than it prunes. Long loops then go
 	 * on without checkpoints at this instruction; the instruction budget still bounds them. */
-	if (kept >= GPV_SCAN_LIMIT && env->cps_len[idx] >= GPV_MAX_STATES_PER_INSN) {
+	if (env->cps_len[idx] >= GPV_MAX_STATES_PER_INSN) {
 		struct gpv_checkpoint *ph = calloc(1, sizeof(*ph));
 		if (!ph)
 			return gpv_reject(env, -ENOMEM, "out of memory");

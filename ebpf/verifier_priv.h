@@ -30,6 +30,8 @@
 #define GPV_DEFAULT_MAX_STATES 100000u
 #define GPV_MAX_STATES_PER_INSN 4096         /* past it, phantom checkpoints only */
 #define GPV_SCAN_LIMIT 512                   /* kept states compared per visit, newest first */
+#define GPV_SCAN_LIMIT_LATE 16               /* ... once GPV_MAX_COMPARES comparisons were made */
+#define GPV_MAX_COMPARES 4000000UL           /* bounds the time spent comparing states */
 #define GPV_MAX_BACKTRACK_STEPS 20000000UL   /* past it, precision falls back to "all precise" */
 
 /* A number whose bits are partly known: bit set in mask = unknown; value holds the known bits. */
@@ -146,6 +148,7 @@ struct gpv_env {
 	struct gpv_checkpoint *phantoms;
 	unsigned nstates;
 	unsigned long bt_steps;            /* instructions walked back by precision tracking */
+	unsigned long compares;            /* state comparisons made */
 	struct gpv_pending *stack;
 	size_t nstack, capstack;
 	struct gpv_state cur;
