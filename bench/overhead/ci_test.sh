@@ -1,0 +1,40 @@
+#!/bin/bash
+# CI (no GPU) guard for what bench/overhead measured on the GPU: every probe of probes/ is
+# spliced into the PTX of ovh.cu by `gpuprobe ptx instrument` and ptxas compiles it for sm_90;
+#   - a probe that reads no context stores none (the empty probe: no st.local in k_vecadd; the
+#     full context at every site made it 10x on the H200),
+#   - fetch-less atomic adds are warp-aggregated (match.any.sync in the counting probes),
+#   - the same module instrumented twice prints identical PTX (else the driver's JIT cache
+#     misses on every run), with no bpf_puts function where no probe calls it.
+# usage: ci_test.sh GPUPROBE SRC_DIR WORK_DIR
+set -u
+GP=$1 SRC=$2 W=$3
+mkdir -p "$W"
+CLANG=${CLANG:-$(command -v clang || command -v clang-14)}
+NVCC=${NVCC:-/usr/local/cuda/bin/nvcc}
+PTXAS=${PTXAS:-/usr/local/cuda/bin/ptxas}
+fail=0
+check() { if [ "$2" = "$3" ]; then echo "ok   $1: $3"; else echo "FAIL $1: expected '$2', got '$3'"; fail=1; fi; }
+"$NVCC" -arch=sm_90 -ptx "$SRC/bench/overhead/ovh.cu" -o "$W/ovh.ptx" || exit 2
+body() { awk -v n="$2" 'index($0, n "(") && /\.entry/ {f=1} f {print} f && /^}/ {exit}' "$1"; }
+for p in empty blocktime perthread memcount contended memtrace; do
+	"$CLANG" -target bpf -O2 -g -I/usr/include/x86_64-linux-gnu -I"$SRC/include" \
+		-c "$SRC/bench/overhead/probes/$p.bpf.c" -o "$W/$p.bpf.o" || exit 2
+	"$GP" ptx instrument -p "$W/$p.bpf.o" -o "$W/$p.ptx" "$W/ovh.ptx" 2>/dev/null
+	check "$p instrument exit status" 0 $?
+	"$PTXAS" -arch=sm_90 "$W/$p.ptx" -o "$W/$p.cubin"
+	check "$p ptxas" 0 $?
+	check "$p: no puts function" 0 "$(grep -c '__gp_m_puts_' "$W/$p.ptx")"
+	"$GP" ptx instrument -p "$W/$p.bpf.o" -o "$W/$p.again.ptx" "$W/ovh.ptx" 2>/dev/null
+	# (probes with maps: `ptx instrument` puts them in host memory, whose addresses vary)
+	if [ "$p" = empty ]; then
+		check "$p: the same PTX twice" same "$(cmp -s "$W/$p.ptx" "$W/$p.again.ptx" && echo same || echo differs)"
+	fi
+done
+check "empty: context stores in k_vecadd" 0 "$(body "$W/empty.ptx" _Z8k_vecaddPKfS0_Pfi | grep -c 'st\.local')"
+check "memcount: context stores in k_vecadd" 0 "$(body "$W/memcount.ptx" _Z8k_vecaddPKfS0_Pfi | grep -c 'st\.local.*__gp_ctx')"
+check "memtrace: context stores in k_vecadd (addr, size, space/dir for 3 accesses)" 9 \
+	"$(body "$W/memtrace.ptx" _Z8k_vecaddPKfS0_Pfi | grep -c 'st\.local.*__gp_ctx')"
+check "memcount: warp-aggregated add" 1 "$(grep -c 'match\.any\.sync\.b64.*%__gp0_0_w5' "$W/memcount.ptx")"
+check "contended: warp-aggregated add" 1 "$(grep -c 'match\.any\.sync\.b64.*%__gp0_0_w5' "$W/contended.ptx")"
+exit $fail
