@@ -61,4 +61,24 @@ printf '.version 8.0\n.target sm_90\n.address_size 64\n.visible .entry other()\n
 "$GP" ptx instrument -p "$W/sites.bpf.o" "$W/other.ptx" >/dev/null 2>"$W/nosite.err"
 check "no site exit status" 1 $?
 check "no site message" "gpuprobe: $W/other.ptx: no probe has a site in this module (check the section globs)" "$(cat "$W/nosite.err")"
+# CUB (the GPU test's cub_algos, sm_90): with the probe set the GPU test uses (entry/exit on
+# every kernel, memory probes on reduce and scan) ptxas compiles every kernel; with a memory probe
+# on every kernel it fails on the radix sort's onesweep kernel (C7600, tests/e2e/README.md), which
+# is what the GPU test's fallback check relies on: when this starts compiling, that check needs
+# another trigger.
+for p in kernels all_mem; do
+	"$CLANG" -target bpf -O2 -g -I/usr/include/x86_64-linux-gnu -I"$SRC/include" \
+		-c "$SRC/tests/e2e/probes/$p.bpf.c" -o "$W/$p.bpf.o" || exit 2
+done
+"$NVCC" -arch=sm_90 -ptx "$SRC/tests/e2e/apps/cub_algos.cu" -o "$W/cub.ptx" || exit 2
+"$GP" ptx instrument -p "$W/kernels.bpf.o" "$W/cub.ptx" -o "$W/cub_k.ptx" 2>/dev/null
+check "cub: instrument (entry/exit, reduce/scan memory)" 0 $?
+"$PTXAS" -arch=sm_90 "$W/cub_k.ptx" -o "$W/cub_k.cubin" 2>"$W/cub_k.ptxas"
+check "cub: ptxas sm_90 on entry/exit + reduce/scan memory probes" 0 $?
+"$GP" ptx instrument -p "$W/all_mem.bpf.o" "$W/cub.ptx" -o "$W/cub_m.ptx" 2>/dev/null
+check "cub: instrument (memory probes everywhere)" 0 $?
+"$PTXAS" -arch=sm_90 "$W/cub_m.ptx" -o "$W/cub_m.cubin" 2>"$W/cub_m.ptxas"
+check "cub: ptxas C7600 with memory probes on the onesweep kernel (fallback trigger)" \
+	"ptxas fatal   : (C7600) Register allocation failed with register count of '7'. Compile the program with a higher register target" \
+	"$(head -n 1 "$W/cub_m.ptxas")"
 exit $fail

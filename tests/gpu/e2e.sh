@@ -8,11 +8,17 @@
 #     memory probes count on the reduce and scan kernels.
 #   PyTorch + CuPy: torch's SASS-only modules reported (no PTX) and run unmodified; a CuPy
 #     RawKernel compiled by NVRTC to PTX is probed: entries == exits == 25600.
-# Needs BUILD (default build-e2e) made by cmake + tests/e2e/build.sh (probe objects, apps,
+# Needs BUILD (default ./build from tests/gpu/prepare.sh, else build-e2e) made by cmake + tests/e2e/build.sh (probe objects, apps,
 # libbpf/json-c/yaml copies in BUILD/lib). Exit 77 without a GPU.
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
-BUILD=${BUILD:-$root/build-e2e}
+if [ -z "${BUILD:-}" ]; then
+	# tests/gpu/prepare.sh build makes ./build; build-e2e is this area's own directory
+	for b in "$root/build" "$root/build-e2e"; do
+		[ -x "$b/bin/gpuprobe" ] && [ -d "$b/e2e" ] && { BUILD=$b; break; }
+	done
+	BUILD=${BUILD:-$root/build-e2e}
+fi
 OUT=${OUT:-$(mktemp -d)}
 mkdir -p "$OUT"
 if ! nvidia-smi -L >/dev/null 2>&1; then

@@ -1,0 +1,41 @@
+#!/bin/bash
+# Builds, on the build machine (no GPU needed), every input the GPU tests of every area need into
+# one directory BUILD, so that the GPU machine (no clang, no libbpf) builds nothing. Use BUILD=build:
+# every tests/gpu/*.sh falls back to ./build, so the lead carries `build` and runs there
+#   BUILD=$PWD/build BENCH_BUILD=$PWD/build tests/gpu/run-all.sh
+# (run-all.sh also calls this script with no argument: it then says SKIP and exits 77).
+# What it makes (each area's own build step, nothing duplicated here):
+#   cmake Release build of gpuprobe, the shim (lib/libcuda.so.1), the audit library, the maps
+#   GPU runner, the lowering GPU runner and its inputs (target lower_gpu_inputs), the SPIR-V
+#   conformance runner and e2e app, launch_latency;
+#   tests/e2e/build.sh (probe objects, pattern, cub_algos, CuPy script; libbpf/json-c/yaml in lib/);
+#   examples/build.sh (example probes and apps into BUILD/examples);
+#   tests/gpu/apps/build.sh BUILD/gpu-apps (the shim's GPU apps);
+#   bench/overhead/build.sh BUILD (the overhead benchmark's workloads and probes).
+# Object files are deleted at the end so the directory stays under the 64 MiB carry limit; the
+# size is printed. usage: tests/gpu/prepare.sh BUILD
+set -eu
+root=$(cd "$(dirname "$0")/../.." && pwd)
+[ $# = 1 ] || { echo "prepare.sh: SKIP: build-machine step (usage: tests/gpu/prepare.sh BUILD)"; exit 77; }
+B=$(realpath -m "$1")
+mkdir -p "$B/lib"
+cmake -S "$root" -B "$B" -DCMAKE_BUILD_TYPE=Release >/dev/null
+# Targets one at a time: an area whose target is absent or broken is reported, the rest still built.
+for t in gpuprobe shim gpuprobe-audit gpu_maps_run lower_gpu_run lower_gpu_inputs \
+	spirv_conformance spirv_e2e spirv_e2e_app launch_latency; do
+	cmake --build "$B" --target "$t" -j2 >"$B/prepare-$t.log" 2>&1 ||
+		echo "prepare.sh: target $t failed (see $B/prepare-$t.log)"
+done
+bash "$root/tests/e2e/build.sh" "$B"
+bash "$root/examples/build.sh" "$B"
+bash "$root/tests/gpu/apps/build.sh" "$B/gpu-apps"
+bash "$root/bench/overhead/build.sh" "$B"
+for l in libbpf.so.1 libjson-c.so.5 libyaml-0.so.2; do
+	[ -e "$B/lib/$l" ] || cp -L "/usr/lib/x86_64-linux-gnu/$l" "$B/lib/" 2>/dev/null ||
+		cp -L "/lib/x86_64-linux-gnu/$l" "$B/lib/"
+done
+find "$B" -name '*.o' -path '*CMakeFiles*' -delete
+find "$B" -name '*.a' -delete
+du -sh "$B"
+rel=$(realpath --relative-to="$root" "$B")
+echo "prepare.sh: carry $rel; on the GPU machine: BUILD=\$PWD/$rel BENCH_BUILD=\$PWD/$rel tests/gpu/run-all.sh"
