@@ -305,6 +305,10 @@ int gp_host_helper(struct gp_vm *vm, int id, const uint64_t a[5], uint64_t *ret)
 	case 513: /* get_active_mask: a lone lane */
 		*ret = 1;
 		return 0;
+	case 515: /* gpu_warp_unique: a warp of one lane holds each value once */
+	case 516: /* gpu_warp_count: ... in one lane */
+		*ret = 1;
+		return 0;
 	}
 	return gp_vm_fail(vm, EINVAL, "unknown helper %d", id);
 }

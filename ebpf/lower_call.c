@@ -1,5 +1,5 @@
 /* Calls (RFC 9669 section 4.3.1-4.3.2): helpers, BPF-to-BPF calls, callx.
- * - GPU helpers (bpftime's 501-511, gpuprobe's 512-513) and the Linux ones that mean something
+ * - GPU helpers (bpftime's 501-511, gpuprobe's 512-513 and the warp helpers 515-516) and the Linux ones that mean something
  *   on a GPU (ktime_get_ns, get_smp_processor_id, get_current_pid_tgid) are a few instructions
  *   on special registers, emitted inline.
  * - Map, ring buffer and printk helpers call the .func the maps runtime names (helper_func).
@@ -64,6 +64,25 @@ static void emit_dim3(struct lower_ctx *c, const char *sreg)
 static void emit_sreg32(struct lower_ctx *c, const char *sreg)
 {
 	lo_emit(c, "mov", ".u32", 2, R(c->w[0]), R(sreg));
+	lo_zext32(c, c->r[0], c->w[0]);
+}
+
+/* Warp-wide view of a 64-bit value r1 (sm_70+: match.any.sync over the lanes executing the
+ * probe together): 515 gives 1 in the lowest such lane holding each distinct value (so summing
+ * it counts distinct values per warp access), 516 the number of those lanes holding r1. */
+static void emit_warp_match(struct lower_ctx *c, bool unique)
+{
+	const char *mask = c->w[4], *grp = c->w[5], *tmp = c->w[6];
+	lo_emit(c, "activemask", ".b32", 1, R(mask));
+	lo_emit(c, "match", ".any.sync.b64", 3, R(grp), R(c->r[1]), R(mask));
+	if (unique) {
+		lo_emit(c, "mov", ".u32", 2, R(tmp), R("%lanemask_lt"));
+		lo_emit(c, "and", ".b32", 3, R(tmp), R(tmp), R(grp));
+		lo_emit(c, "setp", ".eq.u32", 3, R(c->p[2]), R(tmp), IMM(0));
+		lo_emit(c, "selp", ".u32", 4, R(c->w[0]), IMM(1), IMM(0), R(c->p[2]));
+	} else {
+		lo_emit(c, "popc", ".b32", 2, R(c->w[0]), R(grp));
+	}
 	lo_zext32(c, c->r[0], c->w[0]);
 }
 
@@ -169,6 +188,8 @@ static int emit_helper(struct lower_ctx *c, int id)
 		lo_emit(c, "activemask", ".b32", 1, R(c->w[0]));
 		lo_zext32(c, c->r[0], c->w[0]);
 		return 0;
+	case 515: emit_warp_match(c, true); return 0;
+	case 516: emit_warp_match(c, false); return 0;
 	}
 	const char *name = lower_helper_name(id);
 	if (!name)
@@ -209,7 +230,7 @@ static int emit_callx(struct lower_ctx *c, const char *reg)
 	lo_emit(c, "mov", ".b64", 2, R(c->t[5]), R(reg));
 	for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]); i++) {
 		labels[i] = NULL;
-		bool inline_helper = (ids[i] >= 501 && ids[i] <= 513) || ids[i] == 5 || ids[i] == 8 ||
+		bool inline_helper = (ids[i] >= 501 && ids[i] <= 516) || ids[i] == 5 || ids[i] == 8 ||
 				     ids[i] == 14;
 		if (!inline_helper && !c->opts->helper_func)
 			continue;

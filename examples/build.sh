@@ -17,3 +17,5 @@ for p in "$src"/*/*.bpf.c; do
 		-I"$src/../include" -I"$out/include" -c "$p" -o "$out/$(basename "$p" .c).o"
 done
 /usr/local/cuda/bin/nvcc -arch=sm_90 -o "$out/vec_add" "$src/apps/vec_add.cu"
+/usr/local/cuda/bin/nvcc -arch=sm_90 -o "$out/coalescing" "$src/apps/coalescing.cu"
+/usr/local/cuda/bin/nvcc -arch=sm_90 -o "$out/bank_conflicts" "$src/apps/bank_conflicts.cu"

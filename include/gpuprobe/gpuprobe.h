@@ -95,6 +95,12 @@ static __u64 (* const bpf_get_lane_id)(void) = (void *)511;
 static __u64 (* const bpf_get_clock)(void) = (void *)512;
 /* %activemask: the lanes of the warp executing this probe. */
 static __u64 (* const bpf_get_active_mask)(void) = (void *)513;
+/* Warp-wide views of a value v among the lanes running this probe together (sm_70+):
+ * 1 when this lane is the lowest of them holding v (else 0): summed over lanes, the number of
+ * distinct values per warp access (e.g. v = addr >> 5: 32-byte sectors; v = (addr >> 2) & 31
+ * with the word: shared-memory banks); and the number of those lanes holding v. */
+static __u64 (* const bpf_gpu_warp_unique)(__u64 v) = (void *)515;
+static __u64 (* const bpf_gpu_warp_count)(__u64 v) = (void *)516;
 #endif
 
 #endif

@@ -81,4 +81,22 @@ check "cub: instrument (memory probes everywhere)" 0 $?
 check "cub: ptxas C7600 with memory probes on the onesweep kernel (fallback trigger)" \
 	"ptxas fatal   : (C7600) Register allocation failed with register count of '7'. Compile the program with a higher register target" \
 	"$(head -n 1 "$W/cub_m.ptxas")"
+# The warp-helper examples (bpf_gpu_warp_unique/count: match.any.sync): instrumented on their
+# apps for sm_75 and sm_90, one probe site per global (coalescing) or shared (bank-conflicts)
+# load of the original PTX, ptxas compiles them.
+for ex in coalescing:coalescing:ld.global bank-conflicts:bank_conflicts:ld.shared; do
+	d=${ex%%:*} rest=${ex#*:} a=${rest%%:*} op=${ex##*:}
+	"$CLANG" -target bpf -O2 -g -I/usr/include/x86_64-linux-gnu -I"$SRC/include" \
+		-c "$SRC/examples/$d/$a.bpf.c" -o "$W/$a.bpf.o" || exit 2
+	for sm in 75 90; do
+		"$NVCC" -arch=sm_$sm -ptx "$SRC/examples/apps/$a.cu" -o "$W/$a$sm.ptx" || exit 2
+		"$GP" ptx instrument -p "$W/$a.bpf.o" "$W/$a$sm.ptx" -o "$W/${a}_i$sm.ptx" 2>/dev/null
+		check "$d sm_$sm instrument" 0 $?
+		check "$d sm_$sm one site per $op" "$(grep -cE "\b$op\b" "$W/$a$sm.ptx")" \
+			"$(grep -cE 'call[[:space:]]+\(__gp_ret\), __gp_p0_' "$W/${a}_i$sm.ptx")"
+		check "$d sm_$sm warp matches emitted" 1 "$(grep -q 'match.any.sync.b64' "$W/${a}_i$sm.ptx" && echo 1)"
+		"$PTXAS" -arch=sm_$sm "$W/${a}_i$sm.ptx" -o "$W/${a}_i$sm.cubin"
+		check "$d sm_$sm ptxas" 0 $?
+	done
+done
 exit $fail

@@ -149,6 +149,26 @@ if [ -x "$X/vec_add" ]; then
 	runex block-timeline block_timeline.bpf.o
 	check "block-timeline events" 8 "$(grep -c '^@timeline\[ring ' "$OUT/ex_block-timeline.err")"
 fi
+# coalescing and bank-conflicts: their own apps print the counts expected (computed on the host
+# from the same addresses); the probe's per-kernel sums must equal them.
+kval() {   # FILE MAP KERNEL-NAME-PREFIX: the value printed for that kernel
+	grep -F "@$2[" "$1" | grep -F "$3(" | sed 's/.*\]: //'
+}
+expect() {   # FILE KERNEL FIELD: from the app's "expected KERNEL: requests R sectors S" line
+	grep -F "expected $2: " "$1" | sed "s/.* $3 \([0-9]*\).*/\1/"
+}
+for ex in coalescing:coalescing:sectors bank-conflicts:bank_conflicts:wavefronts; do
+	name=${ex%%:*} rest=${ex#*:} app=${rest%%:*} field=${ex##*:}
+	[ -x "$X/$app" ] || { echo "FAIL example $name: $X/$app not built"; fail=1; continue; }
+	"$X/$app" >"$OUT/$app.plain" 2>&1
+	"$GP" run -p "$X/$app.bpf.o" -- "$X/$app" >"$OUT/ex_$name.out" 2>"$OUT/ex_$name.err"
+	echo "--- example $name"; cat "$OUT/$app.plain" "$OUT/ex_$name.err"
+	check "example $name stdout identical" "$(cat "$OUT/$app.plain")" "$(cat "$OUT/ex_$name.out")"
+	for k in $(grep -o '^expected [^:]*' "$OUT/$app.plain" | sed 's/^expected //'); do
+		check "$name $k requests" "$(expect "$OUT/$app.plain" "$k" requests)" "$(kval "$OUT/ex_$name.err" requests_by_kernel "$k")"
+		check "$name $k $field" "$(expect "$OUT/$app.plain" "$k" "$field")" "$(kval "$OUT/ex_$name.err" ${field}_by_kernel "$k")"
+	done
+done
 
 # bpftime's published GPU probes, unchanged (not in this repository: BUILD/bpftime/*.bpf.o when
 # present, built from a bpftime checkout with its vmlinux.h convention).
