@@ -11,5 +11,9 @@ __global__ void hints(const float *__restrict__ a, float *b, volatile int *flag,
 	__stwt(b + i + 3 * n, w.z);
 	while (*flag == 0) {}
 	*flag = 2;
+#if __CUDA_ARCH__ >= 800
 	asm volatile("prefetch.global.L2::evict_last [%0];" :: "l"(b));
+#else
+	asm volatile("prefetch.global.L2 [%0];" :: "l"(b));
+#endif
 }
