@@ -48,6 +48,12 @@ struct gp_lower_opts {
 	   map helper. bench/overhead measured the per-lane atomics: a counter in every thread of a
 	   16M-element vector add cost 7.7x the kernel, nvcc's aggregated atomicAdd 1.03x. */
 	int warp_aggregate;
+	/* Optional: map_lookup_elem(map, &key) where the lowering sees, in straight-line code before
+	   the call, r1 = map `map_index` and a 4-byte constant `key` stored at r2's stack slot:
+	   emit dst = the element's address directly (no helper call). Returns 0, or a negative
+	   errno to fall back to the helper. NULL: always the helper. */
+	int (*emit_map_lookup)(void *user, ir_module *m, ir_func *f, const char *dst, int map_index,
+			       uint32_t key);
 	/* Bytes of stack per frame, from the verifier's stack_depth (rounded up to 8); 0 means
 	   the ISA's 512. Accesses outside it are the verifier's to reject. */
 	unsigned stack_size;

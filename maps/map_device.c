@@ -710,6 +710,29 @@ const char *gp_maps_puts_func(struct gp_maps_device *dev, ir_module *m)
 
 /* ---- map references --------------------------------------------------------------------- */
 
+static int emit_value_addr(ir_module *m, ir_func *f, const char *dst, const struct gp_map_desc *d,
+			   uint64_t base);
+
+/* bench/overhead measured the generic lookup helper (descriptor loads, the key through the
+ * stack, two calls) on every memory access of a counting probe: a constant key into an array
+ * needs none of it. */
+int gp_maps_emit_map_lookup(void *user, ir_module *m, ir_func *f, const char *dst, int map_index,
+			    uint32_t key)
+{
+	struct gp_maps_device *dev = user;
+	if (!dev || map_index < 0 || (size_t)map_index >= dev->nmaps)
+		return -ENOENT;
+	const struct gp_map_desc *d = &dev->descs[map_index];
+	if (d->kind != GP_MAP_KIND_ARRAY || (d->flags & GP_MAPF_PERTHREAD))
+		return -ENOTSUP;
+	if (key >= d->max_entries) {
+		struct gp_emit e = {.m = m, .f = f};
+		gp_em(&e, "mov.u64 %s, 0", dst);
+		return e.failed ? -EINVAL : 0;
+	}
+	return emit_value_addr(m, f, dst, d, d->data + (uint64_t)key * d->value_stride);
+}
+
 int gp_maps_emit_map_ref(void *user, ir_module *m, ir_func *f, const char *dst, int map_index,
 			 int value_form, int32_t off)
 {
@@ -724,7 +747,14 @@ int gp_maps_emit_map_ref(void *user, ir_module *m, ir_func *f, const char *dst, 
 	}
 	if (d->kind != GP_MAP_KIND_ARRAY || off < 0 || (uint32_t)off >= d->value_size)
 		return -EINVAL;
-	uint64_t base = d->data + (uint64_t)off;
+	return emit_value_addr(m, f, dst, d, d->data + (uint64_t)off);
+}
+
+/* dst = base in this SM's copy of d's values (base itself when there is one copy). */
+static int emit_value_addr(ir_module *m, ir_func *f, const char *dst, const struct gp_map_desc *d,
+			   uint64_t base)
+{
+	struct gp_emit e = {.m = m, .f = f};
 	if (d->nshards <= 1 || (d->flags & GP_MAPF_PERTHREAD)) {
 		gp_em(&e, "mov.u64 %s, %llu", dst, (unsigned long long)base);
 		return e.failed ? -EINVAL : 0;

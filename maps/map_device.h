@@ -44,6 +44,12 @@ void gp_maps_device__release(struct gp_maps_device *dev);
 int gp_maps_emit_map_ref(void *user, ir_module *m, ir_func *f, const char *dst, int map_index,
 			 int value_form, int32_t off);
 
+/* gp_lower_opts.emit_map_lookup: map_lookup_elem of a constant key as a direct address: the
+ * element's (this SM's copy for per-CPU and sharded arrays), or 0 past max_entries. Returns 0,
+ * or -ENOTSUP (not an array, or per-thread: the lowering then calls the helper). */
+int gp_maps_emit_map_lookup(void *user, ir_module *m, ir_func *f, const char *dst, int map_index,
+			    uint32_t key);
+
 /* gp_lower_opts.helper_func: adds (once per module) and names the .func for helper_id:
  * 1 map_lookup_elem, 2 map_update_elem, 3 map_delete_elem, 6 trace_printk, 25 perf_event_output,
  * 130 ringbuf_output, 131 ringbuf_reserve, 132 ringbuf_submit, 133 ringbuf_discard.

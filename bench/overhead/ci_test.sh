@@ -4,6 +4,7 @@
 #   - a probe that reads no context stores none (the empty probe: no st.local in k_vecadd; the
 #     full context at every site made it 10x on the H200),
 #   - fetch-less atomic adds are warp-aggregated (match.any.sync in the counting probes),
+#   - a constant-key lookup into an array is a direct address, not a helper call,
 #   - the same module instrumented twice prints identical PTX (else the driver's JIT cache
 #     misses on every run), with no bpf_puts function where no probe calls it.
 # usage: ci_test.sh GPUPROBE SRC_DIR WORK_DIR
@@ -37,4 +38,9 @@ check "memtrace: context stores in k_vecadd (addr, size, space/dir for 3 accesse
 	"$(body "$W/memtrace.ptx" _Z8k_vecaddPKfS0_Pfi | grep -c 'st\.local.*__gp_ctx')"
 check "memcount: warp-aggregated add" 1 "$(grep -c 'match\.any\.sync\.b64.*%__gp0_0_w5' "$W/memcount.ptx")"
 check "contended: warp-aggregated add" 1 "$(grep -c 'match\.any\.sync\.b64.*%__gp0_0_w5' "$W/contended.ptx")"
+lookups() { grep -c 'call\.uni.*map_lookup_elem' "$W/$1.ptx"; }
+check "memcount: constant-key array lookup as a direct address (no helper call)" 0 "$(lookups memcount)"
+check "contended: constant-key array lookup as a direct address (no helper call)" 0 "$(lookups contended)"
+check "perthread: per-thread map lookup through the helper" 1 "$(lookups perthread)"
+check "blocktime: computed keys through the helper" 2 "$(lookups blocktime)"
 exit $fail
