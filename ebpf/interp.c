@@ -54,7 +54,18 @@ void *gp_vm_mem(struct gp_vm *vm, uint64_t addr, uint64_t size, bool write)
 	for (int i = 0; i < GP_INTERP_MAX_RESERVATIONS; i++)
 		if (vm->resv[i].data && in_region(addr, size, (uint64_t)(uintptr_t)vm->resv[i].data, vm->resv[i].size))
 			return (void *)(uintptr_t)addr;
+	if (vm->env && vm->env->scratch &&
+	    in_region(addr, size, (uint64_t)(uintptr_t)vm->env->scratch, vm->env->scratch_size))
+		return (void *)(uintptr_t)addr;
 	return NULL;
+}
+
+int gp_interp_map_handle_index(uint64_t handle, size_t nmaps)
+{
+	if (handle < GP_MAP_HANDLE_BASE || (handle - GP_MAP_HANDLE_BASE) % 16)
+		return -1;
+	uint64_t i = (handle - GP_MAP_HANDLE_BASE) / 16;
+	return i < nmaps ? (int)i : -1;
 }
 
 int gp_vm_map_index(const struct gp_vm *vm, uint64_t handle)

@@ -45,7 +45,15 @@ struct gp_interp_env {
 	 * into [r1, r1 + r2) as the corpus convention (r2 = length) unless ctx_size is nonzero. */
 	uint32_t ctx_size;
 	int ctx_writable;
+	/* Optional: more memory the program may read and write, for helper overrides that hand
+	 * out pointers of their own (e.g. copies of device-resident map values). */
+	void *scratch;
+	size_t scratch_size;
 };
+
+/* The map index an ld_imm64 map handle stands for (what helper overrides get in args[0]), or
+ * -1 when handle is not one of the nmaps maps. */
+int gp_interp_map_handle_index(uint64_t handle, size_t nmaps);
 
 #define GP_INTERP_DEFAULT_STEPS 100000000ull
 #define GP_INTERP_STACK_SIZE 512
