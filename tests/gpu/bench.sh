@@ -1,11 +1,17 @@
 #!/bin/bash
-# The overhead benchmark (bench/overhead/run.sh) on the GPU machine: builds nothing (build-bench
-# is made on the build machine by bench/overhead/build.sh and carried), logs and table into $OUT.
+# The overhead benchmark (bench/overhead/run.sh) on the GPU machine: builds nothing (the build is
+# made on the build machine by bench/overhead/build.sh or tests/gpu/prepare.sh and carried), logs
+# and table into $OUT.
 # Fails when the run's table is missing or the ring buffer's delivered + lost != accesses made.
 # Exit 77 without a GPU or without the build.
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
-BUILD=${BENCH_BUILD:-$root/build-bench}
+# BENCH_BUILD, else ./build (tests/gpu/prepare.sh), else build-bench
+BUILD=${BENCH_BUILD:-}
+if [ -z "$BUILD" ]; then
+	BUILD=$root/build
+	[ -x "$BUILD/overhead/ovh" ] || BUILD=$root/build-bench
+fi
 OUT=${OUT:-$(mktemp -d)}
 export OUT
 if ! nvidia-smi -L >/dev/null 2>&1; then
