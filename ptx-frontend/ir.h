@@ -103,8 +103,10 @@ struct ir_stmt {
 	/* Source text of a parsed statement, with the blank lines and comments around it. ptxas
 	 * embeds the PTX text itself in the cubin of a module with .loc lines, so the printer writes
 	 * this text verbatim while the statement still matches src_hash (a fingerprint of its
-	 * structured form taken at parse time): edit a parsed statement in place freely, it is then
-	 * printed from its fields. NULL for generated statements. */
+	 * fields taken at parse time, strings by address): edit a parsed statement in place freely
+	 * (new operand values, other strings, other arrays), it is then printed from its fields.
+	 * Only writing into the characters of a parsed string goes unnoticed: don't. NULL for
+	 * generated statements. */
 	const char *src;
 	uint32_t src_len;
 	uint32_t src_hash;
@@ -261,7 +263,8 @@ bool ir_insn_has_mod(const ir_insn *insn, const char *mod);
 /* ---- text ------------------------------------------------------------------------------- */
 
 /* Parse PTX text. On error returns NULL and writes "LINE:COL: message" into err.
- * The module keeps its own copy of the text (parsed nodes point into it). */
+ * Trailing NULs (PTX from a fatbin) end the text. The module keeps its own copy of the text
+ * (parsed nodes point into it). Thread-safe: no global state. */
 ir_module *ptx_parse(const char *text, size_t len, char *err, size_t errlen);
 /* Print as PTX. Returns a malloc'd NUL-terminated string (caller frees), length in *len. */
 char *ptx_print(const ir_module *m, size_t *len);
