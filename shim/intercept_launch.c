@@ -3,6 +3,7 @@
  * predictable branch to a forwarded call: no lock, no allocation. */
 #include "shim/intercept.h"
 #include "shim/log.h"
+#include "shim/probes_host.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -49,10 +50,14 @@ __attribute__((noinline, cold)) void shim_launch_slow(const void *f, const char 
 
 /* Each hot launch entry is two tail calls: the watched variant (out of line, only while
  * launches are watched) or straight to the driver. */
-#define WATCHED_LAUNCH(name, params, f, ...)                                                  \
+#define WATCHED_LAUNCH(name, params, f, hargs, ...)                                           \
 	static __attribute__((noipa, cold)) CUresult name##_watched params                    \
 	{                                                                                     \
 		shim_launch_slow(f, #name);                                                   \
+		if (__atomic_load_n(&shim_host_probes_active, __ATOMIC_RELAXED)) {            \
+			uint64_t a_[] = hargs;                                                \
+			return launch_hosted(#name, a_, SHIM_REAL(name), __VA_ARGS__);        \
+		}                                                                             \
 		SHIM_TAILCALL(name, __VA_ARGS__);                                             \
 	}                                                                                     \
 	CUresult name params                                                                  \
@@ -77,12 +82,30 @@ __attribute__((noinline, cold)) void shim_launch_slow(const void *f, const char 
 #define ARGS_COOP f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, \
 	sharedMemBytes, hStream, kernelParams
 
-WATCHED_LAUNCH(cuLaunchKernel, PARAMS_KERNEL, f, ARGS_KERNEL)
-WATCHED_LAUNCH(cuLaunchKernel_ptsz, PARAMS_KERNEL, f, ARGS_KERNEL)
-WATCHED_LAUNCH(cuLaunchKernelEx, PARAMS_KERNEL_EX, f, ARGS_KERNEL_EX)
-WATCHED_LAUNCH(cuLaunchKernelEx_ptsz, PARAMS_KERNEL_EX, f, ARGS_KERNEL_EX)
-WATCHED_LAUNCH(cuLaunchCooperativeKernel, PARAMS_COOP, f, ARGS_COOP)
-WATCHED_LAUNCH(cuLaunchCooperativeKernel_ptsz, PARAMS_COOP, f, ARGS_COOP)
+/* Host probes see every launch's arguments the same way (nvidia/host.h): the function, grid
+ * x/y/z, block x/y/z, shared bytes (cuLaunchKernelEx's config unpacked). */
+#define HARGS_KERNEL {(uint64_t)(uintptr_t)f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, \
+	blockDimZ, sharedMemBytes}
+#define HARGS_KERNEL_EX {(uint64_t)(uintptr_t)f, config ? config->gridDimX : 0,                   \
+	config ? config->gridDimY : 0, config ? config->gridDimZ : 0, config ? config->blockDimX : 0, \
+	config ? config->blockDimY : 0, config ? config->blockDimZ : 0,                           \
+	config ? config->sharedMemBytes : 0}
+
+/* Entry probes, the call, exit probes with its result. */
+#define launch_hosted(api, a, real, ...)                                                     \
+	({                                                                                    \
+		shim_host_probes_call(0, api, a, 8, 0);                                       \
+		CUresult rc_ = (real) ? (real)(__VA_ARGS__) : CUDA_ERROR_NOT_SUPPORTED;       \
+		shim_host_probes_call(1, api, a, 8, (int)rc_);                                \
+		rc_;                                                                          \
+	})
+
+WATCHED_LAUNCH(cuLaunchKernel, PARAMS_KERNEL, f, HARGS_KERNEL, ARGS_KERNEL)
+WATCHED_LAUNCH(cuLaunchKernel_ptsz, PARAMS_KERNEL, f, HARGS_KERNEL, ARGS_KERNEL)
+WATCHED_LAUNCH(cuLaunchKernelEx, PARAMS_KERNEL_EX, f, HARGS_KERNEL_EX, ARGS_KERNEL_EX)
+WATCHED_LAUNCH(cuLaunchKernelEx_ptsz, PARAMS_KERNEL_EX, f, HARGS_KERNEL_EX, ARGS_KERNEL_EX)
+WATCHED_LAUNCH(cuLaunchCooperativeKernel, PARAMS_COOP, f, HARGS_KERNEL, ARGS_COOP)
+WATCHED_LAUNCH(cuLaunchCooperativeKernel_ptsz, PARAMS_COOP, f, HARGS_KERNEL, ARGS_COOP)
 
 CUresult cuLaunchCooperativeKernelMultiDevice(CUDA_LAUNCH_PARAMS *launchParamsList,
 					      unsigned int numDevices, unsigned int flags)

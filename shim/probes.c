@@ -4,6 +4,7 @@
 #include "shim/probes.h"
 #include "shim/log.h"
 #include "shim/probes_internal.h"
+#include "shim/probes_host.h"
 
 #include "cli/run_output.h"
 #include "maps/config.h"
@@ -193,6 +194,7 @@ static void init(void)
 		gp_output__add_set(output, gp_nv_probes__maps(probes, i));
 	gp_output__start_thread(output, 0);
 	atexit(atexit_final);
+	shim_host_probes_init(probes);
 	shim_log("probes: %zu objects, %zu device programs, maps on %u SMs", n,
 		 gp_nv_probes__device_programs(probes), alloc.nsms);
 }
