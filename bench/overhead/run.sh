@@ -21,8 +21,14 @@ GP=$B/bin/gpuprobe
 O=$B/overhead
 P=$O/probes
 LIMIT=${OVH_LIMIT:-90}   # seconds per program run
-# OVH_QUICK=1: a shorter pass (fewer probes, one first-launch round, no memcheck)
+# OVH_QUICK=1: a shorter pass (tests/gpu/bench.sh, about 60 s on the H200): vector add and SGEMM
+# only (every size), fewer repetitions, the empty probe, memory counter, contended counter and
+# block timer, one first-launch round, the small ring, memcheck on sizes up to 1M.
 QUICK=${OVH_QUICK:-0}
+if [ "$QUICK" = 1 ]; then
+	: "${OVH_WORKLOADS:=vecadd sgemm}"
+	export OVH_REPS=${OVH_REPS:-15} OVH_WARM=${OVH_WARM:-2}
+fi
 read -r -a W <<<"${OVH_WORKLOADS:-}"   # workloads to run (default: all)
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,memory.total --format=csv,noheader \
 	>"$OUT/device.txt" 2>&1
@@ -46,7 +52,7 @@ run hand "$O/ovh_hand" "${W[@]}"
 run shim "$GP" run -- "$O/ovh" "${W[@]}"
 GPUPROBE_ROUNDTRIP=1 GPUPROBE_LOG=1 run roundtrip "$GP" run -- "$O/ovh" "${W[@]}"
 probes="empty memcount contended blocktime perthread memtrace"
-[ "$QUICK" = 1 ] && probes="empty memcount contended"
+[ "$QUICK" = 1 ] && probes="empty memcount contended blocktime"
 for p in $probes; do
 	GPUPROBE_LOG=1 run "$p" "$GP" run -p "$P/$p.bpf.o" -- "$O/ovh" "${W[@]}"
 done
@@ -84,6 +90,11 @@ OVH_MAXN=4096 run ring_small "$GP" run -p "$P/memtrace.bpf.o" -- "$O/ovh" ring 4
 # The same native binary once more: the process-to-process spread of the timings.
 run native2 "$O/ovh" "${W[@]}"
 # compute-sanitizer is slow: fewer repetitions.
-[ "$QUICK" = 1 ] || OVH_REPS=5 OVH_WARM=1 LIMIT=120 run memcheck "$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)" --tool memcheck --print-limit 10 "$O/ovh"
+CS=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+if [ "$QUICK" = 1 ]; then
+	OVH_MAXN=1048576 OVH_REPS=3 OVH_WARM=1 LIMIT=60 run memcheck "$CS" --tool memcheck --print-limit 10 "$O/ovh" "${W[@]}"
+else
+	OVH_REPS=5 OVH_WARM=1 LIMIT=120 run memcheck "$CS" --tool memcheck --print-limit 10 "$O/ovh"
+fi
 
 python3 "$root/bench/overhead/table.py" "$OUT" | tee "$OUT/table.txt"
