@@ -23,3 +23,9 @@ fi
 
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@"
 cmake --build build -j"$(nproc)"
+# The examples (probes with clang -target bpf, apps with nvcc) for README's example line.
+if [ -x /usr/local/cuda/bin/nvcc ]; then
+  examples/build.sh build
+else
+  echo "build.sh: /usr/local/cuda/bin/nvcc not found: examples not built"
+fi
