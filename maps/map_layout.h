@@ -100,6 +100,9 @@ enum gp_hash_state { GP_HASH_EMPTY = 0, GP_HASH_BUSY = 1, GP_HASH_FULL = 2, GP_H
 /* ---- rings ------------------------------------------------------------------------------- */
 #define GP_RP_HEAD   0           /* u64 producer position (device memory, atomic) */
 #define GP_RP_DROPS  8           /* u64 records lost because the ring was full */
+#define GP_RP_CONS_SEEN 16       /* u64 device copy of the consumer position (never ahead of it) */
+#define GP_RP_REFRESHED 24       /* u64 %globaltimer of the last read of the host's position */
+#define GP_RING_REFRESH_NS 1000  /* a ring that looks full rereads the host at most this often */
 #define GP_RING_STATE_STRIDE 128 /* per-ring producer state and consumer position */
 #define GP_RC_POS    0           /* u64 consumer position (host-mapped, written by the host) */
 #define GP_RING_HDR  8           /* u32 len, u32 state */
