@@ -23,7 +23,7 @@ P=$O/probes
 LIMIT=${OVH_LIMIT:-90}   # seconds per program run
 # OVH_QUICK=1: a shorter pass (tests/gpu/bench.sh, about 60 s on the H200): vector add and SGEMM
 # only (every size), fewer repetitions, the empty probe, memory counter, contended counter and
-# block timer, one first-launch round, the small ring, memcheck on sizes up to 1M.
+# block timer, memory trace (at most 40 s), one first-launch round, the small ring, memcheck on sizes up to 1M.
 QUICK=${OVH_QUICK:-0}
 if [ "$QUICK" = 1 ]; then
 	: "${OVH_WORKLOADS:=vecadd sgemm}"
@@ -56,6 +56,8 @@ probes="empty memcount contended blocktime perthread memtrace"
 for p in $probes; do
 	GPUPROBE_LOG=1 run "$p" "$GP" run -p "$P/$p.bpf.o" -- "$O/ovh" "${W[@]}"
 done
+# the memory trace was 290-900x before the ring's device-side consumer copy: bounded here
+[ "$QUICK" = 1 ] && GPUPROBE_LOG=1 LIMIT=40 run memtrace "$GP" run -p "$P/memtrace.bpf.o" -- "$O/ovh" "${W[@]}"
 # The hand-written variants' binary with the memory counter probe: our probe and nvcc's
 # counter on the same kernels in one table (its base rows are the probe's own).
 [ "$QUICK" = 1 ] || run hand_memcount "$GP" run -p "$P/memcount.bpf.o" -- "$O/ovh_hand" vecadd copy sgemm
