@@ -161,14 +161,17 @@ static int lower_lddw(struct lower_ctx *c, const struct bpf_insn *in)
 /* red.add of v at a, once per group of active lanes that add the same v at the same a: the
  * group's lowest lane adds v times the group's size (exact modulo 2^32/2^64, as the separate
  * adds would be). Counters sharded per SM then cost one atomic per warp, as nvcc's own. */
-static void red_add_aggregated(struct lower_ctx *c, bool is64, const char *a, const char *v)
+static void red_add_aggregated(struct lower_ctx *c, bool is64, const char *a, const char *v,
+			       bool v_const, int64_t kv)
 {
 	const char *mask = c->w[4], *grp = c->w[5], *tmp = c->w[6], *me = c->w[7];
 	const char *skip = lo_new_label(c);
 	lo_emit(c, "activemask", ".b32", 1, R(mask));
 	lo_emit(c, "match", ".any.sync.b64", 3, R(grp), R(a), R(mask));
-	lo_emit(c, "match", is64 ? ".any.sync.b64" : ".any.sync.b32", 3, R(tmp), R(v), R(mask));
-	lo_emit(c, "and", ".b32", 3, R(grp), R(grp), R(tmp));
+	if (!v_const) {   /* a constant is the same in every lane: no second match */
+		lo_emit(c, "match", is64 ? ".any.sync.b64" : ".any.sync.b32", 3, R(tmp), R(v), R(mask));
+		lo_emit(c, "and", ".b32", 3, R(grp), R(grp), R(tmp));
+	}
 	lo_emit(c, "neg", ".s32", 2, R(tmp), R(grp));
 	lo_emit(c, "and", ".b32", 3, R(tmp), R(tmp), R(grp));
 	lo_emit(c, "mov", ".u32", 2, R(me), R("%lanemask_eq"));
@@ -177,17 +180,64 @@ static void red_add_aggregated(struct lower_ctx *c, bool is64, const char *a, co
 	lo_emit(c, "popc", ".b32", 2, R(tmp), R(grp));
 	if (is64) {
 		lo_emit(c, "cvt", ".u64.u32", 2, R(c->t[4]), R(tmp));
-		lo_emit(c, "mul", ".lo.u64", 3, R(c->t[4]), R(c->t[4]), R(v));
+		if (!v_const || kv != 1)
+			lo_emit(c, "mul", ".lo.u64", 3, R(c->t[4]), R(c->t[4]), R(v));
 		lo_emit(c, "red", ".add.u64", 2, lo_addr(c, a, 0), R(c->t[4]));
 	} else {
-		lo_emit(c, "mul", ".lo.u32", 3, R(tmp), R(tmp), R(v));
+		if (!v_const || (uint32_t)kv != 1)
+			lo_emit(c, "mul", ".lo.u32", 3, R(tmp), R(tmp), R(v));
 		lo_emit(c, "red", ".add.u32", 2, lo_addr(c, a, 0), R(tmp));
 	}
 	lo_label(c, skip);
 }
 
+/* Whether register reg holds a constant at c->pc, set by a mov of an immediate in the
+ * straight-line code since the last jump target (*v: its value); anything else writing reg, or
+ * a call, forgets it. bench/overhead's counters add a constant 1 on every memory access. */
+static bool reg_const_here(struct lower_ctx *c, unsigned reg, int64_t *v)
+{
+	size_t start = c->subs[c->sub].start, s = c->pc;
+	while (s > start && !c->is_target[s])
+		s--;
+	bool known = false;
+	for (size_t i = s; i < c->pc; i++) {
+		const struct bpf_insn *x = &c->insns[i];
+		uint8_t cls = BPF_CLASS(x->code);
+		if (x->code == (BPF_LD | BPF_IMM | BPF_DW)) {
+			if (x->dst_reg == reg)
+				known = false;
+			i++;
+			continue;
+		}
+		if ((cls == BPF_JMP || cls == BPF_JMP32) && BPF_OP(x->code) == BPF_CALL) {
+			if (reg <= 5)
+				known = false;
+			continue;
+		}
+		if (cls == BPF_STX && BPF_MODE(x->code) == BPF_ATOMIC) {
+			int32_t aop = x->imm;
+			if (((aop & BPF_FETCH) && x->src_reg == reg) || (aop == BPF_CMPXCHG && reg == 0))
+				known = false;
+			continue;
+		}
+		if (cls == BPF_LD && reg == 0) {   /* legacy packet loads write r0 */
+			known = false;
+			continue;
+		}
+		if ((cls == BPF_ALU || cls == BPF_ALU64 || cls == BPF_LDX || cls == BPF_LD) &&
+		    x->dst_reg == reg) {
+			known = (cls == BPF_ALU || cls == BPF_ALU64) && BPF_OP(x->code) == BPF_MOV &&
+				BPF_SRC(x->code) == BPF_K && x->off == 0;
+			if (known)
+				*v = cls == BPF_ALU ? (int64_t)(uint32_t)x->imm : (int64_t)x->imm;
+		}
+	}
+	return known;
+}
+
 /* Read-modify-write of the value at address register a (size 4 or 8), for the atomic op. */
-static void atomic_native(struct lower_ctx *c, int op, bool is64, const char *a, const char *s)
+static void atomic_native(struct lower_ctx *c, int op, bool is64, const char *a, const char *s,
+			  unsigned src_reg)
 {
 	const char *r0 = c->r[0];
 	const char *bt = is64 ? ".b64" : ".b32";
@@ -221,7 +271,9 @@ static void atomic_native(struct lower_ctx *c, int op, bool is64, const char *a,
 	} else {
 		const char *ty = !strcmp(name, "add") ? (is64 ? ".u64" : ".u32") : bt;
 		if (!fetch && op == BPF_ADD && c->opts->warp_aggregate) {
-			red_add_aggregated(c, is64, a, v);
+			int64_t kv = 0;
+			bool v_const = reg_const_here(c, src_reg, &kv);
+			red_add_aggregated(c, is64, a, v, v_const, kv);
 			return;
 		}
 		if (!fetch) {
@@ -315,7 +367,7 @@ static int lower_atomic(struct lower_ctx *c, const struct bpf_insn *in)
 	const char *local = lo_new_label(c), *done = lo_new_label(c);
 	lo_emit(c, "isspacep", ".local", 2, R(c->p[3]), R(a));
 	lo_emit_if(c, c->p[3], false, "bra", "", 1, lo_sym(c, local));
-	atomic_native(c, op, size == 8, a, c->r[in->src_reg]);
+	atomic_native(c, op, size == 8, a, c->r[in->src_reg], in->src_reg);
 	lo_emit(c, "bra", ".uni", 1, lo_sym(c, done));
 	lo_label(c, local);
 	atomic_plain(c, op, size == 8, a, c->r[in->src_reg]);

@@ -3,7 +3,8 @@
 # spliced into the PTX of ovh.cu by `gpuprobe ptx instrument` and ptxas compiles it for sm_90;
 #   - a probe that reads no context stores none (the empty probe: no st.local in k_vecadd; the
 #     full context at every site made it 10x on the H200),
-#   - fetch-less atomic adds are warp-aggregated (match.any.sync in the counting probes),
+#   - fetch-less atomic adds are warp-aggregated (match.any.sync in the counting probes; a
+#     constant added needs no match on the value),
 #   - a constant-key lookup into an array is a direct address, not a helper call,
 #   - the same module instrumented twice prints identical PTX (else the driver's JIT cache
 #     misses on every run), with no bpf_puts function where no probe calls it.
@@ -38,6 +39,9 @@ check "memtrace: context stores in k_vecadd (addr, size, space/dir for 3 accesse
 	"$(body "$W/memtrace.ptx" _Z8k_vecaddPKfS0_Pfi | grep -c 'st\.local.*__gp_ctx')"
 check "memcount: warp-aggregated add" 1 "$(grep -c 'match\.any\.sync\.b64.*%__gp0_0_w5' "$W/memcount.ptx")"
 check "contended: warp-aggregated add" 1 "$(grep -c 'match\.any\.sync\.b64.*%__gp0_0_w5' "$W/contended.ptx")"
+# the added value is the constant 1: no match on the value, no multiply by it
+check "memcount: one match.any, no mul in the probe" 1 \
+	"$(awk '/__gp_p0_0_on_access\(/ {f=1} f {print} f && /^}/ {exit}' "$W/memcount.ptx" | grep -c 'match\.any\|mul\.lo')"
 lookups() { grep -c 'call\.uni.*map_lookup_elem' "$W/$1.ptx"; }
 check "memcount: constant-key array lookup as a direct address (no helper call)" 0 "$(lookups memcount)"
 check "contended: constant-key array lookup as a direct address (no helper call)" 0 "$(lookups contended)"
