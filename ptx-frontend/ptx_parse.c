@@ -33,6 +33,7 @@ struct parser {
 		uint64_t hash;
 	} *interned;
 	unsigned nintern, intern_cap;
+	unsigned depth;           /* operand nesting */
 };
 
 static _Noreturn void fail_at(struct parser *ps, uint32_t line, uint32_t col, const char *fmt, ...)
@@ -611,9 +612,14 @@ static ir_operand parse_address(struct parser *ps, struct opbuf *ob, const char 
 	return o;
 }
 
+/* Operands nest ({..}, [..], (..), !): bounded, so hostile input cannot exhaust the stack. */
+#define MAX_OPERAND_DEPTH 32
+
 static ir_operand parse_primary(struct parser *ps, struct opbuf *ob)
 {
 	const char *start = ps->tok.p;
+	if (++ps->depth > MAX_OPERAND_DEPTH)
+		fail_at(ps, ps->tok.line, ps->tok.col, "operand nested too deeply");
 	const struct ptx_tok *t = &ps->tok;
 	ir_operand o = {0};
 	if (t->kind == TK_IDENT) {
@@ -650,6 +656,7 @@ static ir_operand parse_primary(struct parser *ps, struct opbuf *ob)
 		if (ps->tok.kind != TK_IDENT)
 			return raw_from(ps, start);
 		o = parse_primary(ps, ob);
+		ps->depth--;
 		o.neg = true;
 	} else if (is_punct(t, '[')) {
 		return parse_address(ps, ob, start);
@@ -685,9 +692,11 @@ static ir_operand parse_operand(struct parser *ps, struct opbuf *ob)
 	if (ends_operand(&ps->tok))
 		fail_expected(ps, "an operand");
 	ir_operand o = parse_primary(ps, ob);
+	ps->depth--;
 	if (is_punct(&ps->tok, '|')) {
 		next(ps);
 		ir_operand pair[2] = {o, parse_primary(ps, ob)};
+		ps->depth--;
 		o = (ir_operand){.kind = IR_OPND_PAIR, .nelems = 2};
 		o.elems = ir_alloc(ps->m, sizeof(pair));
 		memcpy(o.elems, pair, sizeof(pair));

@@ -56,10 +56,11 @@ if [ "${1:-}" = "--one" ]; then
 	how=verbatim
 	if grep -q '^[[:space:]]*\.loc' "$f"; then
 		# With .loc, ptxas embeds the PTX text itself in debug sections, so only the verbatim
-		# print can match byte for byte; the canonical print must still give the same code:
-		# compare the code, constant, shared and per-kernel info sections. (-G builds over
-		# 1 MB are left out: ptxas -g on them costs seconds each.)
-		if [ "$mode" = lineinfo ] || [ "$(stat -c %s "$f")" -lt 1000000 ]; then
+		# print can match byte for byte; the canonical print of a -lineinfo module must still
+		# give the same code: compare the code, constant, shared and per-kernel info sections.
+		# (Not for -G: there ptxas's code itself follows the PTX layout; measured: 29 of 94
+		# -G modules checked differ in a few instructions when printed canonically.)
+		if [ "$mode" = lineinfo ]; then
 			if ! err=$("$gp" ptx print --canonical "$f" -o "$d/canon/m.ptx" 2>&1); then
 				echo "FAIL $base: gpuprobe ptx print --canonical: $err"
 				exit 0

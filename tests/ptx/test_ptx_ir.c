@@ -320,6 +320,7 @@ static const struct err_case err_cases[] = {
 	{".reg .b32 %r<;\n", "1:14: expected a register count, found ';'"},
 	{".entry k()\n{\n\t%r1: mov.u32 %r1, 1;\n}\n", "3:2: expected an instruction, label, declaration or directive, found '%r1'"},
 	{".section .debug_info {\n.b8 1\n", "1:1: unterminated .section (missing '}')"},
+	{".entry k()\n{\n\tmov.b32 {{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{;\n}\n", "3:42: operand nested too deeply"},
 };
 
 static void test_errors(void)
