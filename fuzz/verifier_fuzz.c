@@ -227,8 +227,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	o.log = log;
 	o.log_size = (flags & 0x40) ? 300 : sizeof(log);   /* small logs must still end with the reason */
 	o.log_level = (flags >> 5) & 1;
-	o.max_insns = 50000;
-	o.max_states = 20000;
+	o.max_insns = 20000;
+	o.max_states = 5000;
 	o.map_atomic_only = atomic_only;
 	int r = gp_verify(insns, n, &o);
 	if (r != 0 && r != -EINVAL && r != -EACCES && r != -E2BIG && r != -ENOMEM)
