@@ -5,6 +5,44 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
+
+static uint64_t realtime_ns(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_REALTIME, &t);
+	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+/* examples/launchlate: its host probe stores bpf_get_globaltimer() (CLOCK_REALTIME on the host)
+ * at each launch and counts launches. */
+static int launchlate(const char *path)
+{
+	char err[1024] = "";
+	const char *paths[1] = {path};
+	struct gp_nv_probes_opts o = {0};
+	struct gp_nv_probes *ps;
+	struct gp_nv_host *h;
+	if (gp_nv_probes__open(paths, NULL, 1, &o, &ps, err, sizeof(err)) ||
+	    gp_nv_host__open(ps, &h, err, sizeof(err)) || !h) {
+		printf("FAIL launchlate open: %s\n", err);
+		return 1;
+	}
+	uint64_t a[8] = {0x1000, 4, 1, 1, 32, 1, 1, 0};
+	uint64_t t0 = realtime_ns();
+	gp_nv_host__run(h, 0, "cuLaunchKernel", a, 8, 0, NULL, NULL, err, sizeof(err));
+	gp_nv_host__run(h, 0, "cuLaunchKernelEx_ptsz", a, 8, 0, NULL, NULL, err, sizeof(err));
+	uint64_t t1 = realtime_ns(), t = 0, n = 0;
+	uint32_t k = 0;
+	gp_map_inst__lookup(gp_map_set__find(gp_nv_probes__maps(ps, 0), "launch_ns"), &k, &t);
+	gp_map_inst__lookup(gp_map_set__find(gp_nv_probes__maps(ps, 0), "launches"), &k, &n);
+	int bad = n != 2 || t < t0 || t > t1;
+	printf("%s launchlate host probe: launches %llu (expected 2), launch time %s\n", bad ? "FAIL" : "ok  ",
+	       (unsigned long long)n, t >= t0 && t <= t1 ? "within the calls" : "outside the calls");
+	gp_nv_host__close(h);
+	gp_nv_probes__close(ps);
+	return bad;
+}
 
 static int fail;
 #define CHECK(what, expect, got)                                                           \
@@ -17,8 +55,10 @@ static int fail;
 int main(int argc, char **argv)
 {
 	char err[1024] = "";
-	if (argc != 2)
+	if (argc != 2 && argc != 3)
 		return 2;
+	if (argc == 3)
+		fail |= launchlate(argv[2]);
 	const char *paths[1] = {argv[1]};
 	struct gp_nv_probes_opts o = {0};
 	struct gp_nv_probes *ps;

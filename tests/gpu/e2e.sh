@@ -146,6 +146,12 @@ if [ -x "$X/vec_add" ]; then
 	runex divergence divergence.bpf.o
 	nd=$(grep -c '^@diverged\[[0-9]*\]: [1-9]' "$OUT/ex_divergence.err")
 	[ "$nd" -ge 1 ] && echo "PASS divergence: $nd blocks entered by partial warps" || { echo "FAIL divergence: none"; fail=1; }
+	runex launchlate launchlate.bpf.o
+	check "launchlate blocks measured (device)" 4 "$(val "$OUT/ex_launchlate.err" samples 0)"
+	check "launchlate blocks before their launch" 0 "$(val "$OUT/ex_launchlate.err" before_launch 0 | sed 's/^$/0/')"
+	nl=$(val "$OUT/ex_launchlate.err" launches 0)
+	[ -n "$nl" ] && [ "$nl" -ge 2 ] && echo "PASS launchlate host probe saw $nl launches" || { echo "FAIL launchlate launches: '$nl'"; fail=1; }
+	check "launchlate histogram printed" 1 "$(grep -c '^@latency_ns_hist' "$OUT/ex_launchlate.err")"
 	runex block-timeline block_timeline.bpf.o
 	check "block-timeline events" 8 "$(grep -c '^@timeline\[ring ' "$OUT/ex_block-timeline.err")"
 fi
