@@ -275,9 +275,34 @@ static void not_thread0(struct inst_emit *e)
 	ie_insn(e, "setp.ne.u32 %%__gp_q0, %%__gp_s0, 0");
 }
 
+/* PTX ISA >= 7.7 (cvta.param) */
+static int has_cvta_param(const ir_module *m)
+{
+	unsigned maj = 0, min = 0;
+	return m->version && sscanf(m->version, "%u.%u", &maj, &min) == 2 &&
+	       (maj > 7 || (maj == 7 && min >= 7));
+}
+
+/* ctx->params: the generic address of the kernel's parameter buffer (its first parameter's
+ * address, cvta.param, PTX 7.7+); 0 for device functions, kernels without parameters and older
+ * PTX. Only filled when the probe reads it (ctx_read). */
+static void fill_params(struct fn *fn, struct inst_emit *e, unsigned off)
+{
+	const ir_func *f = fn->f;
+	if (!f->is_entry || !f->nparams || !f->params[0].name || !has_cvta_param(e->m)) {
+		st64(e, off, "0");
+		return;
+	}
+	if (!ctx_read(e, off, 2))
+		return;
+	ie_insn(e, "mov.u64 %%__gp_d1, %s", f->params[0].name);
+	ie_insn(e, "cvta.param.u64 %%__gp_d1, %%__gp_d1");
+	ie_insn(e, "st.local.u64 [__gp_ctx+%u], %%__gp_d1", off);
+}
+
 static void kernel_ctx_call(struct fn *fn, struct inst_emit *e, const char *func)
 {
-	st64(e, offsetof(struct gp_kernel_ctx, params), "0");
+	fill_params(fn, e, offsetof(struct gp_kernel_ctx, params));
 	st32i(e, offsetof(struct gp_kernel_ctx, params_size), params_size(fn->f));
 	fill_dim3(e, offsetof(struct gp_kernel_ctx, grid_dim), "%nctaid");
 	fill_dim3(e, offsetof(struct gp_kernel_ctx, block_dim), "%ntid");

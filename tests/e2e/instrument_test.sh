@@ -99,4 +99,16 @@ for ex in coalescing:coalescing:ld.global bank-conflicts:bank_conflicts:ld.share
 		check "$d sm_$sm ptxas" 0 $?
 	done
 done
+# ctx->params: filled (cvta.param of the first kernel parameter) only for a probe that reads it
+"$CLANG" -target bpf -O2 -g -I/usr/include/x86_64-linux-gnu -I"$SRC/include" \
+	-c "$SRC/tests/e2e/probes/params.bpf.c" -o "$W/params.bpf.o" || exit 2
+for sm in 75 90; do
+	"$GP" ptx instrument -p "$W/params.bpf.o" "$W/p$sm.ptx" -o "$W/params$sm.ptx" 2>/dev/null
+	check "params sm_$sm instrument" 0 $?
+	check "params sm_$sm cvta.param of the first parameter" 1 \
+		"$(body "$W/params$sm.ptx" _Z7patternPKfPfi | grep -cE 'mov\.u64[[:space:]]+%__gp_d1, _Z7patternPKfPfi_param_0;')"
+	check "params sm_$sm no cvta.param for probes that do not read it" 0 "$(grep -c 'cvta.param' "$W/i$sm.ptx")"
+	"$PTXAS" -arch=sm_$sm "$W/params$sm.ptx" -o "$W/params$sm.cubin"
+	check "params sm_$sm ptxas" 0 $?
+done
 exit $fail
