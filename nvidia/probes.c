@@ -6,6 +6,7 @@
 #include "ebpf/verifier.h"
 #include "maps/map_device.h"
 #include "ptx-frontend/demangle.h"
+#include "ptx-frontend/inline.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -336,6 +337,7 @@ static int instrument_uncached(struct gp_nv_probes *ps, const char *ptx, size_t 
 	raise_version(m);
 	if ((rc = gp_instrument_module(m, ip, nip, st, err, errlen)))
 		goto done;
+	gp_inline_probe_calls(m);   /* ptxas does not inline calls (ptx-frontend/inline.h) */
 	*out = ptx_print(m, out_len);
 	if (!*out) {
 		rc = -ENOMEM;

@@ -1,0 +1,703 @@
+/* Inlining of generated calls (inline.h). */
+#include "ptx-frontend/inline.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_ARGS 16
+
+/* One function the pipeline generated, with what inlining it needs to know. */
+struct callee {
+	ir_top *top;
+	int usable;                /* small, not recursive, every construct understood */
+};
+
+struct pass {
+	ir_module *m;
+	struct callee *callees;
+	size_t ncallees;
+	unsigned max_insns;
+	unsigned site;             /* module-wide site counter: names stay unique */
+	unsigned local_id;
+	struct gp_inline_stats st;
+};
+
+/* The caller function being rewritten: the .local arrays it already holds for each callee. */
+struct local_map {
+	const char *callee, *old, *fresh;
+};
+
+struct caller {
+	ir_func *f;
+	struct local_map *locals;
+	size_t nlocals, caplocals;
+};
+
+/* One site being expanded. */
+struct site {
+	struct pass *p;
+	struct caller *c;
+	const ir_func *callee;
+	const char *tag;           /* "__gpi12_": prefix of the site's registers and labels */
+	const ir_operand *argval[MAX_ARGS];   /* the value stored for each callee parameter */
+	const char *ret_tmp;       /* register holding the result, NULL when the site ignores it */
+	const char *end_label;
+	int end_used;
+	const ir_stmt *last_insn;  /* the callee's final instruction (a final ret needs no branch) */
+};
+
+static unsigned type_bits(const char *t)
+{
+	if (!t)
+		return 0;
+	if (!strcmp(t, ".pred"))
+		return 1;
+	size_t n = strlen(t);
+	size_t i = n;
+	while (i && isdigit((unsigned char)t[i - 1]))
+		i--;
+	return i < n ? (unsigned)atoi(t + i) : 0;
+}
+
+/* The type modifier (the last one with digits) of a ld/st/mov, e.g. ".u64" of ld.param.u64. */
+static const char *insn_type(const ir_insn *in)
+{
+	for (unsigned i = in->nmods; i-- > 0;)
+		if (type_bits(in->mods[i]) > 1)
+			return in->mods[i];
+	return NULL;
+}
+
+static int has_vec_mod(const ir_insn *in)
+{
+	return ir_insn_has_mod(in, ".v2") || ir_insn_has_mod(in, ".v4") || ir_insn_has_mod(in, ".v8");
+}
+
+static int is_op(const ir_stmt *s, const char *opcode)
+{
+	return s && s->kind == IR_STMT_INSN && !strcmp(s->insn.opcode, opcode);
+}
+
+static int is_param_ldst(const ir_stmt *s, const char *opcode)
+{
+	return is_op(s, opcode) && ir_insn_has_mod(&s->insn, ".param");
+}
+
+/* The callee named by a call instruction (direct calls only), with its result and argument
+ * lists; NULL for an indirect call or one with a prototype or target list. */
+static const char *call_parts(const ir_insn *in, const ir_operand **rets, const ir_operand **args)
+{
+	*rets = *args = NULL;
+	unsigned i = 0;
+	if (i < in->nops && in->ops[i].kind == IR_OPND_LIST)
+		*rets = &in->ops[i++];
+	if (i >= in->nops || in->ops[i].kind != IR_OPND_SYMBOL)
+		return NULL;
+	const char *name = in->ops[i++].name;
+	if (i < in->nops && in->ops[i].kind == IR_OPND_LIST)
+		*args = &in->ops[i++];
+	return i == in->nops ? name : NULL;
+}
+
+static struct callee *find_callee(struct pass *p, const char *name)
+{
+	for (size_t i = 0; i < p->ncallees; i++)
+		if (!strcmp(p->callees[i].top->func.name, name))
+			return &p->callees[i];
+	return NULL;
+}
+
+static int param_index(const ir_func *f, const char *name)
+{
+	for (unsigned i = 0; i < f->nparams; i++)
+		if (f->params[i].name && !strcmp(f->params[i].name, name))
+			return (int)i;
+	return -1;
+}
+
+static int is_ret_name(const ir_func *f, const char *name)
+{
+	return f->nrets == 1 && f->rets[0].name && !strcmp(f->rets[0].name, name);
+}
+
+/* Whether an operand names one of the callee's parameters other than through an address. */
+static int names_param(const ir_func *f, const ir_operand *o)
+{
+	if (o->kind == IR_OPND_SYMBOL)
+		return param_index(f, o->name) >= 0 || is_ret_name(f, o->name);
+	if (o->kind == IR_OPND_VEC || o->kind == IR_OPND_LIST || o->kind == IR_OPND_PAIR)
+		for (unsigned i = 0; i < o->nelems; i++)
+			if (names_param(f, &o->elems[i]))
+				return 1;
+	return 0;
+}
+
+/* A callee can be inlined when it is small, does not call itself, reads each parameter with a
+ * whole-width ld.param at offset 0, writes its one result the same way, and declares only
+ * registers and .local arrays at its top level. */
+static int callee_usable(const struct pass *p, const ir_func *f)
+{
+	if (!f->has_body || f->nrets > 1 || f->nparams > MAX_ARGS)
+		return 0;
+	for (unsigned i = 0; i < f->nparams; i++)
+		if (f->params[i].dims || f->params[i].vec || type_bits(f->params[i].type) < 8)
+			return 0;
+	if (f->nrets && (f->rets[0].dims || f->rets[0].vec || type_bits(f->rets[0].type) < 8))
+		return 0;
+	unsigned ninsns = 0;
+	int depth = 0;
+	for (const ir_stmt *s = f->first; s; s = s->next) {
+		switch (s->kind) {
+		case IR_STMT_BLOCK_OPEN:
+			depth++;
+			break;
+		case IR_STMT_BLOCK_CLOSE:
+			depth--;
+			break;
+		case IR_STMT_DECL: {
+			const char *sp = s->decl.space;
+			if (!sp || s->decl.init)
+				return 0;
+			if (depth == 0 && strcmp(sp, ".reg") && strcmp(sp, ".local"))
+				return 0;
+			if (depth > 0 && strcmp(sp, ".reg") && strcmp(sp, ".param"))
+				return 0;
+			break;
+		}
+		case IR_STMT_INSN: {
+			const ir_insn *in = &s->insn;
+			if (++ninsns > p->max_insns)
+				return 0;
+			if (in->info && (in->info->flags & IR_F_CALL)) {
+				const ir_operand *r, *a;
+				const char *callee = call_parts(in, &r, &a);
+				if (callee && !strcmp(callee, f->name))
+					return 0;   /* recursive */
+			}
+			int ld = is_param_ldst(s, "ld"), st = is_param_ldst(s, "st");
+			for (unsigned i = 0; i < in->nops; i++) {
+				const ir_operand *o = &in->ops[i];
+				if (o->kind == IR_OPND_ADDR && o->name) {
+					int pi = param_index(f, o->name);
+					int isret = is_ret_name(f, o->name);
+					if (pi < 0 && !isret)
+						continue;
+					if (o->ival || has_vec_mod(in) || in->guard)
+						return 0;
+					if (pi >= 0 && (!ld || i != 1 ||
+							type_bits(insn_type(in)) != type_bits(f->params[pi].type)))
+						return 0;
+					if (isret && (!st || i != 0 ||
+						      type_bits(insn_type(in)) != type_bits(f->rets[0].type)))
+						return 0;
+				} else if (names_param(f, o)) {
+					return 0;
+				}
+			}
+			break;
+		}
+		default:
+			break;
+		}
+	}
+	return depth == 0;
+}
+
+/* ---- renaming ------------------------------------------------------------------------------- */
+
+static const char *rename_reg(struct site *s, const char *name)
+{
+	for (const ir_stmt *d = s->callee->first; d; d = d->next) {
+		if (d->kind != IR_STMT_DECL || strcmp(d->decl.space, ".reg") || !d->decl.name)
+			continue;
+		const char *dn = d->decl.name;
+		size_t n = strlen(dn);
+		if (d->decl.count > 0) {
+			if (strncmp(name, dn, n) || !name[n])
+				continue;
+			const char *q = name + n;
+			while (isdigit((unsigned char)*q))
+				q++;
+			if (*q)
+				continue;
+		} else if (strcmp(name, dn)) {
+			continue;
+		}
+		return ir_strfmt(s->p->m, "%%%s%s", s->tag, name + 1);
+	}
+	return name;
+}
+
+static int is_label(const ir_func *f, const char *name)
+{
+	for (const ir_stmt *s = f->first; s; s = s->next)
+		if (s->kind == IR_STMT_LABEL && !strcmp(s->text, name))
+			return 1;
+	return 0;
+}
+
+/* The caller's name for one of the callee's top-level .local arrays: one per caller and callee. */
+static const char *local_name(struct site *s, const char *old)
+{
+	struct caller *c = s->c;
+	for (size_t i = 0; i < c->nlocals; i++)
+		if (!strcmp(c->locals[i].callee, s->callee->name) && !strcmp(c->locals[i].old, old))
+			return c->locals[i].fresh;
+	return NULL;
+}
+
+static const char *rename_sym(struct site *s, const char *name)
+{
+	const char *l = local_name(s, name);
+	if (l)
+		return l;
+	if (is_label(s->callee, name))
+		return ir_strfmt(s->p->m, "%s%s", s->tag, name);
+	return name;
+}
+
+static ir_operand copy_operand(struct site *s, const ir_operand *o)
+{
+	ir_operand r = *o;
+	switch (o->kind) {
+	case IR_OPND_REG:
+		r.name = rename_reg(s, o->name);
+		break;
+	case IR_OPND_SYMBOL:
+		r.name = rename_sym(s, o->name);
+		break;
+	case IR_OPND_ADDR:
+		if (o->name)
+			r.name = o->name[0] == '%' ? rename_reg(s, o->name) : rename_sym(s, o->name);
+		break;
+	default:
+		break;
+	}
+	if (o->nelems) {
+		ir_operand *e = ir_alloc(s->p->m, o->nelems * sizeof(*e));
+		for (unsigned i = 0; i < o->nelems; i++)
+			e[i] = copy_operand(s, &o->elems[i]);
+		r.elems = e;
+	}
+	return r;
+}
+
+/* The modifiers of a ld/st.param without .param, as one string: ".u64". */
+static const char *mods_without_param(ir_module *m, const ir_insn *in)
+{
+	size_t len = 1;
+	for (unsigned i = 0; i < in->nmods; i++)
+		len += strlen(in->mods[i]);
+	char *buf = ir_alloc(m, len);
+	for (unsigned i = 0; i < in->nmods; i++)
+		if (strcmp(in->mods[i], ".param"))
+			strcat(buf, in->mods[i]);
+	return buf;
+}
+
+static ir_stmt *mov_stmt(ir_module *m, const char *mods, ir_operand dst, ir_operand src)
+{
+	return ir_insn_new(m, "mov", mods, 2, (ir_operand[]){dst, src});
+}
+
+/* The copy of one callee statement at the site; NULL when it disappears. */
+static ir_stmt *copy_stmt(struct site *s, const ir_stmt *src)
+{
+	ir_module *m = s->p->m;
+	const ir_func *f = s->callee;
+	ir_stmt *n;
+	switch (src->kind) {
+	case IR_STMT_LABEL:
+		return ir_label_new(m, ir_strfmt(m, "%s%s", s->tag, src->text));
+	case IR_STMT_DIRECTIVE:
+	case IR_STMT_BLOCK_OPEN:
+	case IR_STMT_BLOCK_CLOSE:
+		n = ir_stmt_new(m, src->kind);
+		n->generated = true;
+		n->text = src->text;
+		return n;
+	case IR_STMT_DECL:
+		n = ir_stmt_new(m, IR_STMT_DECL);
+		n->generated = true;
+		n->decl = src->decl;
+		if (!strcmp(src->decl.space, ".reg"))
+			n->decl.name = ir_strfmt(m, "%%%s%s", s->tag, src->decl.name + 1);
+		return n;
+	case IR_STMT_INSN:
+		break;
+	}
+	const ir_insn *in = &src->insn;
+	if (is_param_ldst(src, "ld") && in->nops == 2 && in->ops[1].kind == IR_OPND_ADDR &&
+	    in->ops[1].name) {
+		int pi = param_index(f, in->ops[1].name);
+		if (pi >= 0)
+			return mov_stmt(m, mods_without_param(m, in), copy_operand(s, &in->ops[0]),
+					*s->argval[pi]);
+	}
+	if (is_param_ldst(src, "st") && in->nops == 2 && in->ops[0].kind == IR_OPND_ADDR &&
+	    in->ops[0].name && is_ret_name(f, in->ops[0].name)) {
+		if (!s->ret_tmp)
+			return NULL;
+		return mov_stmt(m, mods_without_param(m, in), ir_reg(m, s->ret_tmp),
+				copy_operand(s, &in->ops[1]));
+	}
+	if (in->info && (in->info->flags & IR_F_RET)) {
+		if (src == s->last_insn && !in->guard)
+			return NULL;   /* falls through to the end label */
+		n = ir_insn_new(m, "bra", in->guard ? "" : ".uni", 1,
+				(ir_operand[]){ir_sym(m, s->end_label)});
+		n->insn.guard = in->guard ? rename_reg(s, in->guard) : NULL;
+		n->insn.guard_neg = in->guard_neg;
+		s->end_used = 1;
+		return n;
+	}
+	n = ir_stmt_new(m, IR_STMT_INSN);
+	n->generated = true;
+	n->insn = *in;
+	n->insn.ops = ir_alloc(m, (in->nops ? in->nops : 1) * sizeof(ir_operand));
+	for (unsigned i = 0; i < in->nops; i++)
+		n->insn.ops[i] = copy_operand(s, &in->ops[i]);
+	if (in->guard)
+		n->insn.guard = rename_reg(s, in->guard);
+	return n;
+}
+
+/* ---- sites ---------------------------------------------------------------------------------- */
+
+/* The statements of a call block: `{ .param ...; st.param [a], X; call (r), f, (a); ld.param
+ * Y, [r]; }`, nothing else. */
+struct call_block {
+	ir_stmt *open, *close, *call;
+	const char *callee;
+	const ir_operand *rets, *args;
+};
+
+static int match_block(ir_stmt *open, struct call_block *b)
+{
+	memset(b, 0, sizeof(*b));
+	b->open = open;
+	for (ir_stmt *s = open->next; s; s = s->next) {
+		switch (s->kind) {
+		case IR_STMT_BLOCK_CLOSE:
+			b->close = s;
+			return b->call != NULL;
+		case IR_STMT_DECL:
+			if (!s->decl.space || strcmp(s->decl.space, ".param") || s->decl.dims || s->decl.vec)
+				return 0;
+			break;
+		case IR_STMT_INSN:
+			if (s->insn.info && (s->insn.info->flags & IR_F_CALL)) {
+				if (b->call)
+					return 0;
+				b->call = s;
+				b->callee = call_parts(&s->insn, &b->rets, &b->args);
+				if (!b->callee)
+					return 0;
+			} else if (!(b->call ? is_param_ldst(s, "ld") : is_param_ldst(s, "st")) ||
+				   s->insn.guard || has_vec_mod(&s->insn) || s->insn.nops != 2) {
+				return 0;
+			}
+			break;
+		default:
+			return 0;
+		}
+	}
+	return 0;
+}
+
+/* The value stored into block parameter name, checked for width: NULL when unusable. */
+static const ir_operand *stored_value(const struct call_block *b, const char *name, unsigned bits)
+{
+	const ir_operand *v = NULL;
+	for (ir_stmt *s = b->open->next; s != b->call; s = s->next) {
+		if (s->kind != IR_STMT_INSN)
+			continue;
+		const ir_operand *a = &s->insn.ops[0];
+		if (a->kind != IR_OPND_ADDR || !a->name || strcmp(a->name, name))
+			continue;
+		if (v || a->ival || type_bits(insn_type(&s->insn)) != bits)
+			return NULL;
+		v = &s->insn.ops[1];
+	}
+	return v;
+}
+
+static void add_decl_front(struct caller *c, ir_stmt *d)
+{
+	ir_stmt_insert_after(c->f, NULL, d);
+}
+
+static int inline_site(struct pass *p, struct caller *c, struct call_block *b, struct callee *ce)
+{
+	ir_module *m = p->m;
+	const ir_func *f = &ce->top->func;
+	struct site s = {.p = p, .c = c, .callee = f};
+	unsigned nargs = b->args ? b->args->nelems : 0;
+	unsigned nrets = b->rets ? b->rets->nelems : 0;
+	if (nargs != f->nparams || nrets != f->nrets)
+		return 0;
+	for (unsigned i = 0; i < nargs; i++) {
+		const ir_operand *a = &b->args->elems[i];
+		if (a->kind != IR_OPND_SYMBOL ||
+		    !(s.argval[i] = stored_value(b, a->name, type_bits(f->params[i].type))))
+			return 0;
+	}
+	/* Loads of the result after the call. */
+	int ret_read = 0;
+	for (ir_stmt *x = b->call->next; x != b->close; x = x->next) {
+		if (x->kind != IR_STMT_INSN)
+			continue;
+		const ir_operand *a = &x->insn.ops[1];
+		if (!nrets || a->kind != IR_OPND_ADDR || !a->name ||
+		    strcmp(a->name, b->rets->elems[0].name ? b->rets->elems[0].name : "") || a->ival ||
+		    type_bits(insn_type(&x->insn)) != type_bits(f->rets[0].type))
+			return 0;
+		ret_read = 1;
+	}
+	unsigned id = p->site++;
+	s.tag = ir_strfmt(m, "__gpi%u_", id);
+	s.end_label = ir_strfmt(m, "__gpi%u_end", id);
+	for (const ir_stmt *x = f->first; x; x = x->next)
+		if (x->kind == IR_STMT_INSN)
+			s.last_insn = x;
+	if (ret_read) {
+		s.ret_tmp = ir_strfmt(m, "%%__gpi%u_ret", id);
+		add_decl_front(c, ir_reg_decl_new(m, f->rets[0].type, s.ret_tmp, -1));
+	}
+	/* Declarations of the callee's top level: registers per site, .local arrays per caller. */
+	int depth = 0;
+	for (const ir_stmt *x = f->first; x; x = x->next) {
+		if (x->kind == IR_STMT_BLOCK_OPEN)
+			depth++;
+		else if (x->kind == IR_STMT_BLOCK_CLOSE)
+			depth--;
+		if (x->kind != IR_STMT_DECL || depth)
+			continue;
+		if (!strcmp(x->decl.space, ".local")) {
+			if (local_name(&s, x->decl.name))
+				continue;
+			if (c->nlocals == c->caplocals) {
+				size_t cap = c->caplocals ? 2 * c->caplocals : 8;
+				struct local_map *nl = realloc(c->locals, cap * sizeof(*nl));
+				if (!nl)
+					return 0;
+				c->locals = nl;
+				c->caplocals = cap;
+			}
+			const char *fresh = ir_strfmt(m, "__gpl%u_%s", p->local_id++, x->decl.name);
+			c->locals[c->nlocals++] = (struct local_map){f->name, x->decl.name, fresh};
+			ir_stmt *d = ir_stmt_new(m, IR_STMT_DECL);
+			d->generated = true;
+			d->decl = x->decl;
+			d->decl.name = fresh;
+			add_decl_front(c, d);
+		} else {
+			add_decl_front(c, copy_stmt(&s, x));
+		}
+	}
+	/* The body, in place of the block. */
+	ir_stmt *pos = b->open;
+	const ir_insn *call = &b->call->insn;
+	if (call->guard) {
+		ir_stmt *skip = ir_insn_new(m, "bra", "", 1, (ir_operand[]){ir_sym(m, s.end_label)});
+		skip->insn.guard = call->guard;
+		skip->insn.guard_neg = !call->guard_neg;
+		ir_stmt_insert_before(c->f, pos, skip);
+		s.end_used = 1;
+	}
+	depth = 0;
+	for (const ir_stmt *x = f->first; x; x = x->next) {
+		if (x->kind == IR_STMT_BLOCK_OPEN)
+			depth++;
+		else if (x->kind == IR_STMT_BLOCK_CLOSE)
+			depth--;
+		if (x->kind == IR_STMT_DECL && depth == 0)
+			continue;
+		ir_stmt *n = copy_stmt(&s, x);
+		if (n)
+			ir_stmt_insert_before(c->f, pos, n);
+	}
+	if (s.end_used)
+		ir_stmt_insert_before(c->f, pos, ir_label_new(m, s.end_label));
+	for (ir_stmt *x = b->call->next; x != b->close; x = x->next)
+		if (x->kind == IR_STMT_INSN)
+			ir_stmt_insert_before(c->f, pos,
+					      mov_stmt(m, mods_without_param(m, &x->insn), x->insn.ops[0],
+						       ir_reg(m, s.ret_tmp)));
+	/* Drop the block. */
+	ir_stmt *end = b->close->next;
+	for (ir_stmt *x = b->open; x != end;) {
+		ir_stmt *next = x->next;
+		ir_stmt_remove(c->f, x);
+		x = next;
+	}
+	return 1;
+}
+
+/* One round over a caller: inline every recognised site; returns how many. */
+static unsigned inline_round(struct pass *p, struct caller *c)
+{
+	unsigned done = 0;
+	for (ir_stmt *s = c->f->first; s;) {
+		struct call_block b;
+		if (s->kind != IR_STMT_BLOCK_OPEN || !match_block(s, &b)) {
+			s = s->next;
+			continue;
+		}
+		ir_stmt *next = b.close->next;
+		struct callee *ce = find_callee(p, b.callee);
+		if (ce && ce->usable && inline_site(p, c, &b, ce))
+			done++;
+		s = next;
+	}
+	return done;
+}
+
+/* ---- dropping unreferenced generated functions -------------------------------------------- */
+
+static int refs_name(const ir_operand *o, const char *name)
+{
+	if ((o->kind == IR_OPND_SYMBOL || o->kind == IR_OPND_ADDR) && o->name &&
+	    !strcmp(o->name, name))
+		return 1;
+	for (unsigned i = 0; i < o->nelems; i++)
+		if (refs_name(&o->elems[i], name))
+			return 1;
+	return 0;
+}
+
+static int func_refs(const ir_func *f, const char *name)
+{
+	for (const ir_stmt *s = f->first; s; s = s->next)
+		if (s->kind == IR_STMT_INSN)
+			for (unsigned i = 0; i < s->insn.nops; i++)
+				if (refs_name(&s->insn.ops[i], name))
+					return 1;
+	return 0;
+}
+
+static int generated_body(const ir_top *t)
+{
+	return t->kind == IR_TOP_FUNC && t->generated && t->func.has_body && t->func.name;
+}
+
+/* Whether a live node refers to name: functions not dropped, initializers of variables. */
+static int referenced(const ir_module *m, const ir_top *self, const char *name)
+{
+	for (const ir_top *t = m->first; t; t = t->next) {
+		if (t == self)
+			continue;
+		if (t->kind == IR_TOP_DECL && t->decl.init && strstr(t->decl.init, name))
+			return 1;
+		if (t->kind == IR_TOP_FUNC && t->func.has_body) {
+			if (func_refs(&t->func, name))
+				return 1;
+		}
+	}
+	return 0;
+}
+
+static void unlink_top(ir_module *m, ir_top *t)
+{
+	if (t->prev)
+		t->prev->next = t->next;
+	else
+		m->first = t->next;
+	if (t->next)
+		t->next->prev = t->prev;
+	else
+		m->last = t->prev;
+	t->prev = t->next = NULL;
+}
+
+static unsigned drop_unreferenced(ir_module *m)
+{
+	unsigned dropped = 0;
+	/* Repeat: dropping a probe may leave its helpers unreferenced. */
+	for (int changed = 1; changed;) {
+		changed = 0;
+		for (ir_top *t = m->first, *next; t; t = next) {
+			next = t->next;
+			if (!generated_body(t) || referenced(m, t, t->func.name))
+				continue;
+			unlink_top(m, t);
+			dropped++;
+			changed = 1;
+		}
+	}
+	return dropped;
+}
+
+/* ---- the pass ------------------------------------------------------------------------------- */
+
+static unsigned count_kept(const struct pass *p, const ir_module *m)
+{
+	unsigned kept = 0;
+	for (const ir_top *t = m->first; t; t = t->next) {
+		if (t->kind != IR_TOP_FUNC || t->generated || !t->func.has_body)
+			continue;
+		for (const ir_stmt *s = t->func.first; s; s = s->next) {
+			if (s->kind != IR_STMT_INSN || !s->insn.info || !(s->insn.info->flags & IR_F_CALL))
+				continue;
+			const ir_operand *r, *a;
+			const char *name = call_parts(&s->insn, &r, &a);
+			for (size_t i = 0; name && i < p->ncallees; i++)
+				if (!strcmp(p->callees[i].top->func.name, name))
+					kept++;
+		}
+	}
+	return kept;
+}
+
+int gp_inline_generated_calls(ir_module *m, const struct gp_inline_opts *opts,
+			      struct gp_inline_stats *stats)
+{
+	struct pass p = {.m = m, .max_insns = opts && opts->max_insns ? opts->max_insns : 200};
+	unsigned depth = opts && opts->max_depth ? opts->max_depth : 4;
+	size_t n = 0;
+	for (ir_top *t = m->first; t; t = t->next)
+		n += generated_body(t);
+	if (stats)
+		memset(stats, 0, sizeof(*stats));
+	if (!n)
+		return 0;
+	p.callees = calloc(n, sizeof(*p.callees));
+	if (!p.callees)
+		return 0;   /* out of memory: calls stay calls */
+	for (ir_top *t = m->first; t; t = t->next)
+		if (generated_body(t)) {
+			p.callees[p.ncallees].top = t;
+			p.callees[p.ncallees].usable = callee_usable(&p, &t->func);
+			p.ncallees++;
+		}
+	for (ir_top *t = m->first; t; t = t->next) {
+		if (t->kind != IR_TOP_FUNC || t->generated || !t->func.has_body)
+			continue;
+		struct caller c = {.f = &t->func};
+		for (unsigned r = 0; r < depth; r++) {
+			unsigned k = inline_round(&p, &c);
+			p.st.inlined += k;
+			if (!k)
+				break;
+		}
+		free(c.locals);
+	}
+	p.st.kept = count_kept(&p, m);
+	p.st.dropped = drop_unreferenced(m);
+	free(p.callees);
+	if (stats)
+		*stats = p.st;
+	return 0;
+}
+
+int gp_inline_enabled(void)
+{
+	const char *e = getenv("GPUPROBE_INLINE");
+	return !e || !*e || strcmp(e, "0");
+}
+
+int gp_inline_probe_calls(ir_module *m)
+{
+	return gp_inline_enabled() ? gp_inline_generated_calls(m, NULL, NULL) : 0;
+}
