@@ -11,6 +11,9 @@ CLANG=${CLANG:-$(command -v clang || command -v clang-14)}
 NVCC=${NVCC:-/usr/local/cuda/bin/nvcc}
 PTXAS=${PTXAS:-/usr/local/cuda/bin/ptxas}
 fail=0
+# The checks count spliced `call`s: probes stay out of line here (the pipeline inlines them by
+# default since 82412d5; the CUB check below runs both ways).
+export GPUPROBE_INLINE=0
 check() { if [ "$2" = "$3" ]; then echo "ok   $1: $3"; else echo "FAIL $1: expected '$2', got '$3'"; fail=1; fi; }
 for p in sites bad_store; do
 	"$CLANG" -target bpf -O2 -g -I/usr/include/x86_64-linux-gnu -I"$SRC/include" \
@@ -78,7 +81,10 @@ check "cub: ptxas sm_90 on entry/exit + reduce/scan memory probes" 0 $?
 "$GP" ptx instrument -p "$W/all_mem.bpf.o" "$W/cub.ptx" -o "$W/cub_m.ptx" 2>/dev/null
 check "cub: instrument (memory probes everywhere)" 0 $?
 "$PTXAS" -arch=sm_90 "$W/cub_m.ptx" -o "$W/cub_m.cubin" 2>"$W/cub_m.ptxas"
-check "cub: ptxas C7600 with memory probes on the onesweep kernel (fallback trigger)" \
+GPUPROBE_INLINE=1 "$GP" ptx instrument -p "$W/all_mem.bpf.o" "$W/cub.ptx" -o "$W/cub_mi.ptx" 2>/dev/null
+"$PTXAS" -arch=sm_90 "$W/cub_mi.ptx" -o "$W/cub_mi.cubin"
+check "cub: ptxas sm_90 on memory probes everywhere, inlined (no C7600)" 0 $?
+check "cub: ptxas C7600 with memory probes on the onesweep kernel, out of line (fallback trigger)" \
 	"ptxas fatal   : (C7600) Register allocation failed with register count of '7'. Compile the program with a higher register target" \
 	"$(head -n 1 "$W/cub_m.ptxas")"
 # The warp-helper examples (bpf_gpu_warp_unique/count: match.any.sync): instrumented on their
