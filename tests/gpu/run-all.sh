@@ -15,6 +15,7 @@ for s in "$dir"/*.sh; do
 	[ "$name" = run-all ] && continue
 	echo "=== $name"
 	start=$(date +%s)
+	mkdir -p "$OUT/$name"
 	OUT="$OUT/$name" bash "$s" >"$OUT/$name.out" 2>&1
 	rc=$?
 	secs=$(( $(date +%s) - start ))
