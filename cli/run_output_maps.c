@@ -55,30 +55,6 @@ static uint64_t as_int(const uint8_t *p, uint32_t size)
 
 static bool int_sized(uint32_t s) { return s == 1 || s == 2 || s == 4 || s == 8; }
 
-static void add_into(uint8_t *dst, const uint8_t *src, uint32_t size)
-{
-	if (size % 8 == 0) {
-		for (uint32_t i = 0; i < size; i += 8) {
-			uint64_t a, b;
-			memcpy(&a, dst + i, 8);
-			memcpy(&b, src + i, 8);
-			a += b;
-			memcpy(dst + i, &a, 8);
-		}
-	} else if (size % 4 == 0) {
-		for (uint32_t i = 0; i < size; i += 4) {
-			uint32_t a, b;
-			memcpy(&a, dst + i, 4);
-			memcpy(&b, src + i, 4);
-			a += b;
-			memcpy(dst + i, &a, 4);
-		}
-	} else {
-		for (uint32_t i = 0; i < size; i++)
-			dst[i] += src[i];
-	}
-}
-
 static bool all_zero(const uint8_t *p, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
@@ -106,7 +82,7 @@ static struct row *rows_of(const struct gp_map_desc *d, const struct gp_map_snap
 		uint8_t *dst = vals + n * d->value_stride;
 		if (copies) {
 			for (uint32_t c = 0; c < d->nshards; c++)
-				add_into(dst, v + (size_t)c * d->value_stride, d->value_size);
+				gp_map_add_words(dst, v + (size_t)c * d->value_stride, d->value_size);
 		} else {
 			memcpy(dst, v, d->value_size);
 		}

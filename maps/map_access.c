@@ -30,7 +30,7 @@ static const struct gp_region *value_at(const struct gp_map_inst *m, uint32_t sl
 
 /* Add the words of src into dst: 64-bit words when the value is a multiple of 8 bytes, 32-bit
  * words when a multiple of 4, bytes otherwise (the width the atomic adds had to use). */
-static void add_words(uint8_t *dst, const uint8_t *src, uint32_t size)
+void gp_map_add_words(uint8_t *dst, const uint8_t *src, uint32_t size)
 {
 	if (size % 8 == 0) {
 		for (uint32_t i = 0; i < size; i += 8) {
@@ -74,7 +74,7 @@ static int read_slot(struct gp_map_inst *m, uint32_t slot, void *out)
 		r = value_at(m, slot, s, &off);
 		if (tmp) {
 			if (!(rc = gp_region_read(m, r, off, tmp, d->value_size)))
-				add_words(out, tmp, d->value_size);
+				gp_map_add_words(out, tmp, d->value_size);
 		} else {
 			uint8_t *dst = (uint8_t *)out + (size_t)s * d->value_stride;
 			memset(dst, 0, d->value_stride);

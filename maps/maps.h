@@ -98,6 +98,10 @@ struct gp_map_snapshot {
 int gp_map_inst__snapshot(struct gp_map_inst *m, struct gp_map_snapshot *out);
 void gp_map_snapshot__free(struct gp_map_snapshot *s);
 
+/* Add the words of src into dst, as the host sums shards or per-CPU copies: 64-bit words when
+ * size is a multiple of 8, 32-bit words when a multiple of 4, bytes otherwise. */
+void gp_map_add_words(uint8_t *dst, const uint8_t *src, uint32_t size);
+
 /* Rings. A host producer (host probes) writes records the same way the device does, into ring
  * `shard`; returns 0 or -ENOSPC (and counts the drop). */
 int gp_map_inst__ring_output(struct gp_map_inst *m, unsigned shard, const void *data, size_t size);
