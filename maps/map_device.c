@@ -504,16 +504,17 @@ static void def_update(struct gp_emit *e)
 	gp_em_label(e, "$L_insert");
 	gp_em(e, "setp.eq.u64 %%p1, %%rd4, %d", BPF_EXIST);
 	gp_em(e, "@%%p1 bra $L_enoent");
+	/* Claim the bucket first, count second: counting every racing inserter before its claim
+	 * pushed count past max_entries while only 1,000 keys existed (65,536 threads inserting
+	 * 1,000 keys on the H200: half the keys never inserted, all their inserters told E2BIG).
+	 * Counted after the claim, count never exceeds the buckets really claimed. */
+	gp_em(e, "atom.global.cas.b32 %%r20, [%%rd9], %%r12, %d", GP_HASH_BUSY);
+	gp_em(e, "setp.ne.u32 %%p1, %%r20, %%r12");
+	gp_em(e, "@%%p1 bra $L_p");        /* someone else took it: look at it again */
 	gp_em(e, "ld.global.nc.u32 %%r19, [%%rd1+%d]", GP_MD_MAX_ENTRIES);
 	gp_em(e, "atom.global.add.u32 %%r20, [%%rd1+%d], 1", GP_MD_COUNT);
 	gp_em(e, "setp.ge.u32 %%p1, %%r20, %%r19");
 	gp_em(e, "@%%p1 bra $L_full");
-	gp_em(e, "atom.global.cas.b32 %%r20, [%%rd9], %%r12, %d", GP_HASH_BUSY);
-	gp_em(e, "setp.eq.u32 %%p1, %%r20, %%r12");
-	gp_em(e, "@%%p1 bra $L_claimed");
-	gp_em(e, "atom.global.add.u32 %%r20, [%%rd1+%d], -1", GP_MD_COUNT);
-	gp_em(e, "bra.uni $L_p");          /* someone else took it: look at it again */
-	gp_em_label(e, "$L_claimed");
 	gp_em(e, "st.global.u32 [%%rd9+%d], %%r3", GP_HB_HASH);
 	gp_em(e, "add.u64 %%rd21, %%rd9, %d", GP_HB_KEY);
 	gp_em(e, "cvt.u64.u32 %%rd22, %%r2");
@@ -523,8 +524,11 @@ static void def_update(struct gp_emit *e)
 	call(e, F_STORE, "%rd6", 4, "%rd1", "%rd12", "%rd3", "%rd23");
 	gp_em(e, "st.release.gpu.global.u32 [%%rd9], %d", GP_HASH_FULL);
 	ret_imm(e, 0);
+	/* Over max_entries: give the bucket back as it was (EMPTY or DELETED with its key); no
+	 * reader saw it FULL, waiters on BUSY look at it again. */
 	gp_em_label(e, "$L_full");
 	gp_em(e, "atom.global.add.u32 %%r20, [%%rd1+%d], -1", GP_MD_COUNT);
+	gp_em(e, "st.release.gpu.global.u32 [%%rd9], %%r12");
 	gp_em_label(e, "$L_p_end");
 	ret_imm(e, -GP_DEV_E2BIG);
 	gp_em_label(e, "$L_p_busy");

@@ -215,7 +215,7 @@ static void build(ir_module *m, struct gp_maps_device *dev)
 	/* 5. thread 0: trace_printk("t %d\n", 7) with the format on the stack */
 	gp_em(&e, "setp.ne.u64 %%p5, %%rd41, 0");
 	gp_em(&e, "@%%p5 bra $L_end");
-	gp_em(&e, "mov.u64 %%rd18, 11093048405620");   /* "t %d\n\0" little endian */
+	gp_em(&e, "mov.u64 %%rd18, 44629827700");   /* "t %d\n\0" little endian (0x0a64252074) */
 	gp_em(&e, "st.u64 [%%rd46], %%rd18");
 	gp_em(&e, "mov.u64 %%rd19, 6");
 	gp_em(&e, "mov.u64 %%rd20, 7");
