@@ -23,7 +23,21 @@ run_stage() {
 	fi
 }
 
-main_tests() { (cd build && ctest --output-on-failure -j"$jobs" --timeout 1800 "$@"); }
+counts=$(mktemp)
+trap 'rm -f "$counts"' EXIT
+# ctest's "N% tests passed, F tests failed out of T" of each stage, summed in the last line.
+tally() {
+	local line
+	while IFS= read -r line; do
+		printf '%s\n' "$line"
+		case $line in *"tests failed out of"*) printf '%s\n' "$line" >>"$counts" ;; esac
+	done
+}
+
+main_tests() {
+	(cd build && ctest --output-on-failure -j"$jobs" --timeout 1800 "$@") | tally
+	return "${PIPESTATUS[0]}"
+}
 
 asan_tests() {
 	cmake -S . -B build-asan -DGPUPROBE_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug >/dev/null &&
@@ -31,7 +45,8 @@ asan_tests() {
 		{ echo "test.sh: the ASan/UBSan build failed (build-asan.log):"; grep -m20 error build-asan.log; return 1; }
 	(cd build-asan && ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 \
 		UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-		ctest --output-on-failure -j"$jobs" -LE slow --timeout 900)
+		ctest --output-on-failure -j"$jobs" -LE slow --timeout 900) | tally
+	return "${PIPESTATUS[0]}"
 }
 
 for s in $stages; do
@@ -44,4 +59,8 @@ for s in $stages; do
 done
 echo
 printf '%s\n' "${summary[@]}"
+# "100% tests passed, 0 tests failed out of 73": sum the failed and total counts of all stages.
+read -r total failed < <(awk '{ for (i = 1; i < NF; i++) if ($(i+1) == "tests" && $(i+2) == "failed") f += $i;
+	t += $NF } END { print t + 0, f + 0 }' "$counts")
+echo "$((total - failed)) passed, $failed failed"
 exit $status
