@@ -33,7 +33,9 @@ static void run_usage(FILE *out)
 	      "environment (read by the shim):\n"
 	      "  GPUPROBE_REAL_LIBCUDA  the real driver (found automatically when unset)\n"
 	      "  GPUPROBE_LOG=1         one line per module loaded and per kernel's first launch\n"
-	      "  GPUPROBE_DUMP_DIR=DIR  write the PTX of every module loaded into DIR\n", out);
+	      "  GPUPROBE_DUMP_DIR=DIR  write the PTX of every module loaded into DIR\n"
+	      "  GPUPROBE_ROUNDTRIP=1   load every module from its parsed and printed PTX, no probes\n"
+	      "  GPUPROBE_INLINE=0      keep probe calls as calls (default: inlined into each site)\n", out);
 }
 
 /* build/bin/gpuprobe -> build/lib */
