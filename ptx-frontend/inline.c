@@ -540,6 +540,16 @@ static int inline_site(struct pass *p, struct caller *c, struct call_block *b, s
 	return 1;
 }
 
+/* How many instructions a caller of `own` instructions may gain (GPUPROBE_INLINE_GROWTH: the
+ * multiple of its size, default 8, at least 20,000 instructions). */
+static long inline_budget(unsigned own)
+{
+	const char *g = getenv("GPUPROBE_INLINE_GROWTH");
+	long k = g && *g ? strtol(g, NULL, 10) : 8;
+	long b = k * (long)own;
+	return b > 20000 ? b : 20000;
+}
+
 static unsigned count_insns(const ir_func *f)
 {
 	unsigned n = 0;
@@ -690,9 +700,9 @@ int gp_inline_generated_calls(ir_module *m, const struct gp_inline_opts *opts,
 	for (ir_top *t = m->first; t; t = t->next) {
 		if (t->kind != IR_TOP_FUNC || t->generated || !t->func.has_body)
 			continue;
-		/* Grow a caller by at most its own size (at least 2,000 instructions). */
+		/* Grow a caller by a bounded multiple of its own size. */
 		unsigned own = count_insns(&t->func);
-		struct caller c = {.f = &t->func, .budget = own > 2000 ? own : 2000};
+		struct caller c = {.f = &t->func, .budget = inline_budget(own)};
 		for (unsigned r = 0; r < depth; r++) {
 			unsigned k = inline_round(&p, &c);
 			p.st.inlined += k;

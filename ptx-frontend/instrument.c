@@ -177,6 +177,7 @@ static void prepare(struct fn *fn, const unsigned *bend, size_t nbend)
 	struct inst_emit e = at(fn, fn->f->first);
 	ie_decl(&e, ".reg", ".b64", "%__gp_d", 4, 0, NULL);
 	ie_decl(&e, ".reg", ".b32", "%__gp_s", 4, 0, NULL);
+	ie_decl(&e, ".reg", ".b32", "%__gp_wm", -1, 0, NULL);
 	ie_decl(&e, ".reg", ".pred", "%__gp_q", 2, 0, NULL);
 	ie_decl(&e, ".local", ".b8", "__gp_ctx", -1, 8, ir_strfmt(fn->m, "[%d]", CTX_BYTES));
 	for (size_t i = 0; i < nbend; i++)
@@ -239,12 +240,16 @@ static void call_probe(struct fn *fn, struct inst_emit *e, const char *func)
 		ie_insn(e, "mov.u64 %%__gp_d0, __gp_ctx");
 		ie_insn(e, "cvta.local.u64 %%__gp_d0, %%__gp_d0");
 	}
+	if (e->warp_sync)
+		ie_insn(e, "activemask.b32 %%__gp_wm");
 	ie_block(e, 1);
 	ie_decl(e, ".param", ".b64", "__gp_arg", -1, 0, NULL);
 	ie_decl(e, ".param", ".b64", "__gp_ret", -1, 0, NULL);
 	ie_insn(e, "st.param.b64 [__gp_arg], %%__gp_d0");
 	ie_insn(e, "call (__gp_ret), %s, (__gp_arg)", func);
 	ie_block(e, 0);
+	if (e->warp_sync)
+		ie_insn(e, "bar.warp.sync %%__gp_wm");
 	fn->st->sites++;
 }
 
@@ -345,6 +350,7 @@ static void site_entry(struct fn *fn, const struct gp_inst_probe *p, unsigned k)
 {
 	struct inst_emit e = at(fn, fn->entry);
 	e.ctx_unread = p->ctx_unread;
+	e.warp_sync = p->warp_sync;
 	if (p->attach == GP_ATTACH_KERNEL_ENTRY) {
 		kernel_ctx_call(fn, &e, p->func);
 	} else if (p->attach == GP_ATTACH_BLOCK_BEGIN) {
@@ -393,6 +399,7 @@ static void site_leave(struct fn *fn, const struct gp_inst_probe *p, unsigned k,
 {
 	struct inst_emit e = at(fn, s);
 	e.ctx_unread = p->ctx_unread;
+	e.warp_sync = p->warp_sync;
 	const char *skip = guard_skip(fn, &e, &s->insn);
 	if (p->attach == GP_ATTACH_KERNEL_EXIT) {
 		kernel_ctx_call(fn, &e, p->func);
@@ -465,6 +472,7 @@ static void site_mem(struct fn *fn, const struct gp_inst_probe *p, ir_stmt *s, u
 		return;
 	struct inst_emit e = at(fn, s);
 	e.ctx_unread = p->ctx_unread;
+	e.warp_sync = p->warp_sync;
 	const char *skip = guard_skip(fn, &e, in);
 	if (!a->name) {
 		ie_insn(&e, "mov.u64 %%__gp_d1, %lld", (long long)a->ival);
@@ -497,6 +505,7 @@ static void site_barrier(struct fn *fn, const struct gp_inst_probe *p, ir_stmt *
 	const ir_insn *in = &s->insn;
 	struct inst_emit e = at(fn, p->barrier_after ? s->next : s);
 	e.ctx_unread = p->ctx_unread;
+	e.warp_sync = p->warp_sync;
 	const char *skip = guard_skip(fn, &e, in);
 	const char *id = "0";
 	if (in->nops && in->ops[0].kind == IR_OPND_INT)
@@ -518,6 +527,7 @@ static void site_bb(struct fn *fn, const struct gp_inst_probe *p, ir_stmt *s, un
 {
 	struct inst_emit e = at(fn, s);
 	e.ctx_unread = p->ctx_unread;
+	e.warp_sync = p->warp_sync;
 	st32i(&e, offsetof(struct gp_bb_ctx, bb_index), bb);
 	st32i(&e, offsetof(struct gp_bb_ctx, insn_index), index);
 	st32i(&e, offsetof(struct gp_bb_ctx, line), s->src_line);

@@ -41,6 +41,10 @@ struct gp_inst_probe {
 	/* Bit i: bytes 4i..4i+3 of the context are never read by the probe, so the site does not
 	 * fill them (all set: no context at all, r1 = 0). 0 fills everything. */
 	uint64_t ctx_unread;
+	/* The probe uses warp-collective helpers (515/516): each site captures activemask before
+	 * the call and bar.warp.syncs it after, so lanes that diverged inside one probe meet again
+	 * before the next site's collective (independent thread scheduling does not promise it). */
+	int warp_sync;
 };
 
 struct gp_inst_stats {
