@@ -27,10 +27,14 @@
  *          rdata + r * capacity; the host's consumer position at cons + r * 128, also host-mapped.
  *          A record is an 8-byte header then the payload, padded to 8, never split at the end
  *          (a PAD record fills the tail instead). Header: u32 len (payload bytes), u32 state
- *          (0 until committed, then COMMITTED, DISCARDED or PAD), written in one 64-bit store at
- *          commit after a system-scope fence; the host consumes committed records in order, zeroes
- *          them and advances cons. A producer reserves with a CAS loop on head after checking the
- *          space against cons; when there is none it adds 1 to drops: every lost record is counted.
+ *          (0 until committed, then COMMITTED, DISCARDED or PAD): len written at reservation, the
+ *          state at commit after a system-scope release fence (PAD headers in one 64-bit store);
+ *          the host consumes committed records in order, zeroes
+ *          them and advances cons. On the device a warp reserves once: the lanes outputting to the
+ *          same ring with the same record size elect a leader, which claims k <= n records with one
+ *          CAS on head (a batch crossing the end is split around a PAD record), hands the position
+ *          out by shfl, and adds n - k to drops: every lost record is counted, no lane waits for
+ *          the host. The host's producer (host probes) reserves one record per CAS.
  */
 #ifndef GPUPROBE_MAPS_MAP_LAYOUT_H
 #define GPUPROBE_MAPS_MAP_LAYOUT_H

@@ -61,6 +61,97 @@ static int ptxas(const char *ptx, size_t len, const char *arch)
 	return rc;
 }
 
+/* The text of .func name in ptx (from its name to its closing brace), or NULL. */
+static char *func_body(const char *ptx, const char *name, size_t *len)
+{
+	char key[128];
+	snprintf(key, sizeof(key), ") %s(\n", name);
+	const char *b = strstr(ptx, key);
+	const char *end = b ? strstr(b, "\n}\n") : NULL;
+	if (!end)
+		return NULL;
+	*len = (size_t)(end - b);
+	return strndup(b, *len);
+}
+
+static int count(const char *s, const char *what)
+{
+	int n = 0;
+	for (const char *p = s; (p = strstr(p, what)); p += strlen(what))
+		n++;
+	return n;
+}
+
+/* The ring's code for a module whose target is `target` (NULL: none given). From sm_70 on, a
+ * reservation is made once per warp: every atomic on the ring's producer state (the CAS on head,
+ * the CAS claiming the host reread, the drop count) lies between the branch that sends every lane
+ * but the leader to $L_bcast and that label, and the position reaches the lanes by shfl.sync;
+ * records are published with one system-scope release fence. Older targets: a group of one, no
+ * warp instructions, membar.sys. Both compile with ptxas. */
+static void check_ring_code(struct gp_maps_device *dev, const char *target)
+{
+	ir_module *m = ir_module_new();
+	directive(m, ".version 8.0");
+	directive(m, target ? (!strcmp(target, "sm_90") ? ".target sm_90" : ".target sm_75") : ".target sm_75");
+	directive(m, ".address_size 64");
+	m->target = target;
+	ir_func *k = kernel(m, "gp_ring_kernel");
+	struct gp_emit e = {.m = m, .f = k};
+	gp_em(&e, "ld.param.u64 %%rd1, [gp_k]");
+	CHECK_EQ(gp_maps_emit_map_ref(dev, m, k, "%rd2", 2, 0, 0), 0);   /* events */
+	gp_em(&e, "mov.u64 %%rd3, 16");
+	gp_em(&e, "mov.u64 %%rd4, 0");
+	const char *out = gp_maps_helper_func(dev, m, 130), *res = gp_maps_helper_func(dev, m, 131),
+		   *sub = gp_maps_helper_func(dev, m, 132);
+	CHECK(out && res && sub);
+	if (out && res && sub) {
+		gp_em_call(&e, out, "%rd10", 5, (const char *const[]){"%rd2", "%rd1", "%rd3", "%rd4", "%rd4"});
+		gp_em_call(&e, res, "%rd11", 5, (const char *const[]){"%rd2", "%rd3", "%rd4", "%rd4", "%rd4"});
+		gp_em_call(&e, sub, "%rd12", 5, (const char *const[]){"%rd11", "%rd4", "%rd4", "%rd4", "%rd4"});
+	}
+	gp_em(&e, "ret");
+	CHECK_EQ(e.failed, 0);
+	size_t len, rlen = 0, clen = 0;
+	char *ptx = ptx_print(m, &len);
+	char *rsv = func_body(ptx, "__gp_m_ring_reserve", &rlen);
+	char *cmt = func_body(ptx, "__gp_m_ring_commit", &clen);
+	CHECK(rsv && cmt);
+	if (rsv && cmt) {
+		int warp = target != NULL;
+		CHECK_EQ(count(rsv, "atom.global.cas.b64"), 2);   /* head; the reread claim */
+		CHECK_EQ(count(rsv, "red.global.add.u64"), 1);    /* drops, once for the group */
+		CHECK_EQ(count(rsv, "activemask.b32"), warp);
+		CHECK_EQ(count(rsv, "match.any.sync.b64"), 2 * warp);   /* same ring, same size */
+		CHECK_EQ(count(rsv, "shfl.sync.idx.b32"), 2 * warp);    /* offset; k and k1 */
+		CHECK_EQ(count(cmt, warp ? "fence.acq_rel.sys" : "membar.sys"), 1);
+		CHECK_EQ(count(cmt, warp ? "membar.sys" : "fence."), 0);
+		if (warp) {
+			/* the leader region: from the non-leaders' branch to $L_bcast */
+			char *guard = strstr(rsv, "@%p4 bra \t$L_bcast;");
+			char *lead_end = strstr(rsv, "\n$L_bcast:");
+			CHECK(guard && lead_end && guard < lead_end);
+			CHECK(strstr(rsv, "setp.ne.u32 \t%p4, %r8, 0;") != NULL);   /* rank != 0 */
+			if (guard && lead_end) {
+				for (char *p = strstr(rsv, "atom.global"); p; p = strstr(p + 1, "atom.global"))
+					CHECK(p > guard && p < lead_end);
+				char *p = strstr(rsv, "red.global");
+				CHECK(p && p > guard && p < lead_end);
+				CHECK(strstr(rsv, "shfl.sync.idx.b32") > lead_end);
+			}
+		}
+	}
+	if (getenv("GP_PRINT_PTX"))
+		fputs(ptx, stdout);
+	if (!target || strcmp(target, "sm_90"))
+		CHECK_EQ(ptxas(ptx, len, "sm_75"), 0);
+	CHECK_EQ(ptxas(ptx, len, "sm_90"), 0);
+	free(rsv);
+	free(cmt);
+	free(ptx);
+	m->target = NULL;
+	ir_module_free(m);
+}
+
 int main(void)
 {
 	if (access(PTXAS, X_OK)) {
@@ -147,6 +238,10 @@ int main(void)
 	CHECK(gp_maps_helper_func(&none, m2, 6) == NULL);
 	CHECK(gp_maps_puts_func(&none, m2) == NULL);
 	ir_module_free(m2);
+
+	check_ring_code(&dev, NULL);
+	check_ring_code(&dev, "sm_75");
+	check_ring_code(&dev, "sm_90");
 
 	gp_maps_device__release(&dev);
 	gp_map_set__free(set);
