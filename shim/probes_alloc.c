@@ -73,6 +73,12 @@ static struct chunk *chunks;
 static size_t nchunks, chunks_cap;
 static uint64_t dev_mapped;    /* bytes of dev_arena backed by chunks */
 static bool fallback_said;
+/* Who may touch the device range: the context's device, and every device that can reach its
+ * memory as a peer (an instrumented kernel on another GPU of the application finds the maps
+ * there; cuCtxEnablePeerAccess does not open memory made by cuMemCreate). */
+#define MAX_ACCESS 16
+static CUmemAccessDesc dev_access[MAX_ACCESS];
+static size_t naccess;
 
 static void dev_free(void *u, uint64_t d);
 
@@ -221,8 +227,6 @@ static int dev_grow(uint64_t end)
 	CUdeviceptr at = (CUdeviceptr)(dev_arena.base + dev_mapped);
 	CUmemAllocationProp prop = dev_prop();
 	CUmemGenericAllocationHandle h = 0;
-	CUmemAccessDesc access = {.location = prop.location,
-				  .flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
 	const char *step = "cuMemCreate";
 	CUresult r = SHIM_REAL(cuMemCreate)(&h, size, &prop, 0);
 	if (r == CUDA_SUCCESS) {
@@ -233,7 +237,14 @@ static int dev_grow(uint64_t end)
 	}
 	if (r == CUDA_SUCCESS) {
 		step = "cuMemSetAccess";
-		r = SHIM_REAL(cuMemSetAccess)(at, size, &access, 1);
+		r = SHIM_REAL(cuMemSetAccess)(at, size, dev_access, naccess);
+		if (r != CUDA_SUCCESS && naccess > 1) {
+			/* A peer refused: the context's own device is what the maps need. */
+			shim_log("probes: map memory is not open to the application's other GPUs "
+				 "(cuMemSetAccess: %s)", err_name(r));
+			naccess = 1;
+			r = SHIM_REAL(cuMemSetAccess)(at, size, dev_access, naccess);
+		}
 		if (r != CUDA_SUCCESS) {
 			SHIM_REAL(cuMemUnmap)(at, size);
 			SHIM_REAL(cuMemRelease)(h);
@@ -442,6 +453,26 @@ static int attr(CUdevice_attribute a, int *v)
 	return SHIM_REAL(cuDeviceGetAttribute)(v, a, alloc_dev) == CUDA_SUCCESS ? 0 : -1;
 }
 
+/* The context's device first, then its peers. */
+static void access_init(void)
+{
+	naccess = 0;
+	dev_access[naccess++] = (CUmemAccessDesc){
+		.location = {.type = CU_MEM_LOCATION_TYPE_DEVICE, .id = alloc_dev},
+		.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
+	int n = 0;
+	if (SHIM_REAL(cuDeviceGetCount)(&n) != CUDA_SUCCESS)
+		return;
+	for (int d = 0; d < n && naccess < MAX_ACCESS; d++) {
+		int can = 0;
+		if (d != alloc_dev &&
+		    SHIM_REAL(cuDeviceCanAccessPeer)(&can, (CUdevice)d, alloc_dev) == CUDA_SUCCESS && can)
+			dev_access[naccess++] = (CUmemAccessDesc){
+				.location = {.type = CU_MEM_LOCATION_TYPE_DEVICE, .id = d},
+				.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
+	}
+}
+
 /* Decide where map memory goes. Called with the context pushed. */
 static void placement_init(void)
 {
@@ -479,8 +510,10 @@ static void placement_init(void)
 	if (dev_arena.on && va_hint % gran)
 		fall_back(&dev_arena, "GPUPROBE_MAP_VA=%#" PRIx64 " is not a multiple of the "
 			  "granularity %zu", va_hint, gran);
-	if (dev_arena.on)
+	if (dev_arena.on) {
+		access_init();
 		dev_reserve();
+	}
 	if (host_arena.on && (attr(CU_DEVICE_ATTRIBUTE_CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM,
 				   &hostptr) || hostptr != 1))
 		fall_back(&host_arena, "the device does not see registered host memory at its host "

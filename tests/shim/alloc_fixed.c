@@ -43,6 +43,8 @@ void shim_msg(const char *fmt, ...)
 static struct {
 	/* knobs */
 	int vmm, hostptr;
+	int ndev, peer_ok, peer_refused;   /* devices; device 1 can reach device 0; access refused for peers */
+	int access_n, access_ids;           /* the last cuMemSetAccess: descriptors, ids as a bit set */
 	size_t gran;
 	int reserve_mode;          /* 0 honour the hint, 1 place elsewhere, 2 refuse */
 	int create_fails_after;    /* cuMemCreate fails once this many succeeded (-1: never) */
@@ -59,6 +61,7 @@ static void fake_reset(void)
 {
 	memset(&fk, 0, sizeof(fk));
 	fk.vmm = fk.hostptr = 1;
+	fk.ndev = 1;
 	fk.gran = 2u << 20;
 	fk.create_fails_after = -1;
 	fk.next_alloc = FAKE_ALLOC_BASE;
@@ -69,6 +72,12 @@ static void fake_reset(void)
 static CUresult f_push(CUcontext c) { return CUDA_SUCCESS; }
 static CUresult f_pop(CUcontext *c) { *c = (CUcontext)1; return CUDA_SUCCESS; }
 static CUresult f_ctx_dev(CUdevice *d) { *d = 0; return CUDA_SUCCESS; }
+static CUresult f_dev_count(int *n) { *n = fk.ndev; return CUDA_SUCCESS; }
+static CUresult f_can_peer(int *can, CUdevice dev, CUdevice peer)
+{
+	*can = dev == 1 && peer == 0 && fk.peer_ok;
+	return dev < fk.ndev && peer < fk.ndev ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
 static CUresult f_attr(int *v, CUdevice_attribute a, CUdevice d)
 {
 	switch (a) {
@@ -86,7 +95,8 @@ static CUresult f_stream_sync(CUstream s) { return CUDA_SUCCESS; }
 static CUresult f_stream_destroy(CUstream s) { fk.stream_destroys++; return CUDA_SUCCESS; }
 static CUresult f_err_name(CUresult r, const char **s)
 {
-	*s = r == CUDA_ERROR_OUT_OF_MEMORY ? "CUDA_ERROR_OUT_OF_MEMORY" : "CUDA_ERROR_INVALID_VALUE";
+	*s = r == CUDA_ERROR_OUT_OF_MEMORY ? "CUDA_ERROR_OUT_OF_MEMORY"
+	     : r == CUDA_ERROR_INVALID_DEVICE ? "CUDA_ERROR_INVALID_DEVICE" : "CUDA_ERROR_INVALID_VALUE";
 	return CUDA_SUCCESS;
 }
 
@@ -183,8 +193,15 @@ static CUresult f_unmap(CUdeviceptr p, size_t size)
 static CUresult f_access(CUdeviceptr p, size_t size, const CUmemAccessDesc *d, size_t n)
 {
 	fk.accesses++;
-	return n == 1 && d->flags == CU_MEM_ACCESS_FLAGS_PROT_READWRITE ? CUDA_SUCCESS
-									: CUDA_ERROR_INVALID_VALUE;
+	fk.access_n = (int)n;
+	fk.access_ids = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (d[i].flags != CU_MEM_ACCESS_FLAGS_PROT_READWRITE ||
+		    d[i].location.type != CU_MEM_LOCATION_TYPE_DEVICE)
+			return CUDA_ERROR_INVALID_VALUE;
+		fk.access_ids |= 1 << d[i].location.id;
+	}
+	return n > 1 && fk.peer_refused ? CUDA_ERROR_INVALID_DEVICE : CUDA_SUCCESS;
 }
 
 #define SET(name, fn)                                                                      \
@@ -198,6 +215,8 @@ static void fake_install(void)
 	SET(cuCtxPushCurrent_v2, f_push);
 	SET(cuCtxPopCurrent_v2, f_pop);
 	SET(cuCtxGetDevice, f_ctx_dev);
+	SET(cuDeviceGetCount, f_dev_count);
+	SET(cuDeviceCanAccessPeer, f_can_peer);
 	SET(cuDeviceGetAttribute, f_attr);
 	SET(cuStreamCreate, f_stream);
 	SET(cuStreamSynchronize, f_stream_sync);
@@ -565,6 +584,33 @@ static void test_host_taken(void)
 	munmap(squat, (size_t)pg);
 }
 
+/* Chunks are open to the devices that can reach the context's device as peers. */
+static void test_peers(void)
+{
+	fake_reset();
+	fk.ndev = 3;
+	fk.peer_ok = 1;   /* device 1 can, device 2 cannot */
+	start();
+	dalloc(8);
+	EQ(fk.access_n, 2);
+	EQ(fk.access_ids, 3);
+	probes_alloc_fini();
+
+	fake_reset();
+	fk.ndev = 2;
+	fk.peer_ok = 1;
+	fk.peer_refused = 1;
+	start();
+	EQ(dalloc(8), B);
+	EQ(fk.access_n, 1);
+	EQ(fk.access_ids, 1);
+	CHECK(strstr(logbuf, "probes: map memory is not open to the application's other GPUs "
+			     "(cuMemSetAccess: CUDA_ERROR_INVALID_DEVICE)\n") != NULL, "no peer line");
+	EQ(dalloc(3u << 20), B + 0x100);   /* the next chunk asks for the device alone */
+	EQ(fk.accesses, 3);
+	probes_alloc_fini();
+}
+
 /* GPUPROBE_MAP_VA moves the ranges, or turns fixed placement off. */
 static void test_env(void)
 {
@@ -622,6 +668,7 @@ int main(void)
 	test_hint_moved();
 	test_refusals();
 	test_host_taken();
+	test_peers();
 	test_env();
 	if (failures) {
 		printf("%d failures\n", failures);
