@@ -2,7 +2,8 @@
 # GPU test of the maps runtime (tests/maps/gpu_maps_run.c): the device helpers in a 65,536-thread
 # kernel against maps made with the real driver (cuMemAlloc, cuMemHostAlloc DEVICEMAP), every
 # result checked exactly on the host (sharded counter, racing hash inserts, ring records, exact
-# drop counts of an overflowing ring, printk, deletes).
+# drop counts of an overflowing ring, 4 rounds of per-warp batches of three record sizes that
+# wrap at the ring's end, printk, deletes).
 # usage: tests/gpu/maps.sh [BUILD_DIR]   (default: build-maps, then build). Logs to $OUT.
 # gpu_maps_run needs only libc and the driver, so a binary built on Debian runs as is.
 # Exit 77 when there is no GPU or driver.

@@ -6,6 +6,9 @@
  *     threads, each then incremented by lookup + atomic add: value = 1 + threads with that key;
  *   - a ring buffer receives every record (ringbuf_output, reserve/submit) exactly once;
  *   - a small ring overflows: records received + drops counted = records attempted, exactly;
+ *     then, drained, it takes 4 rounds of records of three sizes from partial warps, whose
+ *     per-warp batches wrap at the ring's end: every record intact, received once, and
+ *     received + dropped = made in each round;
  *   - trace_printk's line is formatted on the host;
  *   - a second kernel deletes the even keys: 500 remain.
  * This file is also the reference for the shim's allocator (struct gp_map_allocator on the
@@ -135,6 +138,7 @@ static void build(ir_module *m, struct gp_maps_device *dev)
 		t->text = dirs[i];
 		ir_top_append(m, t);
 	}
+	m->target = "sm_75";   /* as a parsed module would say: the helpers use warp instructions */
 	const char *lookup = fn(dev, m, 1), *update = fn(dev, m, 2), *del = fn(dev, m, 3);
 	const char *output = fn(dev, m, 130), *reserve = fn(dev, m, 131), *submit = fn(dev, m, 132);
 	const char *printk = fn(dev, m, 6);
@@ -244,8 +248,66 @@ static void build(ir_module *m, struct gp_maps_device *dev)
 	CALL5(&e2, del, "%rd12", "%rd2", "%rd40", "%rd7", "%rd7", "%rd7");
 	gp_em_label(&e2, "$L_done");
 	gp_em(&e2, "ret");
-	if (e.failed || e2.failed)
+
+	/* The third kernel, run in rounds after the first filled the small ring and the host drained
+	 * it, so every SM's batches start near the ring's end and wrap (split around a PAD): the
+	 * threads whose gtid % 5 != 0 (warps of 25-26 lanes) output gtid repeated, 8, 16 or 24 bytes
+	 * by lane % 3 (three groups of record sizes in each warp); fails[1] counts the ones that got in. */
+	ir_func *k3 = kernel(m, "gp_maps_ring_mixed");
+	struct gp_emit e3 = {.m = m, .f = k3};
+	gp_em(&e3, "mov.u64 %%rd40, gp_stk");
+	gp_em(&e3, "cvta.local.u64 %%rd40, %%rd40");
+	gp_em(&e3, "add.u64 %%rd45, %%rd40, 16");
+	gp_em(&e3, "mov.u32 %%r1, %%tid.x");
+	gp_em(&e3, "mov.u32 %%r2, %%ctaid.x");
+	gp_em(&e3, "mov.u32 %%r3, %%ntid.x");
+	gp_em(&e3, "mad.lo.u32 %%r4, %%r2, %%r3, %%r1");
+	gp_em(&e3, "cvt.u64.u32 %%rd41, %%r4");
+	gp_em(&e3, "rem.u64 %%rd14, %%rd41, 5");
+	gp_em(&e3, "setp.eq.u64 %%p1, %%rd14, 0");
+	gp_em(&e3, "@%%p1 bra $L_skip");
+	gp_em(&e3, "st.u64 [%%rd45], %%rd41");
+	gp_em(&e3, "st.u64 [%%rd45+8], %%rd41");
+	gp_em(&e3, "st.u64 [%%rd45+16], %%rd41");
+	gp_em(&e3, "and.b32 %%r5, %%r1, 31");
+	gp_em(&e3, "rem.u32 %%r5, %%r5, 3");
+	gp_em(&e3, "add.u32 %%r5, %%r5, 1");
+	gp_em(&e3, "shl.b32 %%r5, %%r5, 3");
+	gp_em(&e3, "cvt.u64.u32 %%rd30, %%r5");
+	gp_em(&e3, "mov.u64 %%rd5, %s", a[M_SMALL]);
+	gp_em(&e3, "mov.u64 %%rd6, %s", a[M_FAILS]);
+	gp_em(&e3, "mov.u64 %%rd7, 0");
+	CALL5(&e3, output, "%rd12", "%rd5", "%rd45", "%rd30", "%rd7", "%rd7");
+	gp_em(&e3, "setp.ne.u64 %%p4, %%rd12, 0");
+	gp_em(&e3, "@%%p4 bra $L_skip");
+	gp_em(&e3, "st.u32 [%%rd40], 1");
+	CALL5(&e3, lookup, "%rd13", "%rd6", "%rd40", "%rd7", "%rd7", "%rd7");
+	gp_em(&e3, "atom.global.add.u64 %%rd11, [%%rd13], 1");
+	gp_em_label(&e3, "$L_skip");
+	gp_em(&e3, "ret");
+	if (e.failed || e2.failed || e3.failed)
 		failures++;
+}
+
+/* Records of gp_maps_ring_mixed: gtid % 5 != 0, size by lane, every word the gtid, each once. */
+struct mixed { unsigned records, bad; uint8_t seen[65536]; };
+
+static int on_mixed(void *user, unsigned ring, const void *data, size_t size)
+{
+	struct mixed *c = user;
+	uint64_t w[3] = {0, 0, 0};
+	memcpy(w, data, size < 24 ? size : 24);
+	c->records++;
+	uint64_t t = w[0];
+	int ok = t < 65536 && t % 5 && size == 8 * (1 + (t % 32) % 3) && !c->seen[t];
+	for (size_t i = 1; ok && i < size / 8; i++)
+		ok = w[i] == t;
+	if (ok)
+		c->seen[t] = 1;
+	else if (c->bad++ < 5)
+		printf("  mixed record: size %zu, words %llx %llx %llx\n", size, (unsigned long long)w[0],
+		       (unsigned long long)w[1], (unsigned long long)w[2]);
+	return 0;
 }
 
 /* ---- checks -------------------------------------------------------------------------------- */
@@ -446,6 +508,30 @@ int main(int argc, char **argv)
 	EXPECT((uint64_t)got == ok && ok + drops == 65536 && drops > 0,
 	       "small ring: received %d, helper said %llu got in, %llu dropped: must add up to 65536",
 	       got, (unsigned long long)ok, (unsigned long long)drops);
+	/* Rounds of the mixed kernel on the drained small ring: batches split at the ring's end. */
+	void *k3;
+	cu_ok(cu.ModuleGetFunction(&k3, mod, "gp_maps_ring_mixed"), "get mixed kernel");
+	const uint64_t mixed_made = 65536 - 13108;   /* gtid % 5 != 0 */
+	for (int round = 0; round < 4; round++) {
+		static struct mixed mx;
+		memset(&mx, 0, sizeof(mx));
+		uint64_t ok0 = 0, ok1 = 0, drops0 = gp_map_inst__ring_drops(mp[M_SMALL]);
+		gp_map_inst__lookup(mp[M_FAILS], &(uint32_t){1}, &ok0);
+		if (!cu_ok(cu.LaunchKernel(k3, 256, 1, 1, 256, 1, 1, 0, NULL, NULL, NULL), "launch mixed") ||
+		    !cu_ok(cu.CtxSynchronize(), "mixed kernel"))
+			return 1;
+		int n = gp_map_inst__ring_drain(mp[M_SMALL], on_mixed, &mx);
+		uint64_t lost = gp_map_inst__ring_drops(mp[M_SMALL]) - drops0;
+		gp_map_inst__lookup(mp[M_FAILS], &(uint32_t){1}, &ok1);
+		printf("small ring, mixed sizes, round %d: %d received, %llu dropped, of %llu\n", round, n,
+		       (unsigned long long)lost, (unsigned long long)mixed_made);
+		EXPECT(n >= 0 && (unsigned)n == mx.records && !mx.bad && (uint64_t)n == ok1 - ok0 &&
+			       n + lost == mixed_made && n > 0 && lost > 0,
+		       "mixed round %d: %d received (%u bad), helper said %llu got in, %llu dropped: must "
+		       "add up to %llu", round, n, mx.bad, (unsigned long long)(ok1 - ok0),
+		       (unsigned long long)lost, (unsigned long long)mixed_made);
+	}
+
 	char line[256] = "";
 	gp_map_inst__ring_drain(gp_map_set__printk(set), on_printk, line);
 	EXPECT(!strcmp(line, "t 7\n"), "printk: '%s', expected 't 7\\n'", line);
