@@ -93,7 +93,7 @@ int cmd_verify(int argc, char **argv)
 		o.attach = prog->attach;
 		o.maps = maps;
 		o.nmaps = nmaps;
-		o.ctx_size = gp_attach_ctx_size(prog->attach);
+		o.ctx_size = gp_program__ctx_size(prog);
 		o.log = log;
 		o.log_size = log_size;
 		o.log_level = verbose;

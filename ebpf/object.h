@@ -68,4 +68,24 @@ const struct gp_map *gp_object__map(const struct gp_object *obj, size_t i);
 const char *gp_object__license(const struct gp_object *obj);
 const char *gp_object__path(const struct gp_object *obj);
 
+/* bpftime's host-side probes, uprobe/<binary>:<function> and uretprobe/<binary>:<function>, load
+ * as host/entry and host/exit programs (object_attach.c): on a CUDA runtime function, at the
+ * driver calls the runtime makes for it (target: their glob, e.g. cudaLaunchKernel ->
+ * cuLaunchKernel*); on a driver function cu*, at that function. The binary path is ignored.
+ * Their context (r1) is not struct gp_host_ctx but an x86-64 struct pt_regs
+ * (struct gp_bpftime_regs), filled by the host runner (nvidia/host.c) in one of two layouts: */
+enum gp_uprobe_abi {
+	GP_UPROBE_NONE = 0,           /* not a uprobe program */
+	GP_UPROBE_DRIVER_ARGS,        /* di, si, dx, cx, r8, r9 = the driver call's arguments 1-6 as
+	                               * host probes see them (gp_host_ctx.args); ax = the result */
+	GP_UPROBE_RUNTIME_LAUNCH,     /* cudaLaunchKernel(func, dim3 grid, dim3 block, args, shmem,
+	                               * stream) under the x86-64 ABI: di = func, si = grid.x |
+	                               * grid.y << 32, dx = grid.z, cx = block.x | block.y << 32,
+	                               * r8 = block.z, r9 = 0 (args not kept); ax = the CUresult */
+};
+enum gp_uprobe_abi gp_program__uprobe_abi(const struct gp_program *p);
+/* Readable bytes at r1 for the verifier and the interpreter: sizeof the attach point's context
+ * struct, or of struct gp_bpftime_regs for uprobe programs. */
+uint32_t gp_program__ctx_size(const struct gp_program *p);
+
 #endif

@@ -1,11 +1,14 @@
 /* Attach point, target glob and memory filters from a program's ELF section name
- * (the names documented in include/gpuprobe/gpuprobe.h, plus bpftime's kprobe/kretprobe). */
+ * (the names documented in include/gpuprobe/gpuprobe.h, plus bpftime's kprobe/kretprobe and
+ * its host-side uprobe/uretprobe on CUDA runtime or driver functions). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ebpf/object_internal.h"
+#include "ebpf/verifier.h"
+#include "gpuprobe/context.h"
 
 static const struct {
 	const char *prefix;
@@ -67,6 +70,137 @@ static int parse_mem_filters(const char *s, size_t len, unsigned *out, char *err
 	return 0;
 }
 
+/* bpftime's host half: uprobe/<binary>:<function> (and uretprobe/...). gpuprobe sees the app's
+ * CUDA calls where they reach the driver, so a runtime function runs its probe at the driver
+ * call(s) the runtime makes for it; the binary path names where a kernel uprobe would attach and
+ * is ignored. The program's context is an x86-64 struct pt_regs (struct gp_bpftime_regs), as
+ * BPF_KPROBE/PT_REGS_PARMn read it. */
+static const struct {
+	const char *runtime;      /* CUDA runtime function (its _ptsz form too) */
+	const char *driver;       /* glob of the driver calls it makes */
+	enum gp_uprobe_abi abi;
+} runtime_calls[] = {
+	{ "cudaLaunchKernel", "cuLaunchKernel*", GP_UPROBE_RUNTIME_LAUNCH },
+	{ "cudaLaunchCooperativeKernel", "cuLaunchCooperativeKernel*", GP_UPROBE_RUNTIME_LAUNCH },
+	{ "cudaDeviceSynchronize", "cuCtxSynchronize", GP_UPROBE_DRIVER_ARGS },
+	{ "cudaStreamSynchronize", "cuStreamSynchronize", GP_UPROBE_DRIVER_ARGS },
+};
+
+#define UPROBE_SUPPORTED "cudaLaunchKernel, cudaLaunchCooperativeKernel, cudaDeviceSynchronize," \
+	" cudaStreamSynchronize (also as C++ mangled names and _ptsz forms) or a driver function cu*"
+
+/* The function's own name from an Itanium-mangled one: _Z16cudaLaunchKernelIcE... ->
+ * cudaLaunchKernel (bpftime's launchlate probes the cudaLaunchKernel<char> template wrapper
+ * of cuda_runtime.h, which calls the C function). Plain names come back as they are. */
+static int function_base_name(const char *fn, size_t len, char *out, size_t outlen)
+{
+	if (len < 3 || strncmp(fn, "_Z", 2) != 0) {
+		if (len >= outlen)
+			return -1;
+		memcpy(out, fn, len);
+		out[len] = 0;
+		return 0;
+	}
+	size_t i = 2;
+	int nested = 0;
+	if (i < len && fn[i] == 'L')
+		i++;
+	if (i < len && fn[i] == 'N') {   /* _ZN <len><name>... E: the last component */
+		nested = 1;
+		i++;
+	}
+	out[0] = 0;
+	do {
+		size_t n = 0;
+		if (i >= len || fn[i] < '1' || fn[i] > '9')
+			return out[0] ? 0 : -1;
+		while (i < len && fn[i] >= '0' && fn[i] <= '9' && n < 4096)
+			n = n * 10 + (size_t)(fn[i++] - '0');
+		if (n > len - i || n >= outlen)
+			return -1;
+		memcpy(out, fn + i, n);
+		out[n] = 0;
+		i += n;
+	} while (nested && i < len && fn[i] != 'E');
+	return 0;
+}
+
+/* section = "uprobe..." or "uretprobe...": the driver glob and argument layout. */
+static int parse_uprobe(const char *section, const char *rest, const char **glob,
+			enum gp_uprobe_abi *abi, char *fn_out, size_t fn_len, char *err, size_t errlen)
+{
+	if (!*rest) {
+		snprintf(err, errlen, "section '%s' names no function (bpftime's loader attaches it at run time);"
+			 " gpuprobe needs uprobe/<binary>:<function>, with <function> one of " UPROBE_SUPPORTED,
+			 section);
+		return -EINVAL;
+	}
+	const char *colon = strrchr(rest, ':');
+	const char *fn = colon ? colon + 1 : rest;
+	size_t len = strlen(fn);
+	if (memchr(fn, '+', len)) {
+		snprintf(err, errlen, "section '%s': uprobes at an offset into a function are not supported"
+			 " (gpuprobe runs uprobes at CUDA calls, not at instructions)", section);
+		return -EINVAL;
+	}
+	char base[128];
+	if (function_base_name(fn, len, base, sizeof base) || !base[0]) {
+		snprintf(err, errlen, "section '%s': cannot read a function name in '%s'", section, fn);
+		return -EINVAL;
+	}
+	size_t bl = strlen(base);
+	if (bl > 5 && strcmp(base + bl - 5, "_ptsz") == 0)
+		base[bl - 5] = 0;
+	for (size_t i = 0; i < sizeof runtime_calls / sizeof runtime_calls[0]; i++)
+		if (strcmp(base, runtime_calls[i].runtime) == 0) {
+			*glob = runtime_calls[i].driver;
+			*abi = runtime_calls[i].abi;
+			snprintf(fn_out, fn_len, "%s", base);
+			return 0;
+		}
+	if (strncmp(base, "cu", 2) == 0 && strncmp(base, "cuda", 4) != 0 && base[2] >= 'A' && base[2] <= 'Z') {
+		*glob = NULL;   /* the driver function itself */
+		*abi = GP_UPROBE_DRIVER_ARGS;
+		snprintf(fn_out, fn_len, "%s", base);
+		return 0;
+	}
+	snprintf(err, errlen, "section '%s': function '%s' is not supported: gpuprobe runs uprobes at the CUDA"
+		 " calls it sees: " UPROBE_SUPPORTED, section, base);
+	return -EINVAL;
+}
+
+/* "uprobe" or "uretprobe" then end or '/': 1 for uprobe, 2 for uretprobe, 0 otherwise; *rest
+ * is what follows the slash. */
+static int uprobe_kind(const char *section, const char **rest)
+{
+	static const char *const names[2] = { "uprobe", "uretprobe" };
+	for (int i = 0; i < 2; i++) {
+		size_t l = strlen(names[i]);
+		if (strncmp(section, names[i], l) == 0 && (section[l] == '\0' || section[l] == '/')) {
+			*rest = section[l] ? section + l + 1 : section + l;
+			return i + 1;
+		}
+	}
+	return 0;
+}
+
+enum gp_uprobe_abi gp_program__uprobe_abi(const struct gp_program *p)
+{
+	const char *rest, *glob;
+	enum gp_uprobe_abi abi;
+	char fn[128], err[8];
+	if (!p || !p->section || !uprobe_kind(p->section, &rest))
+		return GP_UPROBE_NONE;
+	return parse_uprobe(p->section, rest, &glob, &abi, fn, sizeof fn, err, sizeof err) ? GP_UPROBE_NONE : abi;
+}
+
+uint32_t gp_program__ctx_size(const struct gp_program *p)
+{
+	if (gp_program__uprobe_abi(p) != GP_UPROBE_NONE)
+		return sizeof(struct gp_bpftime_regs);
+	return gp_attach_ctx_size(p->attach);
+}
+
 int gp_parse_attach(const char *section, enum gp_attach_kind *kind, char **target, unsigned *mem_filter,
 		    int *barrier_after, char *err, size_t errlen)
 {
@@ -74,6 +208,22 @@ int gp_parse_attach(const char *section, enum gp_attach_kind *kind, char **targe
 	*target = NULL;
 	*mem_filter = 0;
 	*barrier_after = 0;
+	const char *urest;
+	int uk = uprobe_kind(section, &urest);
+	if (uk) {
+		const char *glob;
+		enum gp_uprobe_abi abi;
+		char fn[128];
+		if (parse_uprobe(section, urest, &glob, &abi, fn, sizeof fn, err, errlen))
+			return -EINVAL;
+		*kind = uk == 1 ? GP_ATTACH_HOST_ENTRY : GP_ATTACH_HOST_EXIT;
+		*target = strdup(glob ? glob : fn);
+		if (!*target) {
+			snprintf(err, errlen, "out of memory");
+			return -ENOMEM;
+		}
+		return 0;
+	}
 	for (size_t i = 0; i < sizeof attach_names / sizeof attach_names[0]; i++) {
 		size_t pl = strlen(attach_names[i].prefix);
 		if (strncmp(section, attach_names[i].prefix, pl) != 0 || (section[pl] != '\0' && section[pl] != '/'))

@@ -2,6 +2,7 @@
 #include "nvidia/host.h"
 
 #include "ebpf/interp.h"
+#include "ebpf/object.h"
 #include "gpuprobe/context.h"
 
 #include <errno.h>
@@ -214,6 +215,63 @@ static uint64_t helper(void *user, int id, const uint64_t a[5], int *handled)
 	return 0;   /* the interpreter's own: time, pid, printk, ... */
 }
 
+/* A uprobe program's x86-64 registers (ebpf/object.h, enum gp_uprobe_abi) from the call's
+ * arguments as host probes see them. */
+static void fill_regs(struct gp_bpftime_regs *regs, enum gp_uprobe_abi abi, int exit,
+		      const uint64_t *args, unsigned nargs, int result)
+{
+	uint64_t a[8] = {0};
+	memcpy(a, args, (nargs < 8 ? nargs : 8) * sizeof(uint64_t));
+	memset(regs, 0, sizeof(*regs));
+	if (abi == GP_UPROBE_RUNTIME_LAUNCH) {
+		/* launch arguments: f, grid x/y/z, block x/y/z, shared bytes; a dim3 (12 bytes of
+		 * INTEGER class) travels in two registers: x | y << 32, then z */
+		regs->di = a[0];
+		regs->si = (a[1] & 0xffffffffu) | a[2] << 32;
+		regs->dx = a[3] & 0xffffffffu;
+		regs->cx = (a[4] & 0xffffffffu) | a[5] << 32;
+		regs->r8 = a[6] & 0xffffffffu;
+		regs->r9 = 0;   /* the kernel's argument array: not passed to host probes */
+	} else {
+		regs->di = a[0];
+		regs->si = a[1];
+		regs->dx = a[2];
+		regs->cx = a[3];
+		regs->r8 = a[4];
+		regs->r9 = a[5];
+	}
+	regs->ax = exit ? (uint64_t)(int64_t)result : 0;
+}
+
+int gp_nv_host__notes(const struct gp_nv_host *h, void (*line)(void *user, const char *text),
+		      void *user)
+{
+	int n = 0;
+	for (size_t i = 0; h && i < h->n; i++) {
+		const struct gp_program *p = h->progs[i].prog;
+		enum gp_uprobe_abi abi = gp_program__uprobe_abi(p);
+		if (abi == GP_UPROBE_NONE)
+			continue;
+		/* uprobe/<binary>:<function>: the binary part, when there is one */
+		const char *slash = strchr(p->section, '/'), *colon = strrchr(p->section, ':');
+		int plen = slash && colon && colon > slash ? (int)(colon - slash - 1) : 0;
+		char text[768];
+		snprintf(text, sizeof(text),
+			 "host probe %s: %s runs at %s of the driver's %s (binary path %s%.*s%s ignored;"
+			 " registers: %s)",
+			 p->name, p->section, p->attach == GP_ATTACH_HOST_EXIT ? "exit" : "entry",
+			 p->target ? p->target : "*", plen ? "'" : "", plen, plen ? slash + 1 : "",
+			 plen ? "'" : "none",
+			 abi == GP_UPROBE_RUNTIME_LAUNCH ?
+				 "cudaLaunchKernel's: di func (the CUfunction), si grid x|y<<32, dx grid z,"
+				 " cx block x|y<<32, r8 block z, r9 0, ax the CUresult at exit" :
+				 "the driver call's arguments in di, si, dx, cx, r8, r9, ax the CUresult at exit");
+		line(user, text);
+		n++;
+	}
+	return n;
+}
+
 /* Values the program changed go back to the maps. */
 static void write_back(struct run *r)
 {
@@ -255,14 +313,24 @@ int gp_nv_host__run(struct gp_nv_host *h, int exit, const char *api, const uint6
 		if (!matches(hp->prog, exit, api, base))
 			continue;
 		struct run r = {.hp = hp, .scratch = scratch, .print = print, .print_user = print_user};
+		/* bpftime's uprobe/uretprobe programs read x86-64 registers instead of the context */
+		enum gp_uprobe_abi abi = gp_program__uprobe_abi(hp->prog);
+		struct gp_bpftime_regs regs;
+		void *c = &ctx;
+		uint32_t csize = sizeof(ctx);
+		if (abi != GP_UPROBE_NONE) {
+			fill_regs(&regs, abi, exit, args, nargs, result);
+			c = &regs;
+			csize = sizeof(regs);
+		}
 		struct gp_interp_env env = {.maps = hp->defs, .map_state = h->states[i],
 					    .nmaps = hp->nmaps, .helper = helper, .user = &r,
-					    .on_print = run_print, .ctx_size = sizeof(ctx),
+					    .on_print = run_print, .ctx_size = csize,
 					    .scratch = scratch, .scratch_size = sizeof(scratch)};
 		uint64_t ret;
 		char e[256];
-		int prc = gp_interp_run(hp->prog->insns, hp->prog->ninsns, (uint64_t)(uintptr_t)&ctx,
-					sizeof(ctx), &env, &ret, e, sizeof(e));
+		int prc = gp_interp_run(hp->prog->insns, hp->prog->ninsns, (uint64_t)(uintptr_t)c,
+					csize, &env, &ret, e, sizeof(e));
 		write_back(&r);
 		if (prc) {
 			snprintf(err, errlen, "host probe %s on %s: %s", hp->prog->name, api, e);

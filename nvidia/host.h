@@ -9,7 +9,9 @@
  * program returns (BPF_ANY). Runs are serialized by one lock. A device kernel adding to the
  * same value while a host program holds its copy loses its adds (host probes are meant for
  * per-launch bookkeeping: timestamps, counts the device does not touch at the same time).
- * Per-CPU and per-thread maps: the program sees copy 0. */
+ * Per-CPU and per-thread maps: the program sees copy 0.
+ * bpftime's uprobe/uretprobe programs (ebpf/object.h, gp_uprobe_abi) run here too, with r1 at a
+ * struct gp_bpftime_regs filled from the same arguments. */
 #ifndef GPUPROBE_NVIDIA_HOST_H
 #define GPUPROBE_NVIDIA_HOST_H
 
@@ -28,6 +30,12 @@ void gp_nv_host__close(struct gp_nv_host *h);
  * driver's name as called (e.g. "cuLaunchKernel_ptsz"); globs also match it without a _v2,
  * _v3, _ptsz or _ptds suffix. */
 int gp_nv_host__wants(const struct gp_nv_host *h, int exit, const char *api);
+
+/* One line to line() per bpftime-style uprobe/uretprobe program of h: the driver calls it runs
+ * at, that the binary path of its section is ignored, and its register layout. Returns the
+ * number of lines (the shim logs them with GPUPROBE_LOG=1). */
+int gp_nv_host__notes(const struct gp_nv_host *h, void (*line)(void *user, const char *text),
+		      void *user);
 
 /* Run every program of h attached to api at that side, with args[0..nargs) (at most 8 kept)
  * and, at exit, the call's result. bpf_printk lines go to print (NULL: stderr). Returns the

@@ -98,7 +98,7 @@ static int open_one(struct gp_nv_probes *ps, size_t oi, const char *path,
 			continue;
 		memset(one, 0, o->nmaps + 1);
 		struct gp_verify_opts vo = {.attach = prog->attach, .maps = o->defs, .nmaps = o->nmaps,
-					    .ctx_size = gp_attach_ctx_size(prog->attach), .log = log,
+					    .ctx_size = gp_program__ctx_size(prog), .log = log,
 					    .log_size = 64u << 10, .map_atomic_only = one};
 		log[0] = 0;
 		if (gp_verify(prog->insns, prog->ninsns, &vo)) {

@@ -19,6 +19,12 @@ static void print_line(void *user, const char *line)
 	shim_msg("%s", line);
 }
 
+static void log_line(void *user, const char *line)
+{
+	(void)user;
+	shim_log("%s", line);
+}
+
 void shim_host_probes_init(struct gp_nv_probes *ps)
 {
 	char err[512];
@@ -28,6 +34,7 @@ void shim_host_probes_init(struct gp_nv_probes *ps)
 	}
 	if (!host)
 		return;
+	gp_nv_host__notes(host, log_line, NULL);   /* bpftime-style uprobes: where they run */
 	__atomic_store_n(&shim_launch_watch, 1, __ATOMIC_RELEASE);
 	__atomic_store_n(&shim_host_probes_active, 1, __ATOMIC_RELEASE);
 }

@@ -26,7 +26,23 @@
  *   host/entry/<cuApi-glob>          before a driver API call (host)      struct gp_host_ctx
  *   host/exit/<cuApi-glob>           after a driver API call (host)       struct gp_host_ctx
  * bpftime's GPU conventions load unchanged: kprobe/<kernel> = gpu/entry, kretprobe/<kernel> =
- * gpu/exit (its programs are named cuda__*).
+ * gpu/exit (its programs are named cuda__*), and its host half:
+ *   uprobe/<binary>:<function>       host/entry at the driver calls the function makes
+ *   uretprobe/<binary>:<function>    host/exit, likewise
+ *        <function> (plain or C++-mangled, _ptsz too): cudaLaunchKernel -> cuLaunchKernel*
+ *        (cuLaunchKernel, cuLaunchKernelEx and their _ptsz forms), cudaLaunchCooperativeKernel
+ *        -> cuLaunchCooperativeKernel*, cudaDeviceSynchronize -> cuCtxSynchronize,
+ *        cudaStreamSynchronize -> cuStreamSynchronize, or a driver function cu* itself. The
+ *        <binary> part is ignored (gpuprobe sees calls where they reach the driver, whichever
+ *        binary makes them; GPUPROBE_LOG=1 says so per program). r1 points to an x86-64
+ *        struct pt_regs (struct gp_bpftime_regs) read with BPF_KPROBE/PT_REGS_PARMn
+ *        (-D__TARGET_ARCH_x86): for cudaLaunchKernel(func, dim3 grid, dim3 block, args, shmem,
+ *        stream) what the ABI puts in the registers: PARM1 func (here the CUfunction the runtime
+ *        launches), PARM2 grid.x | grid.y << 32, PARM3 grid.z, PARM4 block.x | block.y << 32,
+ *        PARM5 block.z, PARM6 0 (args not kept); for a driver function its arguments 1-6 as
+ *        host/entry sees them; at uretprobe PT_REGS_RC the CUresult (0 = cudaSuccess; other
+ *        codes are the driver's, not cudaError_t). Stack arguments (shmem, stream) and
+ *        bpf_get_func_ip are not available.
  * Globs use fnmatch(3) syntax (*, ?, [..]) against the kernel's mangled name. */
 #ifndef GPUPROBE_GPUPROBE_H
 #define GPUPROBE_GPUPROBE_H

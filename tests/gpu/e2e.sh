@@ -155,6 +155,21 @@ if [ -x "$X/vec_add" ]; then
 	nl=$(val "$OUT/ex_launchlate.err" launches 0)
 	[ -n "$nl" ] && [ "$nl" -ge 2 ] && echo "PASS launchlate host probe saw $nl launches" || { echo "FAIL launchlate launches: '$nl'"; fail=1; }
 	check "launchlate histogram printed" 1 "$(grep -c '^@latency_ns_hist' "$OUT/ex_launchlate.err")"
+	# bpftime's section forms (uprobe/./vec_add:<cudaLaunchKernel<char>>, kprobe/<vectorAdd>):
+	# the uprobe runs at each launch's driver call (vectorAdd and oddEven: 2), reads grid x|y<<32
+	# and grid z as PARM2/PARM3 (oddEven<<<4, 32>>> last: 4294967300 and 1), and the device probe
+	# adds one count per vectorAdd launch (1) to the histogram.
+	GPUPROBE_LOG=1 "$GP" run -p "$X/launchlate_bpftime.bpf.o" -- "$X/vec_add" >"$OUT/ex_launchlate_bpftime.out" 2>"$OUT/ex_launchlate_bpftime.err"
+	echo "--- example launchlate (bpftime's sections)"; grep -v '^gpuprobe: first launch\|^gpuprobe: module' "$OUT/ex_launchlate_bpftime.err"
+	check "launchlate_bpftime stdout identical" "$(cat "$OUT/vec_add.plain")" "$(cat "$OUT/ex_launchlate_bpftime.out")"
+	check "launchlate_bpftime uprobe note" 1 "$(grep -c "host probe uprobe_cuda_launch: .* runs at entry of the driver's cuLaunchKernel\* (binary path './vec_add' ignored" "$OUT/ex_launchlate_bpftime.err")"
+	check "launchlate_bpftime uprobe runs" 2 "$(val "$OUT/ex_launchlate_bpftime.err" host_launches 0)"
+	check "launchlate_bpftime gridDim (PARM2)" 4294967300 "$(val "$OUT/ex_launchlate_bpftime.err" last_launch 1)"
+	check "launchlate_bpftime blockDim (PARM3)" 1 "$(val "$OUT/ex_launchlate_bpftime.err" last_launch 2)"
+	check "launchlate_bpftime printk lines" 2 "$(grep -c 'cudaLaunchKernel from pid [0-9]*: grid.x 4$' "$OUT/ex_launchlate_bpftime.err")"
+	nl=$(val "$OUT/ex_launchlate_bpftime.err" no_launch 0)
+	check "launchlate_bpftime samples without a launch time" 0 "${nl:-0}"
+	check "launchlate_bpftime histogram counts (one per vectorAdd launch)" 1 "$(awk '/^@launch_latency_hist/ {h = 1; next} /^@/ {h = 0} h && / \|/ {for (i = 1; i < NF; i++) if ($(i + 1) ~ /^\|/) s += $i} END {print s + 0}' "$OUT/ex_launchlate_bpftime.err")"
 	runex block-timeline block_timeline.bpf.o
 	check "block-timeline events" 8 "$(grep -c '^@timeline\[ring ' "$OUT/ex_block-timeline.err")"
 fi
