@@ -15,6 +15,11 @@ struct shim_image {
 	size_t size;               /* SIZE_MAX when the API gave no size */
 	enum module_image_kind kind;
 	void *owned;               /* buffer the shim allocated (file contents, transformed image) */
+	/* The application's JIT options for this load (cuModuleLoadDataEx, cuLibraryLoad*): the
+	 * shim's own compile of an instrumented module uses them too. */
+	unsigned jit_n;
+	const int *jit_opts;       /* CUjit_option values */
+	void *const *jit_vals;
 };
 
 /* Set from the environment at load time; NULL when unset. */

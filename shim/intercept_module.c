@@ -23,17 +23,22 @@ struct load {
 	struct shim_image img;
 	struct shim_module *m;
 	int transformed;       /* load img.data instead of what the application named */
+	int compiled;          /* ... and img.data is a cubin the shim compiled: no JIT at load */
 	char desc[512];
 };
 
 static void load_begin(struct load *l, const char *api, const char *path, const void *data,
-		       size_t size)
+		       size_t size, unsigned jit_n, const CUjit_option *jit_opts,
+		       void *const *jit_vals)
 {
 	memset(l, 0, sizeof(*l));
 	l->img.api = api;
 	l->img.path = path;
 	l->img.data = data;
 	l->img.size = size;
+	l->img.jit_n = jit_n;
+	l->img.jit_opts = (const int *)jit_opts;
+	l->img.jit_vals = jit_vals;
 	l->m = calloc(1, sizeof(*l->m));
 	if (!l->m)
 		return;
@@ -56,6 +61,22 @@ static void load_begin(struct load *l, const char *api, const char *path, const 
 	}
 	const void *before = l->img.data;
 	l->transformed = shim_module_transform(&l->img, l->m) && l->img.data != before;
+	l->compiled = l->transformed && l->img.kind == MODULE_IMAGE_CUBIN;
+}
+
+/* Instrumented PTX left to the driver's JIT: under lazy loading a compile error would surface
+ * at the application's first use, so every kernel is loaded now (a cubin we compiled needs
+ * no such check). */
+static CUresult load_check_module(const struct load *l, CUmodule *mod, CUresult rc)
+{
+	return l->transformed && !l->compiled && rc == CUDA_SUCCESS ? shim_probes_check_module(*mod)
+								    : rc;
+}
+
+static CUresult load_check_library(const struct load *l, CUlibrary *lib, CUresult rc)
+{
+	return l->transformed && !l->compiled && rc == CUDA_SUCCESS
+		? shim_probes_check_library(*lib) : rc;
 }
 
 /* An instrumented image the driver refused: say so; the caller loads the original. */
@@ -63,7 +84,7 @@ static int load_retry(struct load *l, CUresult rc)
 {
 	if (!l->transformed || rc == CUDA_SUCCESS)
 		return 0;
-	shim_probes_load_failed(l->m, (int)rc);
+	shim_probes_load_failed(l->m, (int)rc, l->compiled);
 	l->transformed = 0;
 	return 1;
 }
@@ -99,11 +120,10 @@ CUresult cuModuleLoad(CUmodule *module, const char *fname)
 {
 	REAL_OR_FAIL(cuModuleLoad, real);
 	struct load l;
-	load_begin(&l, "cuModuleLoad", fname, NULL, SIZE_MAX);
+	load_begin(&l, "cuModuleLoad", fname, NULL, SIZE_MAX, 0, NULL, NULL);
 	CUresult rc = l.transformed ? SHIM_REAL(cuModuleLoadData)(module, l.img.data)
 				    : real(module, fname);
-	if (l.transformed && rc == CUDA_SUCCESS)
-		rc = shim_probes_check_module(*module);
+	rc = load_check_module(&l, module, rc);
 	if (load_retry(&l, rc))
 		rc = real(module, fname);
 	return load_end(&l, rc == CUDA_SUCCESS ? *module : NULL, rc);
@@ -113,10 +133,9 @@ CUresult cuModuleLoadData(CUmodule *module, const void *image)
 {
 	REAL_OR_FAIL(cuModuleLoadData, real);
 	struct load l;
-	load_begin(&l, "cuModuleLoadData", NULL, image, SIZE_MAX);
+	load_begin(&l, "cuModuleLoadData", NULL, image, SIZE_MAX, 0, NULL, NULL);
 	CUresult rc = real(module, l.img.data ? l.img.data : image);
-	if (l.transformed && rc == CUDA_SUCCESS)
-		rc = shim_probes_check_module(*module);
+	rc = load_check_module(&l, module, rc);
 	if (load_retry(&l, rc))
 		rc = real(module, image);
 	return load_end(&l, rc == CUDA_SUCCESS ? *module : NULL, rc);
@@ -127,11 +146,11 @@ CUresult cuModuleLoadDataEx(CUmodule *module, const void *image, unsigned int nu
 {
 	REAL_OR_FAIL(cuModuleLoadDataEx, real);
 	struct load l;
-	load_begin(&l, "cuModuleLoadDataEx", NULL, image, SIZE_MAX);
+	load_begin(&l, "cuModuleLoadDataEx", NULL, image, SIZE_MAX, numOptions, options,
+		   optionValues);
 	CUresult rc = real(module, l.img.data ? l.img.data : image, numOptions, options,
 			   optionValues);
-	if (l.transformed && rc == CUDA_SUCCESS)
-		rc = shim_probes_check_module(*module);
+	rc = load_check_module(&l, module, rc);
 	if (load_retry(&l, rc))
 		rc = real(module, image, numOptions, options, optionValues);
 	return load_end(&l, rc == CUDA_SUCCESS ? *module : NULL, rc);
@@ -141,11 +160,10 @@ CUresult cuModuleLoadFatBinary(CUmodule *module, const void *fatCubin)
 {
 	REAL_OR_FAIL(cuModuleLoadFatBinary, real);
 	struct load l;
-	load_begin(&l, "cuModuleLoadFatBinary", NULL, fatCubin, SIZE_MAX);
+	load_begin(&l, "cuModuleLoadFatBinary", NULL, fatCubin, SIZE_MAX, 0, NULL, NULL);
 	CUresult rc = l.transformed ? SHIM_REAL(cuModuleLoadData)(module, l.img.data)
 				    : real(module, fatCubin);
-	if (l.transformed && rc == CUDA_SUCCESS)
-		rc = shim_probes_check_module(*module);
+	rc = load_check_module(&l, module, rc);
 	if (load_retry(&l, rc))
 		rc = real(module, fatCubin);
 	return load_end(&l, rc == CUDA_SUCCESS ? *module : NULL, rc);
@@ -158,11 +176,11 @@ CUresult cuLibraryLoadData(CUlibrary *library, const void *code, CUjit_option *j
 {
 	REAL_OR_FAIL(cuLibraryLoadData, real);
 	struct load l;
-	load_begin(&l, "cuLibraryLoadData", NULL, code, SIZE_MAX);
+	load_begin(&l, "cuLibraryLoadData", NULL, code, SIZE_MAX, numJitOptions, jitOptions,
+		   jitOptionsValues);
 	CUresult rc = real(library, l.img.data ? l.img.data : code, jitOptions, jitOptionsValues,
 			   numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions);
-	if (l.transformed && rc == CUDA_SUCCESS)
-		rc = shim_probes_check_library(*library);
+	rc = load_check_library(&l, library, rc);
 	if (load_retry(&l, rc))
 		rc = real(library, code, jitOptions, jitOptionsValues, numJitOptions,
 			  libraryOptions, libraryOptionValues, numLibraryOptions);
@@ -176,15 +194,15 @@ CUresult cuLibraryLoadFromFile(CUlibrary *library, const char *fileName, CUjit_o
 {
 	REAL_OR_FAIL(cuLibraryLoadFromFile, real);
 	struct load l;
-	load_begin(&l, "cuLibraryLoadFromFile", fileName, NULL, SIZE_MAX);
+	load_begin(&l, "cuLibraryLoadFromFile", fileName, NULL, SIZE_MAX, numJitOptions, jitOptions,
+		   jitOptionsValues);
 	CUresult rc = l.transformed
 		? SHIM_REAL(cuLibraryLoadData)(library, l.img.data, jitOptions, jitOptionsValues,
 					       numJitOptions, libraryOptions, libraryOptionValues,
 					       numLibraryOptions)
 		: real(library, fileName, jitOptions, jitOptionsValues, numJitOptions,
 		       libraryOptions, libraryOptionValues, numLibraryOptions);
-	if (l.transformed && rc == CUDA_SUCCESS)
-		rc = shim_probes_check_library(*library);
+	rc = load_check_library(&l, library, rc);
 	if (load_retry(&l, rc))
 		rc = real(library, fileName, jitOptions, jitOptionsValues, numJitOptions,
 			  libraryOptions, libraryOptionValues, numLibraryOptions);

@@ -2,6 +2,8 @@
  * (a context is current then: the maps go into the application's context), never on the launch
  * path: launches of instrumented kernels are forwarded untouched. */
 #include "shim/probes.h"
+#include "shim/cubin_cache.h"
+#include "shim/jit_compile.h"
 #include "shim/log.h"
 #include "shim/probes_internal.h"
 #include "shim/probes_host.h"
@@ -11,14 +13,24 @@
 #include "nvidia/probes.h"
 #include "ptx-frontend/fatbin.h"
 
+#include <dlfcn.h>
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 
 int shim_probes_enabled;
+/* GPUPROBE_PRECOMPILE=0: hand the driver the instrumented PTX (its JIT, lazily) instead of
+ * compiling it here; for comparing the two compiles' code. */
+static int precompile_enabled;
+/* GPUPROBE_TEST_FAULT=compile: the instrumented PTX gets a line no compiler accepts, so that
+ * tests can watch the fallback to the original on a real driver. */
+static int fault_compile;
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static struct gp_map_allocator alloc;
@@ -40,6 +52,16 @@ __attribute__((constructor)) static void probes_env(void)
 {
 	const char *p = getenv("GPUPROBE_PROBES"), *c = getenv("GPUPROBE_CONFIG");
 	shim_probes_enabled = (p && *p) || (c && *c);
+	const char *pc = getenv("GPUPROBE_PRECOMPILE"), *f = getenv("GPUPROBE_TEST_FAULT");
+	precompile_enabled = !(pc && !strcmp(pc, "0"));
+	fault_compile = f && !strcmp(f, "compile");
+}
+
+static double now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
 static uint32_t name_hash(const char *s, size_t n)
@@ -207,6 +229,173 @@ static void no_ptx(const struct shim_module *m)
 		 device_sm, device_sm);
 }
 
+/* --- the instrumented PTX compiled here and cached as a cubin (jit_compile.h, cubin_cache.h) */
+
+static pthread_once_t cache_once = PTHREAD_ONCE_INIT;
+static char cache_dir[PATH_MAX];
+static int cache_usable;
+static char driver_id[PATH_MAX + 64];
+static int driver_version;
+
+static void cache_init(void)
+{
+	/* The driver's file, to key the cache on it beyond cuDriverGetVersion (which names only
+	 * the CUDA version: two drivers of one CUDA version may compile differently). */
+	Dl_info di;
+	struct stat st;
+	void *fn = (void *)SHIM_REAL(cuLinkComplete);
+	if (fn && dladdr(fn, &di) && di.dli_fname && !stat(di.dli_fname, &st))
+		snprintf(driver_id, sizeof(driver_id), "%s %lld %lld", di.dli_fname,
+			 (long long)st.st_size, (long long)st.st_mtime);
+	if (SHIM_REAL(cuDriverGetVersion)(&driver_version) != CUDA_SUCCESS)
+		driver_version = 0;
+	if (!cubin_cache_enabled())
+		return;
+	char why[256] = "";
+	if (cubin_cache_dir(cache_dir, sizeof(cache_dir), why, sizeof(why)))
+		shim_msg("cubin cache %s: %s; instrumented modules are compiled at every run",
+			 cache_dir[0] ? cache_dir : "directory", why);
+	else
+		cache_usable = 1;
+}
+
+static int device_cc(CUdevice dev, unsigned *sm)
+{
+	int major = 0, minor = 0;
+	if (SHIM_REAL(cuDeviceGetAttribute)(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
+					    dev) != CUDA_SUCCESS ||
+	    SHIM_REAL(cuDeviceGetAttribute)(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
+					    dev) != CUDA_SUCCESS)
+		return -1;
+	*sm = (unsigned)(major * 10 + minor);
+	return 0;
+}
+
+/* A library is loaded into every context, present and future, of any device: a cubin for
+ * this device serves them all only when every device has its compute capability. */
+static int devices_all(unsigned sm)
+{
+	int n = 0;
+	if (SHIM_REAL(cuDeviceGetCount)(&n) != CUDA_SUCCESS)
+		return 0;
+	for (int i = 0; i < n; i++) {
+		CUdevice d;
+		unsigned s;
+		if (SHIM_REAL(cuDeviceGet)(&d, i) != CUDA_SUCCESS || device_cc(d, &s) || s != sm)
+			return 0;
+	}
+	return 1;
+}
+
+static void use_cubin(struct shim_image *img, void *cubin, size_t size)
+{
+	free(img->owned);
+	img->owned = cubin;
+	img->data = cubin;
+	img->size = size;
+	img->kind = MODULE_IMAGE_CUBIN;
+}
+
+/* The instrumented PTX (ptx, len) of module m: into img as a cubin from the cache or from our
+ * compile (1); left to the driver's JIT, as PTX, when no context is current or the options
+ * rule our compile out (0); or it does not compile (-1: one line says why, load the original). */
+static int precompile(struct shim_image *img, const struct shim_module *m, const char *ptx,
+		      size_t len)
+{
+	CUcontext ctx = NULL;
+	CUdevice dev;
+	unsigned sm = 0;
+	if (!precompile_enabled)
+		return 0;
+	if (SHIM_REAL(cuCtxGetCurrent)(&ctx) != CUDA_SUCCESS || !ctx ||
+	    SHIM_REAL(cuCtxGetDevice)(&dev) != CUDA_SUCCESS || device_cc(dev, &sm)) {
+		shim_log("module %u: no current context: the driver compiles the instrumented PTX",
+			 m->seq);
+		return 0;
+	}
+	int library = !strncmp(img->api, "cuLibrary", 9);
+	if (library && !devices_all(sm)) {
+		shim_log("module %u: devices of several compute capabilities: the driver compiles "
+			 "the instrumented PTX for each", m->seq);
+		return 0;
+	}
+	struct jit_options o;
+	if (jit_options_from_app(&o, img->jit_n, (const CUjit_option *)img->jit_opts,
+				 img->jit_vals)) {
+		shim_log("module %u: %u JIT options: left to the driver's JIT", m->seq, img->jit_n);
+		return 0;
+	}
+	pthread_once(&cache_once, cache_init);
+	char *faulty = NULL;
+	if (fault_compile) {
+		static const char bad[] = "\n.gpuprobe_test_fault\n";
+		faulty = malloc(len + sizeof(bad));
+		if (!faulty)
+			return 0;
+		memcpy(faulty, ptx, len);
+		memcpy(faulty + len, bad, sizeof(bad));
+		ptx = faulty;
+		len += sizeof(bad) - 1;
+	}
+	double t0 = now_ms();
+	int cached = cache_usable && o.cacheable;
+	struct cubin_key key;
+	char path[PATH_MAX] = "";
+	if (cached) {
+		struct cubin_key_input in = {.ptx = ptx, .ptx_len = len, .sm = sm,
+					     .driver_version = driver_version, .driver_id = driver_id,
+					     .nopts = o.nkey, .opt_ids = o.key_id, .opt_vals = o.key_val};
+		cubin_key_make(&in, &key);
+		cubin_cache_path(cache_dir, &key, path, sizeof(path));
+		void *cubin = NULL;
+		size_t size = 0;
+		int rc = cubin_cache_get(cache_dir, &key, &cubin, &size);
+		if (rc == 0) {
+			shim_log("module %u: cubin from the cache (%s, %zu bytes, %.1f ms)", m->seq,
+				 path, size, now_ms() - t0);
+			use_cubin(img, cubin, size);
+			free(faulty);
+			return 1;
+		}
+		if (rc != -ENOENT)
+			shim_log("module %u: cache entry %s %s: compiled again", m->seq, path,
+				 rc == -EBADMSG ? "is corrupt" : strerror(-rc));
+	}
+	struct jit_result r;
+	CUresult rc = jit_compile_ptx(ptx, len, &o, &r);
+	free(faulty);
+	if (rc != CUDA_SUCCESS) {
+		const char *name = NULL;
+		shim_fnty_cuGetErrorName *gn = SHIM_REAL(cuGetErrorName);
+		if (!gn || gn(rc, &name) != CUDA_SUCCESS)
+			name = NULL;
+		char code[64];
+		if (!name)
+			snprintf(code, sizeof(code), "CUDA error %d", (int)rc);
+		shim_msg("module %u: the instrumented PTX did not compile (%s%s%s); loaded the original "
+			 "without probes", m->seq, name ? name : code, r.error[0] ? ": " : "", r.error);
+		return -1;
+	}
+	char note[PATH_MAX + 64];
+	if (!cubin_cache_enabled())
+		snprintf(note, sizeof(note), "not cached (GPUPROBE_CACHE=0)");
+	else if (!cache_usable)
+		snprintf(note, sizeof(note), "not cached (no usable cache directory)");
+	else if (!o.cacheable)
+		snprintf(note, sizeof(note), "not cached (the JIT options pass symbol tables)");
+	else {
+		int w = cubin_cache_put(cache_dir, &key, r.cubin, r.size);
+		if (w)
+			snprintf(note, sizeof(note), "not cached (%s: %s)", path, strerror(-w));
+		else
+			snprintf(note, sizeof(note), "cached as %s", path);
+	}
+	shim_log("module %u: compiled in %.1f ms by the driver's JIT linker (sm_%u, cubin %zu "
+		 "bytes); %s", m->seq, r.ms, sm, r.size, note);
+	use_cubin(img, r.cubin, r.size);
+	return 1;
+}
+
 int shim_probes_transform(struct shim_image *img, const struct shim_module *m)
 {
 	if (!shim_probes_enabled || !img->data)
@@ -249,6 +438,7 @@ int shim_probes_transform(struct shim_image *img, const struct shim_module *m)
 	char *out = NULL;
 	size_t out_len = 0;
 	struct gp_inst_stats st;
+	double t0 = now_ms();
 	int rc = gp_nv_probes__instrument(probes, ptx, len, &out, &out_len, &st, err, sizeof(err));
 	free(payload);
 	if (rc) {
@@ -257,24 +447,30 @@ int shim_probes_transform(struct shim_image *img, const struct shim_module *m)
 	}
 	if (!out)
 		return 0;
+	shim_log("module %u: instrumented (%u probe sites in %u functions) in %.1f ms", m->seq,
+		 st.sites, st.functions, now_ms() - t0);
+	int c = precompile(img, m, out, out_len);
+	if (c) {
+		free(out);
+		return c > 0;
+	}
 	free(img->owned);
 	img->owned = out;
 	img->data = out;
 	img->size = out_len + 1;
 	img->kind = MODULE_IMAGE_PTX;
-	shim_log("module %u: instrumented (%u probe sites in %u functions)", m->seq, st.sites,
-		 st.functions);
 	return 1;
 }
 
-void shim_probes_load_failed(const struct shim_module *m, int rc)
+void shim_probes_load_failed(const struct shim_module *m, int rc, int cubin)
 {
 	const char *name = NULL;
 	shim_fnty_cuGetErrorName *gn = SHIM_REAL(cuGetErrorName);
 	if (gn)
 		gn((CUresult)rc, &name);
-	shim_msg("module %u: the instrumented PTX did not load (%s, CUDA error %d); loaded the "
-		 "original without probes", m ? m->seq : 0, name ? name : "?", rc);
+	shim_msg("module %u: the instrumented %s did not load (%s, CUDA error %d); loaded the "
+		 "original without probes", m ? m->seq : 0, cubin ? "cubin" : "PTX",
+		 name ? name : "?", rc);
 }
 
 void shim_probes_final(void)

@@ -11,12 +11,16 @@
 /* Nonzero when probes are configured (set at load time). */
 extern int shim_probes_enabled;
 
-/* From shim_module_transform: replace img with instrumented PTX. 1 replaced, 0 load as given. */
+/* From shim_module_transform: replace img with the instrumented module, 1 replaced, 0 load as
+ * given. With a current context the instrumented PTX is compiled here (the application's JIT
+ * options, the driver's JIT linker) and img becomes a cubin, from the per-user cubin cache when
+ * it holds one; a compile error gives one line and 0 (the original loads). Without a context,
+ * img becomes the instrumented PTX for the driver to compile. */
 int shim_probes_transform(struct shim_image *img, const struct shim_module *m);
 
-/* The instrumented image of module m failed to load with CUDA error rc: say so in one line
- * (the caller then loads the original). */
-void shim_probes_load_failed(const struct shim_module *m, int rc);
+/* The instrumented image (a cubin we compiled, or PTX for the driver's JIT) of module m failed
+ * to load with CUDA error rc: say so in one line (the caller then loads the original). */
+void shim_probes_load_failed(const struct shim_module *m, int rc, int cubin);
 
 /* After an instrumented image loaded: load (JIT) every kernel now, as lazy loading would defer
  * a compile failure to the application's launch. On failure the library/module is unloaded and

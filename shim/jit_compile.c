@@ -1,0 +1,181 @@
+/* jit_compile.h: the driver's JIT linker on one PTX input. The real driver's entry points are
+ * called directly (not the shim's interceptors: this is no application link). */
+#include "shim/jit_compile.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+enum opt_class {
+	OPT_DROP,        /* an output or log of the application's call: ours replace them */
+	OPT_CODE,        /* a scalar that may change the code: passed on, part of the key */
+	OPT_OPAQUE,      /* passed on, but its value points at data: no caching */
+};
+
+static enum opt_class classify(CUjit_option o)
+{
+	switch ((int)o) {
+	case CU_JIT_WALL_TIME:
+	case CU_JIT_INFO_LOG_BUFFER:
+	case CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES:
+	case CU_JIT_ERROR_LOG_BUFFER:
+	case CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES:
+	case CU_JIT_LOG_VERBOSE:
+		return OPT_DROP;
+	case CU_JIT_GLOBAL_SYMBOL_NAMES:
+	case CU_JIT_GLOBAL_SYMBOL_ADDRESSES:
+	case CU_JIT_REFERENCED_KERNEL_NAMES:
+	case CU_JIT_REFERENCED_VARIABLE_NAMES:
+		return OPT_OPAQUE;
+	default:
+		/* Every other option of CUDA 13 takes a scalar. One of a later CUDA is unknown
+		 * here: pass it on, but do not trust a key to cover it. */
+		return (int)o < CU_JIT_NUM_OPTIONS ? OPT_CODE : OPT_OPAQUE;
+	}
+}
+
+/* Our log buffers take the first four slots. */
+#define OWN_OPTIONS 4
+
+int jit_options_from_app(struct jit_options *o, unsigned n, const CUjit_option *opts,
+			 void *const *vals)
+{
+	memset(o, 0, sizeof(*o));
+	o->cacheable = 1;
+	o->n = OWN_OPTIONS;
+	for (unsigned i = 0; opts && vals && i < n; i++) {
+		enum opt_class c = classify(opts[i]);
+		if (c == OPT_DROP)
+			continue;
+		if (o->n == JIT_MAX_OPTIONS)
+			return -E2BIG;
+		o->opt[o->n] = opts[i];
+		o->val[o->n++] = vals[i];
+		if (c == OPT_OPAQUE) {
+			o->cacheable = 0;
+			continue;
+		}
+		/* The driver reads these values as 32-bit ints, unsigneds or floats (in the
+		 * pointer's low bits): the low 32 bits are the whole value. TARGET_FROM_CUCONTEXT
+		 * ignores its value. */
+		o->key_id[o->nkey] = (int)opts[i];
+		o->key_val[o->nkey++] = opts[i] == CU_JIT_TARGET_FROM_CUCONTEXT
+						? 0 : (uint32_t)(uintptr_t)vals[i];
+	}
+	return 0;
+}
+
+void jit_first_error(const char *log, char *out, size_t len)
+{
+	const char *pick = NULL, *first = NULL;
+	for (const char *l = log; l && *l;) {
+		const char *e = strchr(l, '\n');
+		size_t n = e ? (size_t)(e - l) : strlen(l);
+		const char *s = l;
+		while (s < l + n && isspace((unsigned char)*s))
+			s++;
+		if (s < l + n) {
+			if (!first)
+				first = s;
+			if (memmem(s, (size_t)(l + n - s), "error", 5) ||
+			    memmem(s, (size_t)(l + n - s), "fatal", 5)) {
+				pick = s;
+				break;
+			}
+		}
+		l = e ? e + 1 : l + n;
+	}
+	if (!pick)
+		pick = first;
+	size_t o = 0;
+	for (const char *s = pick; s && *s && *s != '\n' && o + 1 < len; s++) {
+		int blank = isspace((unsigned char)*s);
+		if (blank && (o == 0 || out[o - 1] == ' '))
+			continue;
+		out[o++] = blank ? ' ' : *s;
+	}
+	while (o && out[o - 1] == ' ')
+		o--;
+	if (len)
+		out[o] = 0;
+}
+
+static double now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+#define LOG_BYTES 16384
+
+CUresult jit_compile_ptx(const char *ptx, size_t len, const struct jit_options *o,
+			 struct jit_result *r)
+{
+	memset(r, 0, sizeof(*r));
+	shim_fnty_cuLinkCreate_v2 *create = SHIM_REAL(cuLinkCreate_v2);
+	shim_fnty_cuLinkAddData_v2 *add = SHIM_REAL(cuLinkAddData_v2);
+	shim_fnty_cuLinkComplete *complete = SHIM_REAL(cuLinkComplete);
+	shim_fnty_cuLinkDestroy *destroy = SHIM_REAL(cuLinkDestroy);
+	if (!create || !add || !complete || !destroy) {
+		r->rc = CUDA_ERROR_NOT_FOUND;
+		strcpy(r->error, "the driver has no JIT linker (cuLinkCreate_v2)");
+		return r->rc;
+	}
+	char *error_log = calloc(1, LOG_BYTES), *info_log = calloc(1, LOG_BYTES);
+	if (!error_log || !info_log) {
+		free(error_log);
+		free(info_log);
+		r->rc = CUDA_ERROR_OUT_OF_MEMORY;
+		strcpy(r->error, "out of memory");
+		return r->rc;
+	}
+	/* A private copy: the driver writes the log sizes (and some outputs) back. */
+	CUjit_option opt[JIT_MAX_OPTIONS];
+	void *val[JIT_MAX_OPTIONS];
+	memcpy(opt, o->opt, sizeof(opt));
+	memcpy(val, o->val, sizeof(val));
+	opt[0] = CU_JIT_ERROR_LOG_BUFFER;
+	val[0] = error_log;
+	opt[1] = CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES;
+	val[1] = (void *)(uintptr_t)(LOG_BYTES - 1);
+	opt[2] = CU_JIT_INFO_LOG_BUFFER;
+	val[2] = info_log;
+	opt[3] = CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES;
+	val[3] = (void *)(uintptr_t)(LOG_BYTES - 1);
+
+	double t0 = now_ms();
+	CUlinkState state = NULL;
+	void *cubin = NULL;
+	size_t size = 0;
+	CUresult rc = create(o->n, opt, val, &state);
+	if (rc == CUDA_SUCCESS)
+		rc = add(state, CU_JIT_INPUT_PTX, (void *)ptx, len + 1, "gpuprobe-instrumented.ptx",
+			 0, NULL, NULL);
+	if (rc == CUDA_SUCCESS)
+		rc = complete(state, &cubin, &size);
+	if (rc == CUDA_SUCCESS && (!cubin || !size))
+		rc = CUDA_ERROR_INVALID_IMAGE;
+	if (rc == CUDA_SUCCESS) {
+		r->cubin = malloc(size);
+		if (r->cubin) {
+			memcpy(r->cubin, cubin, size);
+			r->size = size;
+		} else {
+			rc = CUDA_ERROR_OUT_OF_MEMORY;
+		}
+	}
+	if (state)
+		destroy(state);
+	r->ms = now_ms() - t0;
+	r->rc = rc;
+	if (rc != CUDA_SUCCESS) {
+		error_log[LOG_BYTES - 1] = 0;
+		jit_first_error(error_log, r->error, sizeof(r->error));
+	}
+	free(error_log);
+	free(info_log);
+	return rc;
+}

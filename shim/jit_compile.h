@@ -1,0 +1,50 @@
+/* Compiling instrumented PTX to a cubin ourselves, with the driver's JIT linker (cuLinkCreate,
+ * cuLinkAddData, cuLinkComplete), before the driver sees the module: a compile error is then
+ * known at load time, whatever CUDA's lazy loading would have deferred, and the cubin can be
+ * cached (cubin_cache.h). Needs a current context (the target is its device). */
+#ifndef GPUPROBE_SHIM_JIT_COMPILE_H
+#define GPUPROBE_SHIM_JIT_COMPILE_H
+
+#include "shim/forward.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define JIT_MAX_OPTIONS 64
+
+/* The application's JIT options, sorted for our compile: what reaches cuLinkCreate (its own
+ * log buffers and outputs replaced by ours) and what reaches the cache key (the options that
+ * change code, with their values). */
+struct jit_options {
+	unsigned n;
+	CUjit_option opt[JIT_MAX_OPTIONS];
+	void *val[JIT_MAX_OPTIONS];
+	unsigned nkey;
+	int key_id[JIT_MAX_OPTIONS];
+	uint64_t key_val[JIT_MAX_OPTIONS];
+	int cacheable;       /* 0: an option passes pointers (symbol tables) a key cannot cover */
+};
+
+/* Sort the application's options (n may be 0, opts/vals NULL). 0, or -E2BIG when there are
+ * too many (then compile nothing: the driver gets the PTX as today). */
+int jit_options_from_app(struct jit_options *o, unsigned n, const CUjit_option *opts,
+			 void *const *vals);
+
+struct jit_result {
+	void *cubin;         /* malloc'd copy; NULL on failure */
+	size_t size;
+	double ms;           /* wall time of the compile */
+	CUresult rc;
+	char error[512];     /* on failure: the first error line of the compiler's log */
+};
+
+/* Compile len bytes of NUL-terminated PTX for the current context's device. CUDA_SUCCESS and
+ * r->cubin, or the driver's error with r->error filled. */
+CUresult jit_compile_ptx(const char *ptx, size_t len, const struct jit_options *o,
+			 struct jit_result *r);
+
+/* The line a compiler log names its (first) error in: the first line saying "error" or "fatal",
+ * else the first non-empty line; runs of blanks squeezed. "" for an empty log. */
+void jit_first_error(const char *log, char *out, size_t len);
+
+#endif
