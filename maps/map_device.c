@@ -355,8 +355,8 @@ static int ring_warp_target(const struct gp_emit *e)
  * A batch that crosses the end of the ring is split: k1 records up to the end, a PAD record over
  * what is left of the tail, the other k - k1 from offset 0 (one CAS covers all of it). When the
  * free space by the device's copy of the consumer position is short, the leader rereads the
- * host's position, at most once a microsecond per ring (claimed with a CAS on the refresh time,
- * so one warp pays the PCIe read), then takes what fits: nothing ever waits for the host.
+ * host's position, at most once per GP_RING_REFRESH_NS per ring (claimed with a CAS on the
+ * refresh time, so one warp pays the PCIe read), then takes what fits: nothing waits for the host.
  * Registers: %r8 rank, %r9 n, %r10 the leader's lane, %r6 the group, %r14 the record size,
  * %r11 k, %r12 k1, %r13 the batch's offset in the ring. */
 static void def_reserve(struct gp_emit *e)
@@ -412,7 +412,8 @@ static void def_reserve(struct gp_emit *e)
 	gp_em(e, "mov.u64 %%rd29, 0");                        /* the host position this call read */
 	gp_em_label(e, "$L_try");
 	/* head, the consumer position as last seen on the device (the host's copy is a PCIe read)
-	 * and the time of its last reread, in one round trip: a full ring needs all three */
+	 * and the time of its last reread, in one round trip: a full ring needs all three (scalar
+	 * loads: ptx-frontend/inline.c does not rename registers inside vector braces) */
 	gp_em(e, "ld.volatile.global.u64 %%rd14, [%%rd10+%d]", GP_RP_HEAD);
 	gp_em(e, "ld.volatile.global.u64 %%rd15, [%%rd10+%d]", GP_RP_CONS_SEEN);
 	gp_em(e, "ld.volatile.global.u64 %%rd27, [%%rd10+%d]", GP_RP_REFRESHED);

@@ -106,7 +106,11 @@ enum gp_hash_state { GP_HASH_EMPTY = 0, GP_HASH_BUSY = 1, GP_HASH_FULL = 2, GP_H
 #define GP_RP_DROPS  8           /* u64 records lost because the ring was full */
 #define GP_RP_CONS_SEEN 16       /* u64 device copy of the consumer position (never ahead of it) */
 #define GP_RP_REFRESHED 24       /* u64 %globaltimer of the last read of the host's position */
-#define GP_RING_REFRESH_NS 1000  /* a ring that looks full rereads the host at most this often */
+/* A ring that looks full rereads the host's position (a PCIe read, claimed by one warp per ring)
+ * at most this often: 132 SMs rereading every microsecond would make up to 1.3e8 PCIe reads a
+ * second, while the consumer moves once per poll (50 ms by default). After a drain, at most
+ * 10 us of records that a reread would have placed are dropped (and counted). */
+#define GP_RING_REFRESH_NS 10000
 #define GP_RING_STATE_STRIDE 128 /* per-ring producer state and consumer position */
 #define GP_RC_POS    0           /* u64 consumer position (host-mapped, written by the host) */
 #define GP_RING_HDR  8           /* u32 len, u32 state */
