@@ -86,14 +86,52 @@ check "cub mismatched kernels" 0 "$bad"
 [ "${ok:-0}" -ge 4 ] && echo "PASS cub kernels probed >= 4" || { echo "FAIL cub kernels probed: $ok"; fail=1; }
 [ "${memk:-0}" -ge 2 ] && echo "PASS cub kernels with memory counts >= 2" || { echo "FAIL cub memory kernels: $memk"; fail=1; }
 
-# Never break the app: the instrumented module does not load (ptxas C7600 on onesweep), the
-# original runs, one line says so.
-# out-of-line probe calls: inlined (the default) the onesweep kernel compiles (e2e.instrument)
-GPUPROBE_INLINE=0 GPUPROBE_LOG=1 "$GP" run -p "$E/all_mem.bpf.o" -- "$E/cub_algos" >"$OUT/cubfb.out" 2>"$OUT/cubfb.err"
-echo "--- cub fallback stderr"; grep -v "first launch" "$OUT/cubfb.err"
-check "fallback: cub stdout identical" "$(cat "$OUT/cub.plain")" "$(cat "$OUT/cubfb.out")"
-check "fallback: one line" 1 "$(grep -c '^gpuprobe: module 1: the instrumented PTX did not load (.*); loaded the original without probes$' "$OUT/cubfb.err")"
-v=$(val "$OUT/cubfb.err" accesses 0); check "fallback: no counts (absent or 0)" 0 "${v:-0}"
+# Never break the app (shim/probes.c: with a context current, the shim compiles the
+# instrumented PTX itself with the driver's JIT linker and hands the driver a cubin; a compile
+# error gives one line and the original loads). Each run here has a fresh cubin cache.
+# (a) CUB with memory probes on every kernel, out of line: whole-program ptxas fails on the
+# onesweep kernel (C7600, e2e.instrument), the JIT linker compiles relocatable code, where it
+# compiled offline (ptxas -c). Either way the app's output must be identical: instrumented with
+# counts, or the original with exactly one fallback line and no counts.
+GPUPROBE_CACHE_DIR=$OUT/cubin-cubfb GPUPROBE_INLINE=0 GPUPROBE_LOG=1 "$GP" run -p "$E/all_mem.bpf.o" -- "$E/cub_algos" >"$OUT/cubfb.out" 2>"$OUT/cubfb.err"
+echo "--- cub all_mem out of line stderr"; grep -v "first launch" "$OUT/cubfb.err"
+check "all_mem out of line: cub stdout identical" "$(cat "$OUT/cub.plain")" "$(cat "$OUT/cubfb.out")"
+nfb=$(grep -c '^gpuprobe: module [0-9]*: the instrumented [A-Za-z]* did not' "$OUT/cubfb.err")
+v=$(val "$OUT/cubfb.err" accesses 0)
+if grep -q '^gpuprobe: module 1: compiled in [0-9.]* ms by the driver.s JIT linker' "$OUT/cubfb.err"; then
+	check "all_mem out of line: compiled by the shim, no fallback line" 0 "$nfb"
+	[ "${v:-0}" -gt 0 ] && echo "PASS all_mem out of line: memory accesses counted: $v" || { echo "FAIL all_mem out of line: compiled but no counts"; fail=1; }
+else
+	check "all_mem out of line: one fallback line" 1 "$nfb"
+	check "all_mem out of line: no counts (absent or 0)" 0 "${v:-0}"
+fi
+# (b) A compile error, forced (GPUPROBE_TEST_FAULT=compile appends a line no compiler takes):
+# exactly one line naming the JIT linker's first error, the original runs, no counts.
+GPUPROBE_CACHE_DIR=$OUT/cubin-fault GPUPROBE_TEST_FAULT=compile GPUPROBE_LOG=1 "$GP" run -p "$E/kernels.bpf.o" -- "$E/cub_algos" >"$OUT/cubfault.out" 2>"$OUT/cubfault.err"
+echo "--- cub forced compile error stderr"; grep -v "first launch" "$OUT/cubfault.err"
+check "fallback: cub stdout identical" "$(cat "$OUT/cub.plain")" "$(cat "$OUT/cubfault.out")"
+check "fallback: one line" 1 "$(grep -c '^gpuprobe: module [0-9]*: the instrumented [A-Za-z]* did not' "$OUT/cubfault.err")"
+check "fallback: the line names the compiler's error" 1 "$(grep -c "^gpuprobe: module 1: the instrumented PTX did not compile (CUDA_ERROR_[A-Z_]*: .*gpuprobe_test_fault.*); loaded the original without probes\$" "$OUT/cubfault.err")"
+read -r ok bad memk < <(pairs "$OUT/cubfault.err")
+check "fallback: no counts (kernels with entries)" 0 "${ok:-0}"
+check "fallback: nothing cached" 0 "$(find "$OUT/cubin-fault" -name '*.cubin' 2>/dev/null | wc -l)"
+# (c) The cubin cache: the same probed app twice with one fresh cache directory. The second run
+# takes every instrumented module from the cache (no JIT: map addresses repeat from run to run,
+# shim/probes_alloc.c) and prints the same output and counts.
+for r in 1 2; do
+	t0=$(date +%s.%N)
+	GPUPROBE_CACHE_DIR=$OUT/cubin-cached GPUPROBE_LOG=1 "$GP" run -p "$E/count.bpf.o" -- "$E/pattern" 64 \
+		>"$OUT/cached$r.out" 2>"$OUT/cached$r.err"
+	t1=$(date +%s.%N)
+	echo "--- cached run $r stderr ($(awk "BEGIN{printf \"%.2f\", $t1 - $t0}") s)"; grep -v "first launch" "$OUT/cached$r.err"
+done
+check "cache: run 1 compiled and cached" 1 "$(grep -c '^gpuprobe: module [0-9]*: compiled in [0-9.]* ms by the driver.s JIT linker (sm_[0-9]*, cubin [0-9]* bytes); cached as ' "$OUT/cached1.err")"
+check "cache: run 2 from the cache" 1 "$(grep -c '^gpuprobe: module [0-9]*: cubin from the cache (' "$OUT/cached2.err")"
+check "cache: run 2 compiled nothing" 0 "$(grep -c ' compiled in .* by the driver.s JIT linker' "$OUT/cached2.err")"
+check "cache: stdout identical (run 1)" "$(cat "$OUT/pattern64.plain")" "$(cat "$OUT/cached1.out")"
+check "cache: stdout identical (run 2)" "$(cat "$OUT/pattern64.plain")" "$(cat "$OUT/cached2.out")"
+check "cache: run 2 counts = run 1 counts" "$(grep '^@' "$OUT/cached1.err")" "$(grep '^@' "$OUT/cached2.err")"
+check "cache: entry count" $((64 * 128)) "$(val "$OUT/cached2.err" counts 0)"
 
 # Configuration file (gpuprobe run -c): the object attached to block_sum only, by its glob.
 printf 'probes:\n  - path: %s\n    kernels: ["block_sum*"]\n' "$E/count.bpf.o" >"$OUT/probes.yaml"
