@@ -106,15 +106,19 @@ else
 	check "all_mem out of line: no counts (absent or 0)" 0 "${v:-0}"
 fi
 # (b) A compile error, forced (GPUPROBE_TEST_FAULT=compile appends a line no compiler takes):
-# exactly one line naming the JIT linker's first error, the original runs, no counts.
-GPUPROBE_CACHE_DIR=$OUT/cubin-fault GPUPROBE_TEST_FAULT=compile GPUPROBE_LOG=1 "$GP" run -p "$E/kernels.bpf.o" -- "$E/cub_algos" >"$OUT/cubfault.out" 2>"$OUT/cubfault.err"
-echo "--- cub forced compile error stderr"; grep -v "first launch" "$OUT/cubfault.err"
-check "fallback: cub stdout identical" "$(cat "$OUT/cub.plain")" "$(cat "$OUT/cubfault.out")"
-check "fallback: one line" 1 "$(grep -c '^gpuprobe: module [0-9]*: the instrumented [A-Za-z]* did not' "$OUT/cubfault.err")"
-check "fallback: the line names the compiler's error" 1 "$(grep -c "^gpuprobe: module 1: the instrumented PTX did not compile (CUDA_ERROR_[A-Z_]*: .*gpuprobe_test_fault.*); loaded the original without probes\$" "$OUT/cubfault.err")"
-read -r ok bad memk < <(pairs "$OUT/cubfault.err")
-check "fallback: no counts (kernels with entries)" 0 "${ok:-0}"
-check "fallback: nothing cached" 0 "$(find "$OUT/cubin-fault" -name '*.cubin' 2>/dev/null | wc -l)"
+# exactly one line naming the JIT linker's error, the original runs, no counts. The error is
+# remembered in the cache: a second run prints the same line without running the JIT.
+for r in 1 2; do
+	GPUPROBE_CACHE_DIR=$OUT/cubin-fault GPUPROBE_TEST_FAULT=compile GPUPROBE_LOG=1 "$GP" run -p "$E/kernels.bpf.o" -- "$E/cub_algos" >"$OUT/cubfault$r.out" 2>"$OUT/cubfault$r.err"
+	echo "--- cub forced compile error, run $r, stderr"; grep -v "first launch" "$OUT/cubfault$r.err"
+	check "fallback $r: cub stdout identical" "$(cat "$OUT/cub.plain")" "$(cat "$OUT/cubfault$r.out")"
+	check "fallback $r: one line" 1 "$(grep -c '^gpuprobe: module [0-9]*: the instrumented [A-Za-z]* did not' "$OUT/cubfault$r.err")"
+	check "fallback $r: the line names the compiler's error" 1 "$(grep -c "^gpuprobe: module 1: the instrumented PTX did not compile (CUDA_ERROR_[A-Z_]*: .*gpuprobe_test_fault.*); loaded the original without probes\$" "$OUT/cubfault$r.err")"
+	read -r ok bad memk < <(pairs "$OUT/cubfault$r.err")
+	check "fallback $r: no counts (kernels with entries)" 0 "${ok:-0}"
+done
+check "fallback: the same line in both runs" "$(grep 'did not compile' "$OUT/cubfault1.err")" "$(grep 'did not compile' "$OUT/cubfault2.err")"
+check "fallback: run 2 took the error from the cache" 1 "$(grep -c '^gpuprobe: module 1: compile error from the cache (' "$OUT/cubfault2.err")"
 # (c) The cubin cache: the same probed app twice with one fresh cache directory. The second run
 # takes every instrumented module from the cache (no JIT: map addresses repeat from run to run,
 # shim/probes_alloc.c) and prints the same output and counts.
