@@ -287,6 +287,15 @@ static int devices_all(unsigned sm)
 	return 1;
 }
 
+/* A cache entry that records a compile error instead of a cubin (a cubin starts "\x7fELF"). */
+static const char FAILED[] = "gpuprobe: compile error\n";
+
+static void compile_failed(const struct shim_module *m, const char *why)
+{
+	shim_msg("module %u: the instrumented PTX did not compile (%s); loaded the original without "
+		 "probes", m->seq, why);
+}
+
 static void use_cubin(struct shim_image *img, void *cubin, size_t size)
 {
 	free(img->owned);
@@ -350,6 +359,15 @@ static int precompile(struct shim_image *img, const struct shim_module *m, const
 		void *cubin = NULL;
 		size_t size = 0;
 		int rc = cubin_cache_get(cache_dir, &key, &cubin, &size);
+		if (rc == 0 && size > sizeof(FAILED) && !memcmp(cubin, FAILED, sizeof(FAILED) - 1) &&
+		    !((char *)cubin)[size - 1]) {
+			/* The compiler rejected this very PTX before: the same line, no JIT. */
+			shim_log("module %u: compile error from the cache (%s)", m->seq, path);
+			compile_failed(m, (const char *)cubin + sizeof(FAILED) - 1);
+			free(cubin);
+			free(faulty);
+			return -1;
+		}
 		if (rc == 0) {
 			shim_log("module %u: cubin from the cache (%s, %zu bytes, %.1f ms)", m->seq,
 				 path, size, now_ms() - t0);
@@ -369,11 +387,19 @@ static int precompile(struct shim_image *img, const struct shim_module *m, const
 		shim_fnty_cuGetErrorName *gn = SHIM_REAL(cuGetErrorName);
 		if (!gn || gn(rc, &name) != CUDA_SUCCESS)
 			name = NULL;
-		char code[64];
-		if (!name)
-			snprintf(code, sizeof(code), "CUDA error %d", (int)rc);
-		shim_msg("module %u: the instrumented PTX did not compile (%s%s%s); loaded the original "
-			 "without probes", m->seq, name ? name : code, r.error[0] ? ": " : "", r.error);
+		char why[sizeof(FAILED) + 600];
+		int n = snprintf(why, sizeof(why), "%s", FAILED);
+		if (name)
+			snprintf(why + n, sizeof(why) - n, "%s%s%s", name, r.error[0] ? ": " : "", r.error);
+		else
+			snprintf(why + n, sizeof(why) - n, "CUDA error %d%s%s", (int)rc,
+				 r.error[0] ? ": " : "", r.error);
+		compile_failed(m, why + n);
+		/* A rejection of the PTX itself repeats for the same key: remember it, so the next
+		 * run skips the JIT (a large module takes seconds to fail). Anything else (out of
+		 * memory, a driver hiccup) may not. */
+		if (cached && rc == CUDA_ERROR_INVALID_PTX)
+			cubin_cache_put(cache_dir, &key, why, strlen(why) + 1);
 		return -1;
 	}
 	char note[PATH_MAX + 64];

@@ -105,7 +105,8 @@ check "another driver version misses" "compiled compiled" "$(lines drv | sed -nE
 check "cache: one entry per key (2 + 1 + 2 + 2)" 7 "$(entries)"
 
 # 5. A compile error: one line per module naming the compiler's first error, the original PTX
-# loaded with the application's options, nothing cached.
+# loaded with the application's options; the error is remembered, so the next run gives the
+# same lines without running the JIT.
 rm -rf "$tmp/cache"
 run fail FAKE_LINK_FAIL=1
 check "compile error: what the driver got" "cuModuleLoadDataEx: rc=0 image=ptx hash=ORIGINAL links=1 link_options=5:set,6:16383,3:set,4:16383,0:40,13:1 load_options=4 (the application's)
@@ -114,11 +115,20 @@ cuModuleLoadData without a context: rc=0 image=ptx-instr hash=INSTRUMENTED links
 cuModuleLoadDataEx with symbol tables: rc=0 image=ptx hash=ORIGINAL links=3 link_options=5:set,6:16383,3:set,4:16383,17:set,18:set,19:1 load_options=3 (the application's)" \
 	"$(loads fail "$C" "$I" "$O")"
 msg="the instrumented PTX did not compile (CUDA_ERROR_INVALID_PTX: ptxas fatal : (C7600) Register allocation failed with register count of '7'. Compile the program with a higher register target); loaded the original without probes"
-run fail_quiet FAKE_LINK_FAIL=1 GPUPROBE_LOG=0
-check "compile error: one line per module, without GPUPROBE_LOG too" "gpuprobe: module 1: $msg
+want="gpuprobe: module 1: $msg
 gpuprobe: module 2: $msg
-gpuprobe: module 4: $msg" "$(cat "$tmp/fail_quiet.err")"
-check "compile error: nothing cached" 0 "$(entries)"
+gpuprobe: module 4: $msg"
+check "compile error: one line per module" "$want" "$(grep 'did not compile' "$tmp/fail.err")"
+check "compile error: remembered (2 cacheable modules)" 2 "$(entries)"
+run fail_quiet FAKE_LINK_FAIL=1 GPUPROBE_LOG=0
+check "compile error again, without GPUPROBE_LOG: the same lines, nothing else" "$want" "$(cat "$tmp/fail_quiet.err")"
+check "compile error again: the JIT ran for the uncacheable module only" "links=0 links=0 links=0 links=1" \
+	"$(grep -oE 'links=[0-9]+' "$tmp/fail_quiet.out" | xargs)"
+run fail_log FAKE_LINK_FAIL=1
+check "compile error again: log" "gpuprobe: module 1: compile error from the cache (CACHE/KEY.cubin)
+gpuprobe: module 2: compile error from the cache (CACHE/KEY.cubin)" "$(lines fail_log | grep 'from the cache')"
+check "compile error again: the original loaded" "$(loads fail "$C" "$I" "$O" | sed 's/ links=.*load_options/ load_options/')" \
+	"$(loads fail_log "$C" "$I" "$O" | sed 's/ links=.*load_options/ load_options/')"
 run fault GPUPROBE_TEST_FAULT=compile
 check "GPUPROBE_TEST_FAULT=compile: the compiler's parse error" \
 	"gpuprobe: module 1: the instrumented PTX did not compile (CUDA_ERROR_INVALID_PTX: ptxas application ptx input, line 9; fatal : Parsing error near '.gpuprobe_test_fault': syntax error); loaded the original without probes" \
