@@ -5,6 +5,7 @@
  * Descriptor fields never change while kernels run (only its element count, always reached by
  * atomics), so they are read through the non-coherent read-only path (ld.global.nc). */
 #include "maps/map_device.h"
+#include "ebpf/lower.h"
 #include "maps/map_emit.h"
 #include "maps/maps.h"
 
@@ -446,7 +447,8 @@ static void def_reserve(struct gp_emit *e)
 	gp_em(e, "add.u32 %%r11, %%r12, %%r21");
 	gp_em(e, "mad.lo.u32 %%r20, %%r21, %%r14, %%r19");
 	gp_em(e, "setp.eq.u32 %%p6, %%r21, 0");               /* none after the end: no PAD */
-	gp_em(e, "@%%p6 mul.lo.u32 %%r20, %%r12, %%r14");
+	gp_em(e, "mul.lo.u32 %%r22, %%r12, %%r14");
+	gp_em(e, "selp.b32 %%r20, %%r22, %%r20, %%p6");
 	gp_em_label(e, "$L_fitted");
 	gp_em(e, "setp.ge.u32 %%p1, %%r11, %%r9");
 	gp_em(e, "@%%p1 bra $L_claim");
@@ -501,19 +503,21 @@ static void def_reserve(struct gp_emit *e)
 		gp_em(e, "and.b32 %%r11, %%r23, 255");
 		gp_em(e, "shr.u32 %%r12, %%r23, 8");
 	}
-	/* this lane's record: rank < k1 at off + rank * rec, the others from 0 */
-	gp_em(e, "setp.ge.u32 %%p1, %%r8, %%r11");
-	gp_em(e, "@%%p1 bra $L_none");
+	/* this lane's record (rank < k): rank < k1 at off + rank * rec, the others from 0. No
+	 * branch: with one, the SPIR-V warp emulation (spirv/lower_warp.c on PoCL) let lanes past k
+	 * store and return a record anyway (tests/maps/ring_pocl: helper successes > delivered). */
+	gp_em(e, "setp.lt.u32 %%p7, %%r8, %%r11");
 	gp_em(e, "setp.lt.u32 %%p1, %%r8, %%r12");
 	gp_em(e, "sub.u32 %%r24, %%r8, %%r12");
-	gp_em(e, "@%%p1 mov.u32 %%r24, %%r8");
-	gp_em(e, "mul.lo.u32 %%r24, %%r24, %%r14");
-	gp_em(e, "@%%p1 add.u32 %%r24, %%r24, %%r13");
+	gp_em(e, "selp.b32 %%r24, %%r8, %%r24, %%p1");
+	gp_em(e, "selp.b32 %%r25, %%r13, 0, %%p1");
+	gp_em(e, "mad.lo.u32 %%r24, %%r24, %%r14, %%r25");
 	gp_em(e, "cvt.u64.u32 %%rd23, %%r24");
 	gp_em(e, "add.u64 %%rd23, %%rd11, %%rd23");
 	gp_em(e, "cvt.u32.u64 %%r25, %%rd2");
-	gp_em(e, "st.global.u32 [%%rd23], %%r25");            /* length now; state at commit */
+	gp_em(e, "@%%p7 st.global.u32 [%%rd23], %%r25");      /* length now; state at commit */
 	gp_em(e, "add.u64 %%rd6, %%rd23, %d", GP_RING_HDR);
+	gp_em(e, "selp.b64 %%rd6, %%rd6, 0, %%p7");
 	ret_reg(e, "%rd6");
 	gp_em_label(e, "$L_none");
 	ret_imm(e, 0);
@@ -862,12 +866,16 @@ int gp_maps_emit_map_lookup(void *user, ir_module *m, ir_func *f, const char *ds
 	const struct gp_map_desc *d = &dev->descs[map_index];
 	if (d->kind != GP_MAP_KIND_ARRAY || (d->flags & GP_MAPF_PERTHREAD))
 		return -ENOTSUP;
+	/* Every lane of a warp runs on one SM: the element's address (base + this SM's shard) is
+	 * the same in all of them (ptxas then aggregates an atomic add through it itself), and
+	 * never 0 (the probe's null test folds). */
 	if (key >= d->max_entries) {
 		struct gp_emit e = {.m = m, .f = f};
 		gp_em(&e, "mov.u64 %s, 0", dst);
-		return e.failed ? -EINVAL : 0;
+		return e.failed ? -EINVAL : GP_LOWER_WARP_UNIFORM;
 	}
-	return emit_value_addr(m, f, dst, d, d->data + (uint64_t)key * d->value_stride);
+	int rc = emit_value_addr(m, f, dst, d, d->data + (uint64_t)key * d->value_stride);
+	return rc ? rc : GP_LOWER_WARP_UNIFORM | (d->data ? GP_LOWER_NONNULL : 0);
 }
 
 int gp_maps_emit_map_ref(void *user, ir_module *m, ir_func *f, const char *dst, int map_index,
@@ -887,7 +895,11 @@ int gp_maps_emit_map_ref(void *user, ir_module *m, ir_func *f, const char *dst, 
 	return emit_value_addr(m, f, dst, d, d->data + (uint64_t)off);
 }
 
-/* dst = base in this SM's copy of d's values (base itself when there is one copy). */
+/* dst = base in this SM's copy of d's values (base itself when there is one copy). Per-CPU maps
+ * keep copy %smid % nshards, the index the host shows as the CPU. A sharded map (the host only
+ * ever sums its copies) uses the copies [0, 2^k) for the largest 2^k <= nshards, picked by
+ * %smid & (2^k - 1): an `and` instead of a division on every access (bench/overhead's memory
+ * counter); SMs past 2^k share a copy with another SM, and every sum stays exact. */
 static int emit_value_addr(ir_module *m, ir_func *f, const char *dst, const struct gp_map_desc *d,
 			   uint64_t base)
 {
@@ -896,14 +908,23 @@ static int emit_value_addr(ir_module *m, ir_func *f, const char *dst, const stru
 		gp_em(&e, "mov.u64 %s, %llu", dst, (unsigned long long)base);
 		return e.failed ? -EINVAL : 0;
 	}
-	/* A sharded global: this SM's copy. */
 	ir_stmt_append(f, ir_stmt_new(m, IR_STMT_BLOCK_OPEN));
 	ir_stmt_append(f, ir_reg_decl_new(m, ".u32", "%gpm_s", -1));
 	ir_stmt_append(f, ir_reg_decl_new(m, ".u64", "%gpm_o", -1));
 	gp_em(&e, "mov.u32 %%gpm_s, %%smid");
-	gp_em(&e, "rem.u32 %%gpm_s, %%gpm_s, %u", d->nshards);
-	gp_em(&e, "cvt.u64.u32 %%gpm_o, %%gpm_s");
-	gp_em(&e, "mul.lo.u64 %%gpm_o, %%gpm_o, %llu", (unsigned long long)d->shard_stride);
+	uint32_t copies = 1;
+	while (copies <= d->nshards / 2)
+		copies *= 2;
+	if (copies == d->nshards || !(d->flags & GP_MAPF_PERCPU))   /* ptxas keeps rem by 2^k */
+		gp_em(&e, "and.b32 %%gpm_s, %%gpm_s, %u", copies - 1);
+	else
+		gp_em(&e, "rem.u32 %%gpm_s, %%gpm_s, %u", d->nshards);
+	if (d->shard_stride <= UINT32_MAX) {
+		gp_em(&e, "mul.wide.u32 %%gpm_o, %%gpm_s, %llu", (unsigned long long)d->shard_stride);
+	} else {
+		gp_em(&e, "cvt.u64.u32 %%gpm_o, %%gpm_s");
+		gp_em(&e, "mul.lo.u64 %%gpm_o, %%gpm_o, %llu", (unsigned long long)d->shard_stride);
+	}
 	gp_em(&e, "add.u64 %s, %%gpm_o, %llu", dst, (unsigned long long)base);
 	ir_stmt_append(f, ir_stmt_new(m, IR_STMT_BLOCK_CLOSE));
 	return e.failed ? -EINVAL : 0;
