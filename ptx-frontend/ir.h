@@ -199,6 +199,11 @@ ir_operand ir_addr(ir_module *m, const char *base, int64_t offset);
 ir_stmt *ir_insn_new(ir_module *m, const char *opcode, const char *mods, unsigned nops,
 		     const ir_operand *ops);
 ir_stmt *ir_label_new(ir_module *m, const char *name);
+/* The same from one line of PTX-like text ("@!%p1 add.u64 %rd1, %rd2, 8;", "ld.u64 %rd3, [%rd4+8]",
+ * "call.uni (r), f, (a, b)"): guard, opcode, modifiers, and operands of the forms generated code
+ * uses (%reg, integer, symbol, [base], [base+off], [imm], lists). NULL when the line is not of
+ * that form (a bug in the generator) or memory runs out. ptx-frontend/ir_text.c. */
+ir_stmt *ir_insn_from_text(ir_module *m, const char *text);
 /* A declaration statement: ir_reg_decl_new(m, ".b64", "%gp_r", 11) is ".reg .b64 %gp_r<11>;";
  * count -1 declares one register named exactly name. */
 ir_stmt *ir_reg_decl_new(ir_module *m, const char *type, const char *name, int count);
