@@ -6,6 +6,7 @@
  * - A BPF-to-BPF call passes r1-r5 and gets r0 back; r6-r9 and the caller's stack stay as they
  *   are because the callee is another .func with its own registers and frame. */
 #include "ebpf/lower_internal.h"
+#include "ebpf/lower_param.h"
 
 #include <errno.h>
 #include <string.h>
@@ -190,6 +191,7 @@ static int emit_helper(struct lower_ctx *c, int id)
 		return 0;
 	case 515: emit_warp_match(c, true); return 0;
 	case 516: emit_warp_match(c, false); return 0;
+	case 514: return lower_param_read(c);   /* gpu_read_param: lower_param.c */
 	}
 	const char *name = lower_helper_name(id);
 	if (!name)

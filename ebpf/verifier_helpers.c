@@ -10,7 +10,7 @@ enum { RET_INTEGER, RET_VOID, RET_MAP_VALUE_OR_NULL, RET_ALLOC_MEM_OR_NULL };
 enum {
 	ARG_NONE, ARG_ANYTHING, ARG_CONST_MAP_PTR, ARG_PTR_TO_MAP_KEY, ARG_PTR_TO_MAP_VALUE,
 	ARG_PTR_TO_MEM, ARG_CONST_SIZE, ARG_PTR_TO_CTX, ARG_PTR_TO_ALLOC_MEM, ARG_PTR_TO_U64_OUT,
-	ARG_PTR_TO_CONST_STR,
+	ARG_PTR_TO_CONST_STR, ARG_PTR_TO_UNINIT_MEM,
 };
 enum { HELPER_DEVICE, HELPER_HOST, HELPER_BOTH };
 
@@ -147,6 +147,12 @@ int gpv_check_helper_call(struct gpv_env *env, const struct bpf_insn *insn)
 					  "helper bpf_%s#%d runs only on the host: not allowed at a GPU attach point",
 					  h->name, h->id);
 	}
+	/* gpu_read_param reads the kernel's parameter buffer through struct gp_kernel_ctx: only the
+	 * kernel entry/exit context has one */
+	if (h->id == 514 && at != GP_ATTACH_NONE && at != GP_ATTACH_KERNEL_ENTRY && at != GP_ATTACH_KERNEL_EXIT)
+		return gpv_reject(env, -EACCES,
+				  "helper bpf_%s#%d reads the kernel's parameters: only at gpu/entry, gpu/exit,"
+				  " kprobe and kretprobe (struct gp_kernel_ctx)", h->name, h->id);
 	struct gpv_reg *regs = cur_regs(env);
 	int map = -1;
 	uint32_t release = 0;
@@ -205,6 +211,30 @@ int gpv_check_helper_call(struct gpv_env *env, const struct bpf_insn *insn)
 			if (sz->umax == 0)
 				return gpv_reject(env, -EACCES, "R%d invalid zero-sized read", regno + 1);
 			if ((err = gpv_check_helper_mem(env, regno, (int64_t)sz->umin, sz->umax, false, true)))
+				return err;
+			break;
+		}
+		case ARG_PTR_TO_UNINIT_MEM: {
+			/* like bpf_probe_read's destination: probe memory the helper fills (never
+			 * the read-only context), the size a known constant so that exactly those
+			 * stack bytes become initialized */
+			if (r->type != T_PTR_STACK && r->type != T_PTR_MAP_VALUE && r->type != T_PTR_MEM)
+				return arg_type_error(env, regno, r, "fp, map_value, mem");
+			struct gpv_reg *sz = &regs[regno + 1];
+			if (i + 1 >= 5 || h->args[i + 1] != ARG_CONST_SIZE)
+				return gpv_reject(env, -EACCES, "helper table: memory argument without a size");
+			if (sz->type == T_NOT_INIT)
+				return gpv_reject(env, -EACCES, "R%d !read_ok", regno + 1);
+			if (sz->type != T_SCALAR)
+				return arg_type_error(env, regno + 1, sz, "scalar");
+			gpv_mark_precise(env, regno + 1);
+			if (!reg_is_const(sz))
+				return gpv_reject(env, -EACCES, "R%d is not a known constant: bpf_%s#%d needs a constant size",
+						  regno + 1, h->name, h->id);
+			if (sz->var.value == 0)
+				return gpv_reject(env, -EACCES, "R%d invalid zero-sized write", regno + 1);
+			if ((err = gpv_check_helper_mem(env, regno, (int64_t)sz->var.value, sz->var.value, true,
+							false)))
 				return err;
 			break;
 		}

@@ -99,6 +99,13 @@ uint64_t gp_ctx_unread_words(const struct bpf_insn *insns, size_t n)
 			case BPF_JMP:
 			case BPF_JMP32:
 				if (OP(c) == BPF_CALL) {
+					/* bpf_gpu_read_param(ctx, ...) reads ctx->params and params_size
+					 * (words 0-2 of struct gp_kernel_ctx) */
+					if (x->src_reg == 0 && x->imm == 514 && (s & 0x3e) == 1u << BPF_REG_1) {
+						read |= 0x7;
+						s &= ~0x3fu;
+						break;
+					}
 					/* helpers take at most r1-r5; BPF-to-BPF calls are not followed */
 					if (x->src_reg == BPF_PSEUDO_CALL || (s & 0x3e)) {
 						unknown = 1;

@@ -24,7 +24,8 @@ struct gp_thread_ids {
 
 /* gpu/entry/<kernel-glob>, gpu/exit/<kernel-glob>; bpftime's kprobe/ and kretprobe/ too. */
 struct gp_kernel_ctx {
-	__u64 params;         /* device address of the kernel's parameter buffer */
+	__u64 params;         /* generic address of the kernel's parameter buffer (0: unknown);
+	                       * read it with bpf_gpu_read_param(ctx, ...) (gpuprobe.h) */
 	__u32 params_size;    /* bytes of parameters */
 	__u32 _pad0;
 	__u32 grid_dim[3];    /* %nctaid */

@@ -111,6 +111,16 @@ static __u64 (* const bpf_get_lane_id)(void) = (void *)511;
 static __u64 (* const bpf_get_clock)(void) = (void *)512;
 /* %activemask: the lanes of the warp executing this probe. */
 static __u64 (* const bpf_get_active_mask)(void) = (void *)513;
+/* Copy size bytes of the launched kernel's parameter buffer, from byte offset, into dst (stack,
+ * map value or ring-buffer record; size a known constant). Offsets follow the kernel's .param
+ * layout, each parameter at its natural alignment: for pattern(const float *a, float *b, int n)
+ * a is at 0, b at 8, n at 16 (ctx->params_size = 20). Returns 0; -ERANGE when
+ * [offset, offset + size) is not inside the buffer, -ENOENT when the buffer is unknown (PTX
+ * before 7.7, which has no cvta.param); dst is zero-filled on an error. Only at gpu/entry,
+ * gpu/exit, kprobe and kretprobe, whose context is struct gp_kernel_ctx:
+ *   int n; if (!bpf_gpu_read_param(ctx, &n, sizeof(n), 16)) ... */
+static long (* const bpf_gpu_read_param)(const struct gp_kernel_ctx *ctx, void *dst, __u32 size,
+					  __u32 offset) = (void *)514;
 /* Warp-wide views of a value v among the lanes running this probe together (sm_70+):
  * 1 when this lane is the lowest of them holding v (else 0): summed over lanes, the number of
  * distinct values per warp access (e.g. v = addr >> 5: 32-byte sectors; v = (addr >> 2) & 31

@@ -117,4 +117,32 @@ for sm in 75 90; do
 	"$PTXAS" -arch=sm_$sm "$W/params$sm.ptx" -o "$W/params$sm.cubin"
 	check "params sm_$sm ptxas" 0 $?
 done
+# bpf_gpu_read_param (helper 514): a probe reading parameters 0, 1 and 2 of pattern lowers, and
+# ptxas compiles it (out of line and inlined); the site fills only the context words it reads
+# (params, params_size, block_idx.x, thread_idx.x: the helper's ctx use is followed); misuses
+# are rejected by the verifier, each with its reason.
+for p in read_param bad_read_param; do
+	"$CLANG" -target bpf -O2 -g -I/usr/include/x86_64-linux-gnu -I"$SRC/include" \
+		-c "$SRC/tests/e2e/probes/$p.bpf.c" -o "$W/$p.bpf.o" || exit 2
+done
+for sm in 75 90; do
+	for inl in 0 1; do
+		GPUPROBE_INLINE=$inl "$GP" ptx instrument -p "$W/read_param.bpf.o" "$W/p$sm.ptx" -o "$W/rp${sm}_$inl.ptx" 2>/dev/null
+		check "read_param sm_$sm inline=$inl instrument" 0 $?
+		"$PTXAS" -arch=sm_$sm "$W/rp${sm}_$inl.ptx" -o "$W/rp${sm}_$inl.cubin"
+		check "read_param sm_$sm inline=$inl ptxas" 0 $?
+	done
+	check "read_param sm_$sm context words filled (params, params_size, block x, thread x)" "0 8 40 52" \
+		"$(body "$W/rp${sm}_0.ptx" _Z7patternPKfPfi | grep -oE 'st\.local\.u(32|64)[[:space:]]+\[__gp_ctx(\+[0-9]+)?\]' | sed 's/.*__gp_ctx//; s/[]+]//g; s/^$/0/' | tr '\n' ' ' | sed 's/ $//')"
+	check "read_param sm_$sm cvta.param of the first parameter" 1 \
+		"$(body "$W/rp${sm}_0.ptx" _Z7patternPKfPfi | grep -cE 'mov\.u64[[:space:]]+%__gp_d1, _Z7patternPKfPfi_param_0;')"
+	check "read_param sm_$sm -ERANGE and -ENOENT paths (4 reads)" "4 4" \
+		"$(grep -c 'mov.b64.*0xffffffffffffffde;' "$W/rp${sm}_0.ptx") $(grep -c 'mov.b64.*0xfffffffffffffffe;' "$W/rp${sm}_0.ptx")"
+done
+"$GP" verify "$W/bad_read_param.bpf.o" >"$W/bad_read_param.out" 2>&1
+check "bad_read_param rejected" 1 $?
+check "bad_read_param reasons" "helper bpf_gpu_read_param#514 reads the kernel's parameters: only at gpu/entry, gpu/exit, kprobe and kretprobe (struct gp_kernel_ctx)
+R2 type=ctx expected=fp, map_value, mem
+R3 is not a known constant: bpf_gpu_read_param#514 needs a constant size
+invalid access to map value, value_size=8 off=0 size=16" "$(grep -vE '^[0-9]+: |: rejected$' "$W/bad_read_param.out")"
 exit $fail

@@ -160,6 +160,20 @@ if python3 -c "import torch, cupy" 2>/dev/null; then
 else
 	echo "SKIP python part: torch or cupy not importable"
 fi
+# bpf_gpu_read_param (helper 514): pattern(a, b, n) launched with G=64 blocks of 128 threads;
+# the entry probe reads a (offset 0), b (8) and n (16) from the kernel's parameter buffer: n
+# must be what the app passed, a and b two distinct device pointers, a read past the 20-byte
+# buffer -ERANGE (-34) with its destination zeroed.
+"$GP" run -p "$E/read_param.bpf.o" -- "$E/pattern" 64 >"$OUT/read_param.out" 2>"$OUT/read_param.err"
+echo "--- read_param"; cat "$OUT/read_param.err"
+check "read_param stdout identical" "$(cat "$OUT/pattern64.plain")" "$(cat "$OUT/read_param.out")"
+check "read_param n (param 2)" 8192 "$(val "$OUT/read_param.err" param_values 2)"
+pa=$(val "$OUT/read_param.err" param_values 0) pb=$(val "$OUT/read_param.err" param_values 1)
+[ -n "$pa" ] && [ -n "$pb" ] && [ "$pa" != 0 ] && [ "$pb" != 0 ] && [ "$pa" != "$pb" ] \
+	&& echo "PASS read_param a, b (params 0, 1) = $pa, $pb" || { echo "FAIL read_param a, b: '$pa' '$pb'"; fail=1; }
+check "read_param past the buffer (-ERANGE)" 18446744073709551582 "$(val "$OUT/read_param.err" param_values 3)"
+pz=$(val "$OUT/read_param.err" param_values 4)
+check "read_param destination zeroed on error" 0 "${pz:-0}"
 # Examples (examples/*/, built by examples/build.sh into BUILD/examples): vec_add with G=4
 # blocks of 32 threads (n=128). Each output is kept for the example's README.
 X=$BUILD/examples
