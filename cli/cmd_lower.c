@@ -120,7 +120,7 @@ int cmd_lower(int argc, char **argv)
 		if (only && strcmp(prog->name, only))
 			continue;
 		struct gp_verify_opts o = {.attach = prog->attach, .maps = maps, .nmaps = nmaps,
-					   .ctx_size = gp_attach_ctx_size(prog->attach), .log = log,
+					   .ctx_size = gp_program__ctx_size(prog), .log = log,
 					   .log_size = 64u << 10, .map_atomic_only = prog_atomic};
 		log[0] = 0;
 		if (gp_verify(prog->insns, prog->ninsns, &o)) {
