@@ -255,13 +255,14 @@ int gp_nv_host__notes(const struct gp_nv_host *h, void (*line)(void *user, const
 		/* uprobe/<binary>:<function>: the binary part, when there is one */
 		const char *slash = strchr(p->section, '/'), *colon = strrchr(p->section, ':');
 		int plen = slash && colon && colon > slash ? (int)(colon - slash - 1) : 0;
-		char text[768];
-		snprintf(text, sizeof(text),
-			 "host probe %s: %s runs at %s of the driver's %s (binary path %s%.*s%s ignored;"
-			 " registers: %s)",
+		char where[320], text[1024];
+		if (plen)
+			snprintf(where, sizeof(where), "binary path '%.*s' ignored", plen, slash + 1);
+		else
+			snprintf(where, sizeof(where), "no binary path");
+		snprintf(text, sizeof(text), "host probe %s: %s runs at %s of the driver's %s (%s; registers: %s)",
 			 p->name, p->section, p->attach == GP_ATTACH_HOST_EXIT ? "exit" : "entry",
-			 p->target ? p->target : "*", plen ? "'" : "", plen, plen ? slash + 1 : "",
-			 plen ? "'" : "none",
+			 p->target ? p->target : "*", where,
 			 abi == GP_UPROBE_RUNTIME_LAUNCH ?
 				 "cudaLaunchKernel's: di func (the CUfunction), si grid x|y<<32, dx grid z,"
 				 " cx block x|y<<32, r8 block z, r9 0, ax the CUresult at exit" :
