@@ -351,6 +351,9 @@ static void *host_fixed(size_t n)
 		fall_back(&host_arena, "mmap gave %p instead of %p", p, want);
 		return NULL;
 	}
+	/* A forked child has no use for it (CUDA does not cross fork) and would find the
+	 * address taken when it sets up probes of its own. */
+	madvise(p, size, MADV_DONTFORK);
 	CUresult r = SHIM_REAL(cuMemHostRegister_v2)(
 		p, size, CU_MEMHOSTREGISTER_PORTABLE | CU_MEMHOSTREGISTER_DEVICEMAP);
 	if (r != CUDA_SUCCESS) {

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "fake_mem.h"
@@ -358,6 +359,24 @@ static void test_host_taken(void)
 	munmap(squat, (size_t)pg);
 }
 
+/* A forked child does not inherit the host blocks: their addresses stay free for its own probes. */
+static void test_fork(void)
+{
+	fake_reset();
+	start();
+	uint64_t hd;
+	void *h = halloc(100, &hd);
+	EQ((uintptr_t)h, H);
+	pid_t pid = fork();
+	if (pid == 0)
+		_exit(mapped(h) ? 1 : 0);
+	int st = -1;
+	waitpid(pid, &st, 0);
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the child inherited the host block at %p", h);
+	CHECK(mapped(h), "the parent lost its host block");
+	probes_alloc_fini();
+}
+
 /* Chunks are open to the devices that can reach the context's device as peers. */
 static void test_peers(void)
 {
@@ -443,6 +462,7 @@ int main(void)
 	test_refusals();
 	test_host_taken();
 	test_peers();
+	test_fork();
 	test_env();
 	if (failures) {
 		printf("%d failures\n", failures);
