@@ -1,4 +1,4 @@
-/* gpuprobe ptx instrument -p PROG.bpf.o [-p ...] [-o OUT.ptx] FILE.ptx: the probe pipeline of the
+/* gpuprobe ptx instrument -p PROG.bpf.o [-p ...] [-o OUT.ptx] [--sms N] FILE.ptx: the probe pipeline of the
  * shim (nvidia/probes.h) on one PTX file, printing the instrumented module. The maps are created
  * in host memory here, so the map addresses in the output are placeholders.
  * Exit status: 0 printed, 1 a probe is rejected or the module cannot be instrumented, 2 bad usage
@@ -14,12 +14,14 @@
 
 static void usage(FILE *out)
 {
-	fputs("usage: gpuprobe ptx instrument -p PROG.bpf.o [-p ...] [-o OUT.ptx] FILE.ptx\n\n"
+	fputs("usage: gpuprobe ptx instrument -p PROG.bpf.o [-p ...] [-o OUT.ptx] [--sms N] FILE.ptx\n\n"
 	      "Splice the device probes of the BPF objects into the kernels of FILE.ptx at the\n"
 	      "attach points their sections name, and print the result. Map addresses are\n"
 	      "placeholders (the maps are made in host memory).\n\n"
 	      "  -p, --probe FILE     BPF object (repeatable)\n"
 	      "  -o, --output FILE    write the PTX there instead of stdout\n"
+	      "      --sms N          make the maps for a device of N SMs (default 1): per-SM\n"
+	      "                       and sharded maps then show their %smid-indexed form\n"
 	      "  -h, --help           this text\n\n"
 	      "Exit status: 0 printed, 1 a probe is rejected or does not lower, 2 bad usage or file.\n",
 	      out);
@@ -53,6 +55,7 @@ int cmd_ptx_instrument(int argc, char **argv)
 {
 	const char *probes[64], *path = NULL, *out_path = NULL;
 	size_t nprobes = 0;
+	unsigned nsms = 1;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -67,6 +70,14 @@ int cmd_ptx_instrument(int argc, char **argv)
 			probes[nprobes++] = argv[++i];
 		} else if ((!strcmp(a, "-o") || !strcmp(a, "--output")) && i + 1 < argc) {
 			out_path = argv[++i];
+		} else if (!strcmp(a, "--sms") && i + 1 < argc) {
+			char *end;
+			unsigned long v = strtoul(argv[++i], &end, 10);
+			if (*end || end == argv[i] || !v || v > 4096) {
+				cli_error("ptx instrument: --sms '%s': a number of SMs in 1..4096", argv[i]);
+				return 2;
+			}
+			nsms = (unsigned)v;
 		} else if (a[0] == '-' && a[1]) {
 			cli_error("ptx instrument: unknown option or missing value '%s' (see 'gpuprobe ptx instrument --help')", a);
 			return 2;
@@ -89,10 +100,17 @@ int cmd_ptx_instrument(int argc, char **argv)
 	}
 	char err[1024] = "";
 	struct gp_nv_probes *ps = NULL;
-	struct gp_nv_probes_opts o = {0};
+	struct gp_map_allocator *alloc = gp_map_allocator_host(nsms);
+	if (!alloc) {
+		free(ptx);
+		cli_error("out of memory");
+		return 2;
+	}
+	struct gp_nv_probes_opts o = {.alloc = alloc};
 	int rc = gp_nv_probes__open(probes, NULL, nprobes, &o, &ps, err, sizeof(err));
 	if (rc) {
 		free(ptx);
+		free(alloc);
 		cli_error("%s", err);
 		return rc == -EACCES ? 1 : 2;
 	}
@@ -103,11 +121,13 @@ int cmd_ptx_instrument(int argc, char **argv)
 	free(ptx);
 	if (rc) {
 		gp_nv_probes__close(ps);
+		free(alloc);
 		cli_error("%s: %s", path, err);
 		return 1;
 	}
 	if (!out) {
 		gp_nv_probes__close(ps);
+		free(alloc);
 		cli_error("%s: no probe has a site in this module (check the section globs)", path);
 		return 1;
 	}
@@ -125,5 +145,6 @@ int cmd_ptx_instrument(int argc, char **argv)
 	fprintf(stderr, "gpuprobe: %s: %u probe sites in %u functions\n", path, st.sites, st.functions);
 	free(out);
 	gp_nv_probes__close(ps);
+	free(alloc);
 	return rc;
 }

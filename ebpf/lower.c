@@ -217,8 +217,10 @@ int gp_lower_program(ir_module *m, const struct bpf_insn *insns, size_t n, const
 	int rc;
 	bool *second_half = calloc(n, sizeof(bool));
 	c->is_target = calloc(n, sizeof(bool));
+	c->dead = calloc(n, sizeof(bool));
+	c->folds = calloc(n, sizeof(*c->folds));
 	size_t *entries = NULL, nentries = 0;
-	if (!second_half || !c->is_target) {
+	if (!second_half || !c->is_target || !c->dead || !c->folds) {
 		rc = lower_fail(c, ENOMEM, "out of memory");
 		goto out;
 	}
@@ -251,6 +253,8 @@ int gp_lower_program(ir_module *m, const struct bpf_insn *insns, size_t n, const
 			c->label_seq = 0;
 			if (c->is_target[i])
 				lo_label(c, lo_insn_label(c, i));
+			if (c->dead[i])
+				continue;   /* a copy of r10 nothing reads (lower_plan.c) */
 			rc = lower_insn(c, &insns[i]);
 			if (rc)
 				goto out;
@@ -265,6 +269,8 @@ int gp_lower_program(ir_module *m, const struct bpf_insn *insns, size_t n, const
 out:
 	free(second_half);
 	free(c->is_target);
+	free(c->dead);
+	free(c->folds);
 	free(entries);
 	free(c->subs);
 	return rc;

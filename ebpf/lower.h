@@ -50,14 +50,22 @@ struct gp_lower_opts {
 	int warp_aggregate;
 	/* Optional: map_lookup_elem(map, &key) where the lowering sees, in straight-line code before
 	   the call, r1 = map `map_index` and a 4-byte constant `key` stored at r2's stack slot:
-	   emit dst = the element's address directly (no helper call). Returns 0, or a negative
-	   errno to fall back to the helper. NULL: always the helper. */
+	   emit dst = the element's address directly (no helper call). Returns a negative errno to
+	   fall back to the helper, or what is known of dst, GP_LOWER_LOOKUP_* flags (0: nothing):
+	   WARP_UNIFORM, the same address in every lane of a warp that runs the code together;
+	   NONNULL, never 0 (the program's null test folds away). The lowering may call it before
+	   it lowers the instructions ahead of the call, on a function of its own whose statements
+	   it moves to the call's place. NULL: always the helper. */
 	int (*emit_map_lookup)(void *user, ir_module *m, ir_func *f, const char *dst, int map_index,
 			       uint32_t key);
 	/* Bytes of stack per frame, from the verifier's stack_depth (rounded up to 8); 0 means
 	   the ISA's 512. Accesses outside it are the verifier's to reject. */
 	unsigned stack_size;
 };
+
+/* What emit_map_lookup knows of the address it emitted (flags). */
+#define GP_LOWER_WARP_UNIFORM 1
+#define GP_LOWER_NONNULL 2
 
 /* Adds `.func (.param .b64 ret) func_name(.param .b64 ctx)` to m; r1 = ctx on entry, the value
  * returned is r0 at exit. BPF-to-BPF subprograms become their own .func named

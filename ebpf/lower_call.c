@@ -255,103 +255,6 @@ static int emit_callx(struct lower_ctx *c, const char *reg)
 	return 0;
 }
 
-/* What the straight-line scan before a map_lookup_elem knows of a register. */
-enum known_kind { K_UNKNOWN, K_MAP, K_FP, K_CONST };
-struct known {
-	enum known_kind kind;
-	int64_t v;   /* map index, offset from r10, or the constant */
-};
-
-/* map_lookup_elem(r1 = map, r2 = r10 + off) with the 4 bytes at off a known constant, in the
- * code from the last jump target (or the function start) to this call: 1 when the maps runtime
- * emitted the element's address into r0. Anything not followed (a store through a pointer
- * other than r10 + const, a call, an unknown size) forgets what the stack held. */
-static int const_lookup(struct lower_ctx *c)
-{
-	if (!c->opts->emit_map_lookup)
-		return 0;
-	size_t start = c->subs[c->sub].start, s = c->pc;
-	while (s > start && !c->is_target[s])
-		s--;
-	struct known r[11] = {0};
-	r[10].kind = K_FP;
-	struct stack_word { int64_t off; uint32_t v; } slot[16];
-	size_t nslot = 0;
-	for (size_t i = s; i < c->pc; i++) {
-		const struct bpf_insn *x = &c->insns[i];
-		uint8_t cls = BPF_CLASS(x->code);
-		if (x->dst_reg > 10 || x->src_reg > 10)
-			return 0;
-		if (x->code == (BPF_LD | BPF_IMM | BPF_DW)) {
-			r[x->dst_reg] = (struct known){x->src_reg == BPF_PSEUDO_MAP_FD ? K_MAP : K_UNKNOWN,
-						       x->imm};
-			i++;
-			continue;
-		}
-		if (cls == BPF_ALU64 || cls == BPF_ALU) {
-			struct known *d = &r[x->dst_reg];
-			uint8_t op = BPF_OP(x->code);
-			bool imm = BPF_SRC(x->code) == BPF_K;
-			if (op == BPF_MOV && imm)
-				*d = (struct known){K_CONST, cls == BPF_ALU ? (int64_t)(uint32_t)x->imm : x->imm};
-			else if (op == BPF_MOV && cls == BPF_ALU64 && x->off == 0)
-				*d = r[x->src_reg];
-			else if (op == BPF_ADD && imm && cls == BPF_ALU64 && d->kind == K_FP)
-				d->v += x->imm;
-			else
-				d->kind = K_UNKNOWN;
-			continue;
-		}
-		if (cls == BPF_LDX) {
-			r[x->dst_reg].kind = K_UNKNOWN;
-			continue;
-		}
-		if (cls == BPF_ST || cls == BPF_STX) {
-			unsigned sz = BPF_SIZE(x->code) == BPF_W ? 4 : BPF_SIZE(x->code) == BPF_H ? 2
-				    : BPF_SIZE(x->code) == BPF_B ? 1 : 8;
-			if (r[x->dst_reg].kind != K_FP) {
-				nslot = 0;   /* might be the stack through a pointer not followed */
-				if (cls == BPF_STX && BPF_MODE(x->code) == BPF_ATOMIC)
-					r[x->src_reg].kind = r[0].kind = K_UNKNOWN;
-				continue;
-			}
-			int64_t off = r[x->dst_reg].v + x->off;
-			size_t k = 0;
-			for (size_t j = 0; j < nslot; j++)   /* forget what this store overlaps */
-				if (slot[j].off + 4 <= off || slot[j].off >= off + sz)
-					slot[k++] = slot[j];
-			nslot = k;
-			bool atomic = cls == BPF_STX && BPF_MODE(x->code) == BPF_ATOMIC;
-			if (atomic)
-				r[x->src_reg].kind = r[0].kind = K_UNKNOWN;
-			bool has = !atomic && (cls == BPF_ST || r[x->src_reg].kind == K_CONST);
-			int64_t v = cls == BPF_ST ? x->imm : r[x->src_reg].v;
-			if (has && BPF_MODE(x->code) == BPF_MEM && (sz == 4 || sz == 8) && nslot + 2 <= 16) {
-				slot[nslot++] = (struct stack_word){off, (uint32_t)v};
-				if (sz == 8)
-					slot[nslot++] = (struct stack_word){off + 4, (uint32_t)((uint64_t)v >> 32)};
-			}
-			continue;
-		}
-		if (cls == BPF_JMP || cls == BPF_JMP32) {
-			if (BPF_OP(x->code) == BPF_CALL) {
-				for (int j = 0; j <= 5; j++)
-					r[j].kind = K_UNKNOWN;
-				nslot = 0;   /* helpers may write the stack through their arguments */
-			}
-			continue;    /* a branch out: the fall-through path is the one that got here */
-		}
-		return 0;
-	}
-	if (r[1].kind != K_MAP || r[2].kind != K_FP)
-		return 0;
-	for (size_t j = 0; j < nslot; j++)
-		if (slot[j].off == r[2].v)
-			return c->opts->emit_map_lookup(c->opts->user, c->m, c->f, c->r[0], (int)r[1].v,
-							slot[j].v) == 0;
-	return 0;
-}
-
 int lower_call(struct lower_ctx *c, const struct bpf_insn *in)
 {
 	if (in->code == (BPF_JMP | BPF_CALL | BPF_X)) {
@@ -377,7 +280,9 @@ int lower_call(struct lower_ctx *c, const struct bpf_insn *in)
 	}
 	if (in->src_reg != 0)
 		return lower_fail(c, EINVAL, "call with source %u (kfuncs are not supported)", in->src_reg);
-	if (in->imm == 1 && const_lookup(c))
+	if (in->imm == 1 && c->folds[c->pc].folded) {   /* a constant key: lower_plan.c */
+		lower_emit_fold(c, c->pc);
 		return 0;
+	}
 	return emit_helper(c, in->imm);
 }

@@ -3,7 +3,9 @@
  * so frames never overlap). r10 is the generic address of the stack's top, so pointers to the
  * stack, the context and map values all take the same generic ld/st path; accesses written as
  * r10+constant address the array in .local directly (lower_mem.c). A frame whose code never
- * names r10 gets no stack at all (ptxas keeps an array whose address is taken).
+ * names r10 gets no stack at all (ptxas keeps an array whose address is taken), and one that
+ * never uses r10 as a value (lower_plan.c) gets .b64 registers %<prefix>s<N>, one per 8-byte
+ * slot, instead of the array: no local memory, no stack frame.
  *
  * Main:        .func (.param .b64 ret) NAME(.param .b64 a1 [, a2 .. a5])
  * Subprogram:  .func (.param .b64 ret) NAME__subN(.param .b64 a1 .. a5 [, .param .b64 xf])
@@ -76,7 +78,15 @@ int lower_frame_begin(struct lower_ctx *c, size_t s)
 	ir_stmt_append(f, ir_reg_decl_new(m, ".pred", ir_strfmt(m, "%%%sp", P), LOWER_NTMPPRED));
 	if (flag)
 		ir_stmt_append(f, ir_reg_decl_new(m, ".b64", c->exit_flag, -1));
+	c->slot_base = ir_strfmt(m, "%%%ss", P);
+	int rc = lower_plan(c, s);
+	if (rc)
+		return rc;
 	bool stack = uses_r10(c, sp);
+	if (stack && c->stack_in_regs) {
+		ir_stmt_append(f, ir_reg_decl_new(m, ".b64", c->slot_base, (int)(c->stack_size / 8)));
+		stack = false;   /* no .local array, no r10 */
+	}
 	if (stack)
 		lo_decl_stmt(c, ".local", 8, ".b8", c->stack, ir_strfmt(m, "[%u]", c->stack_size));
 	if (flag && main)

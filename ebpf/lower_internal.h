@@ -16,6 +16,13 @@ struct lower_subprog {
 	ir_top *top;                /* the .func being built (not yet in the module) */
 };
 
+/* A map_lookup_elem call the maps runtime turned into the element's address (lower_plan.c). */
+struct lower_fold {
+	bool folded;
+	unsigned flags;             /* what the hook said of the address: GP_LOWER_LOOKUP_* */
+	ir_stmt *first;             /* what it emitted, moved into the function at the call */
+};
+
 struct lower_ctx {
 	ir_module *m;
 	const struct gp_lower_opts *opts;
@@ -30,6 +37,8 @@ struct lower_ctx {
 	struct lower_subprog *subs; /* subs[0] is the main program */
 	size_t nsubs;
 	bool uses_exit_helper;      /* helper 507 somewhere: subprograms carry an exit flag */
+	struct lower_fold *folds;   /* n entries: the calls that fold (lower_plan) */
+	bool *dead;                 /* n entries: copies of r10 nothing reads (lower_plan) */
 	unsigned nargs;             /* main function's .param arguments (r1..) */
 	unsigned stack_size;        /* bytes of each frame's .local stack array */
 
@@ -38,6 +47,7 @@ struct lower_ctx {
 	size_t sub;                 /* index in subs */
 	size_t pc;                  /* instruction being lowered */
 	unsigned label_seq;         /* local labels made by lowering sequences */
+	bool stack_in_regs;         /* the frame's 8-byte slots are registers %<prefix>s<N> */
 
 	/* register names */
 	const char *r[11];
@@ -45,6 +55,7 @@ struct lower_ctx {
 	const char *w[LOWER_NTMP32];
 	const char *p[LOWER_NTMPPRED];
 	const char *ret_param, *ctx_param, *stack, *exit_flag;
+	const char *slot_base;      /* "%<prefix>s": slot k of the frame is slot_base k */
 	const char *vprintf_fmt;    /* module global "%s\n" for puts, once made */
 };
 
@@ -95,5 +106,22 @@ int lower_frame_begin(struct lower_ctx *c, size_t sub);
 void lower_frame_return(struct lower_ctx *c);
 
 const char *lower_helper_name(int id);                      /* NULL for an unknown id */
+
+/* The plan of a subprogram (lower_plan.c), made by lower_frame_begin before any code: which
+ * lookups fold, whether the frame lives in registers (c->stack_in_regs), which r10 copies are
+ * dead. Returns 0 or lower_fail's value. */
+int lower_plan(struct lower_ctx *c, size_t sub);
+/* Move the folded lookup's code (c->folds[pc]) into the function. */
+void lower_emit_fold(struct lower_ctx *c, size_t pc);
+/* An aligned r10+off access of size bytes inside the frame. */
+bool lower_frame_slot(const struct lower_ctx *c, unsigned base, int16_t off, unsigned size);
+/* What register reg holds at c->pc, from the straight-line code before it: LOWER_MV_* flags, 0
+ * when nothing is known. */
+enum {
+	LOWER_MV_VALUE = 1,         /* a map value pointer (global memory) or NULL */
+	LOWER_MV_UNIFORM = 2,       /* the same in every lane of a warp */
+	LOWER_MV_NONNULL = 4,       /* not NULL */
+};
+unsigned lower_map_value_reg(const struct lower_ctx *c, unsigned reg);
 
 #endif

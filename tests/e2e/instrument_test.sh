@@ -65,10 +65,8 @@ printf '.version 8.0\n.target sm_90\n.address_size 64\n.visible .entry other()\n
 check "no site exit status" 1 $?
 check "no site message" "gpuprobe: $W/other.ptx: no probe has a site in this module (check the section globs)" "$(cat "$W/nosite.err")"
 # CUB (the GPU test's cub_algos, sm_90): with the probe set the GPU test uses (entry/exit on
-# every kernel, memory probes on reduce and scan) ptxas compiles every kernel; with a memory probe
-# on every kernel it fails on the radix sort's onesweep kernel (C7600, tests/e2e/README.md), which
-# is what the GPU test's fallback check relies on: when this starts compiling, that check needs
-# another trigger.
+# every kernel, memory probes on reduce and scan) ptxas compiles every kernel, and with a memory
+# probe on every kernel, inlined or not.
 for p in kernels all_mem; do
 	"$CLANG" -target bpf -O2 -g -I/usr/include/x86_64-linux-gnu -I"$SRC/include" \
 		-c "$SRC/tests/e2e/probes/$p.bpf.c" -o "$W/$p.bpf.o" || exit 2
@@ -81,12 +79,15 @@ check "cub: ptxas sm_90 on entry/exit + reduce/scan memory probes" 0 $?
 "$GP" ptx instrument -p "$W/all_mem.bpf.o" "$W/cub.ptx" -o "$W/cub_m.ptx" 2>/dev/null
 check "cub: instrument (memory probes everywhere)" 0 $?
 "$PTXAS" -arch=sm_90 "$W/cub_m.ptx" -o "$W/cub_m.cubin" 2>"$W/cub_m.ptxas"
+status_m=$?
 GPUPROBE_INLINE=1 "$GP" ptx instrument -p "$W/all_mem.bpf.o" "$W/cub.ptx" -o "$W/cub_mi.ptx" 2>/dev/null
 "$PTXAS" -arch=sm_90 "$W/cub_mi.ptx" -o "$W/cub_mi.cubin"
 check "cub: ptxas sm_90 on memory probes everywhere, inlined (no C7600)" 0 $?
-check "cub: ptxas C7600 with memory probes on the onesweep kernel, out of line (fallback trigger)" \
-	"ptxas fatal   : (C7600) Register allocation failed with register count of '7'. Compile the program with a higher register target" \
-	"$(head -n 1 "$W/cub_m.ptxas")"
+# Out of line it failed on the onesweep kernel (C7600) while the probe kept its key on a .local
+# stack; with the frame in registers (ebpf/lower_plan.c) it compiles too. tests/gpu/e2e.sh
+# accepts either outcome there and forces its compile error with GPUPROBE_TEST_FAULT.
+check "cub: ptxas sm_90 on memory probes everywhere, out of line (no C7600)" "0 " \
+	"$status_m $(head -n 1 "$W/cub_m.ptxas")"
 # The warp-helper examples (bpf_gpu_warp_unique/count: match.any.sync): instrumented on their
 # apps for sm_75 and sm_90, one probe site per global (coalescing) or shared (bank-conflicts)
 # load of the original PTX, ptxas compiles them.

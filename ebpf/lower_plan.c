@@ -1,0 +1,395 @@
+/* What the lowering decides about a subprogram before emitting it (lower_frame_begin calls
+ * lower_plan), and what it asks while emitting:
+ * - Folded lookups: map_lookup_elem(map, &key) with a constant key in straight-line code becomes
+ *   the element's address (the maps runtime's emit_map_lookup hook). The hook runs here, into a
+ *   scratch function, so that the rest of the plan knows which calls fold; its statements move
+ *   into the function when the call is lowered.
+ * - The frame in registers: when r10 is never used as a value (only as the base of aligned
+ *   r10+constant accesses inside the frame, or copied into a register whose only use is the key
+ *   argument of a folded lookup), the stack becomes .b64 registers, one per 8-byte slot, and no
+ *   .local array exists. bench/overhead's memory counter stored its key into .local at every
+ *   access and kept a stack frame in every instrumented kernel for nothing.
+ * - Map values: whether an atomic's base register holds a map value pointer (global memory,
+ *   never the stack: no isspacep.local test), and whether it is the same in every lane of a warp
+ *   (the hook said so: one lane adds for the whole warp, no match.any). */
+#include "ebpf/lower_internal.h"
+
+#include <errno.h>
+#include <string.h>
+
+#ifndef BPF_ATOMIC
+#define BPF_ATOMIC 0xc0
+#endif
+#ifndef BPF_FETCH
+#define BPF_FETCH 0x01
+#endif
+#ifndef BPF_CMPXCHG
+#define BPF_CMPXCHG (0xf0 | BPF_FETCH)
+#endif
+#ifndef BPF_MEMSX
+#define BPF_MEMSX 0x80
+#endif
+
+#define BIT(r) (1u << (r))
+#define ARG_REGS (BIT(1) | BIT(2) | BIT(3) | BIT(4) | BIT(5))
+
+static bool is_lddw(const struct bpf_insn *in) { return in->code == (BPF_LD | BPF_IMM | BPF_DW); }
+
+static bool is_helper_call(const struct bpf_insn *in, int id)
+{
+	return in->code == (BPF_JMP | BPF_CALL) && in->src_reg == 0 && in->imm == id;
+}
+
+static bool is_call(const struct bpf_insn *in)
+{
+	uint8_t cls = BPF_CLASS(in->code);
+	return (cls == BPF_JMP || cls == BPF_JMP32) && BPF_OP(in->code) == BPF_CALL;
+}
+
+static unsigned size_of(uint8_t code)
+{
+	switch (BPF_SIZE(code)) {
+	case BPF_B: return 1;
+	case BPF_H: return 2;
+	case BPF_W: return 4;
+	default: return 8;
+	}
+}
+
+/* First instruction of the straight-line code that reaches pc: the last jump target at or
+ * before it, or the subprogram's start. Only the fall-through path enters it past its start. */
+static size_t block_start(const struct lower_ctx *c, size_t sub_start, size_t pc)
+{
+	size_t s = pc;
+	while (s > sub_start && !c->is_target[s])
+		s--;
+	return s;
+}
+
+bool lower_frame_slot(const struct lower_ctx *c, unsigned base, int16_t off, unsigned size)
+{
+	return base == 10 && off < 0 && -(int)off <= (int)c->stack_size && off % (int)size == 0;
+}
+
+/* ---- folded lookups ---------------------------------------------------------------------- */
+
+enum known_kind { K_UNKNOWN, K_MAP, K_FP, K_CONST };
+struct known {
+	enum known_kind kind;
+	int64_t v;   /* map index, offset from r10, or the constant */
+};
+
+/* map_lookup_elem at pc with r1 = map and r2 = r10 + off, the 4 bytes at off a known constant,
+ * in the code from the block's start to the call. Anything not followed (a store through a
+ * pointer other than r10 + const, a call, an unknown size) forgets what the stack held. */
+static bool lookup_args(const struct lower_ctx *c, size_t sub_start, size_t pc, int *map,
+			uint32_t *key)
+{
+	struct known r[11] = {0};
+	r[10].kind = K_FP;
+	struct stack_word { int64_t off; uint32_t v; } slot[16];
+	size_t nslot = 0;
+	for (size_t i = block_start(c, sub_start, pc); i < pc; i++) {
+		const struct bpf_insn *x = &c->insns[i];
+		uint8_t cls = BPF_CLASS(x->code);
+		if (x->dst_reg > 10 || x->src_reg > 10)
+			return false;
+		if (is_lddw(x)) {
+			r[x->dst_reg] = (struct known){x->src_reg == BPF_PSEUDO_MAP_FD ? K_MAP : K_UNKNOWN,
+						       x->imm};
+			i++;
+			continue;
+		}
+		if (cls == BPF_ALU64 || cls == BPF_ALU) {
+			struct known *d = &r[x->dst_reg];
+			uint8_t op = BPF_OP(x->code);
+			bool imm = BPF_SRC(x->code) == BPF_K;
+			if (op == BPF_MOV && imm)
+				*d = (struct known){K_CONST, cls == BPF_ALU ? (int64_t)(uint32_t)x->imm : x->imm};
+			else if (op == BPF_MOV && cls == BPF_ALU64 && x->off == 0)
+				*d = r[x->src_reg];
+			else if (op == BPF_ADD && imm && cls == BPF_ALU64 && d->kind == K_FP)
+				d->v += x->imm;
+			else
+				d->kind = K_UNKNOWN;
+			continue;
+		}
+		if (cls == BPF_LDX) {
+			r[x->dst_reg].kind = K_UNKNOWN;
+			continue;
+		}
+		if (cls == BPF_ST || cls == BPF_STX) {
+			unsigned sz = size_of(x->code);
+			bool atomic = cls == BPF_STX && BPF_MODE(x->code) == BPF_ATOMIC;
+			if (atomic)
+				r[x->src_reg].kind = r[0].kind = K_UNKNOWN;
+			if (r[x->dst_reg].kind != K_FP) {
+				nslot = 0;   /* might be the stack through a pointer not followed */
+				continue;
+			}
+			int64_t off = r[x->dst_reg].v + x->off;
+			size_t k = 0;
+			for (size_t j = 0; j < nslot; j++)   /* forget what this store overlaps */
+				if (slot[j].off + 4 <= off || slot[j].off >= off + sz)
+					slot[k++] = slot[j];
+			nslot = k;
+			bool has = !atomic && (cls == BPF_ST || r[x->src_reg].kind == K_CONST);
+			int64_t v = cls == BPF_ST ? x->imm : r[x->src_reg].v;
+			if (has && BPF_MODE(x->code) == BPF_MEM && (sz == 4 || sz == 8) && nslot + 2 <= 16) {
+				slot[nslot++] = (struct stack_word){off, (uint32_t)v};
+				if (sz == 8)
+					slot[nslot++] = (struct stack_word){off + 4, (uint32_t)((uint64_t)v >> 32)};
+			}
+			continue;
+		}
+		if (cls == BPF_JMP || cls == BPF_JMP32) {
+			if (BPF_OP(x->code) == BPF_CALL) {
+				for (int j = 0; j <= 5; j++)
+					r[j].kind = K_UNKNOWN;
+				nslot = 0;   /* helpers may write the stack through their arguments */
+			}
+			continue;    /* a branch out: the fall-through path is the one that got here */
+		}
+		return false;
+	}
+	if (r[1].kind != K_MAP || r[2].kind != K_FP)
+		return false;
+	for (size_t j = 0; j < nslot; j++)
+		if (slot[j].off == r[2].v) {
+			*map = (int)r[1].v;
+			*key = slot[j].v;
+			return true;
+		}
+	return false;
+}
+
+static int plan_folds(struct lower_ctx *c, const struct lower_subprog *sp)
+{
+	if (!c->opts->emit_map_lookup)
+		return 0;
+	for (size_t i = sp->start; i < sp->end; i++) {
+		const struct bpf_insn *in = &c->insns[i];
+		if (is_lddw(in)) {
+			i++;
+			continue;
+		}
+		int map;
+		uint32_t key;
+		if (!is_helper_call(in, 1) || !lookup_args(c, sp->start, i, &map, &key))
+			continue;
+		ir_func scratch = {0};
+		int rc = c->opts->emit_map_lookup(c->opts->user, c->m, &scratch, c->r[0], map, key);
+		if (rc < 0)
+			continue;   /* the helper call stays */
+		c->folds[i] = (struct lower_fold){.folded = true, .flags = (unsigned)rc,
+						  .first = scratch.first};
+	}
+	return 0;
+}
+
+void lower_emit_fold(struct lower_ctx *c, size_t pc)
+{
+	for (ir_stmt *s = c->folds[pc].first, *next; s; s = next) {
+		next = s->next;
+		s->prev = s->next = NULL;
+		ir_stmt_append(c->f, s);
+	}
+	c->folds[pc].first = NULL;
+}
+
+/* ---- registers read and written ------------------------------------------------------------ */
+
+/* Registers an instruction reads (bit r for rN). Calls read r1-r5 (a folded lookup none). */
+static unsigned reads_of(const struct lower_ctx *c, size_t i)
+{
+	const struct bpf_insn *x = &c->insns[i];
+	uint8_t cls = BPF_CLASS(x->code), op = BPF_OP(x->code);
+	unsigned d = x->dst_reg <= 10 ? BIT(x->dst_reg) : 0, s = x->src_reg <= 10 ? BIT(x->src_reg) : 0;
+	switch (cls) {
+	case BPF_ALU:
+	case BPF_ALU64:
+		if (op == BPF_MOV)
+			return BPF_SRC(x->code) == BPF_X ? s : 0;
+		return d | (BPF_SRC(x->code) == BPF_X && op != BPF_NEG && op != BPF_END ? s : 0);
+	case BPF_LDX:
+		return s;
+	case BPF_ST:
+		return d;
+	case BPF_STX:
+		if (BPF_MODE(x->code) == BPF_ATOMIC && x->imm == BPF_CMPXCHG)
+			return d | s | BIT(0);
+		return d | s;
+	case BPF_LD:
+		return is_lddw(x) ? 0 : ~0u;   /* legacy packet loads: not lowered */
+	default:   /* JMP, JMP32 */
+		if (op == BPF_EXIT)
+			return BIT(0);
+		if (op == BPF_CALL) {
+			if (x->code == (BPF_JMP | BPF_CALL | BPF_X))
+				return ~0u;
+			return c->folds[i].folded ? 0 : ARG_REGS;
+		}
+		if (op == BPF_JA)
+			return 0;
+		return d | (BPF_SRC(x->code) == BPF_X ? s : 0);
+	}
+}
+
+/* Registers an instruction writes; calls clobber r1-r5 (the ISA leaves them undefined). */
+static unsigned writes_of(const struct bpf_insn *x)
+{
+	uint8_t cls = BPF_CLASS(x->code), op = BPF_OP(x->code);
+	unsigned d = x->dst_reg <= 10 ? BIT(x->dst_reg) : 0, s = x->src_reg <= 10 ? BIT(x->src_reg) : 0;
+	switch (cls) {
+	case BPF_ALU:
+	case BPF_ALU64:
+	case BPF_LDX:
+		return d;
+	case BPF_LD:
+		return is_lddw(x) ? d : BIT(0) | ARG_REGS;
+	case BPF_STX:
+		if (BPF_MODE(x->code) != BPF_ATOMIC)
+			return 0;
+		return (x->imm == BPF_CMPXCHG ? BIT(0) : 0) | ((x->imm & BPF_FETCH) ? s : 0);
+	case BPF_JMP:
+	case BPF_JMP32:
+		return op == BPF_CALL ? BIT(0) | ARG_REGS : 0;
+	default:
+		return 0;
+	}
+}
+
+/* ---- the frame in registers ---------------------------------------------------------------- */
+
+/* `rk = r10` at i: true when the pointer is never read before it dies (overwritten, clobbered
+ * by a call, or the function returns), reached only in straight-line code with no branch out,
+ * except to add constants to it; those instructions are marked dead. */
+static bool pointer_dies_unread(struct lower_ctx *c, const struct lower_subprog *sp, size_t i,
+				unsigned k)
+{
+	size_t first = i;
+	bool dies = false;
+	for (size_t j = i + 1; j < sp->end && !dies; j++) {
+		const struct bpf_insn *x = &c->insns[j];
+		if (c->is_target[j])
+			return false;   /* another path joins: the pointer may be read after it */
+		if (x->code == (BPF_ALU64 | BPF_ADD | BPF_K) && x->dst_reg == k)
+			continue;
+		if (reads_of(c, j) & BIT(k))
+			return false;
+		uint8_t cls = BPF_CLASS(x->code);
+		if ((cls == BPF_JMP || cls == BPF_JMP32) && BPF_OP(x->code) != BPF_CALL) {
+			if (BPF_OP(x->code) != BPF_EXIT)
+				return false;   /* a branch out: the pointer lives on at the target */
+			dies = true;
+		}
+		if (writes_of(x) & BIT(k))
+			dies = true;
+		if (is_lddw(x))
+			j++;
+	}
+	if (!dies)
+		return false;
+	/* dead from `first` to where it dies: the copy and the constants added to it */
+	for (size_t j = first; j < sp->end; j++) {
+		const struct bpf_insn *x = &c->insns[j];
+		if (j == first || (x->code == (BPF_ALU64 | BPF_ADD | BPF_K) && x->dst_reg == k)) {
+			c->dead[j] = true;
+			continue;
+		}
+		if ((writes_of(x) & BIT(k)) || BPF_OP(x->code) == BPF_EXIT)
+			break;
+		if (is_lddw(x))
+			j++;
+	}
+	return true;
+}
+
+/* Whether the subprogram uses r10 only as the base of in-frame r10+constant accesses (and in
+ * dead copies, which this marks). */
+static bool frame_stays_private(struct lower_ctx *c, const struct lower_subprog *sp)
+{
+	for (size_t i = sp->start; i < sp->end; i++) {
+		const struct bpf_insn *x = &c->insns[i];
+		if (is_lddw(x)) {
+			i++;
+			continue;
+		}
+		if (x->dst_reg != 10 && x->src_reg != 10 &&
+		    x->code != (BPF_JMP | BPF_CALL | BPF_X))
+			continue;
+		uint8_t cls = BPF_CLASS(x->code), mode = BPF_MODE(x->code);
+		unsigned size = size_of(x->code);
+		if (cls == BPF_LDX && x->src_reg == 10 && x->dst_reg != 10 &&
+		    (mode == BPF_MEM || (mode == BPF_MEMSX && size < 8)) &&
+		    lower_frame_slot(c, 10, x->off, size))
+			continue;
+		if (cls == BPF_ST && mode == BPF_MEM && lower_frame_slot(c, 10, x->off, size))
+			continue;
+		if (cls == BPF_STX && mode == BPF_MEM && x->src_reg != 10 &&
+		    lower_frame_slot(c, 10, x->off, size))
+			continue;
+		if (x->code == (BPF_ALU64 | BPF_MOV | BPF_X) && x->off == 0 && x->src_reg == 10 &&
+		    x->dst_reg < 10 && pointer_dies_unread(c, sp, i, x->dst_reg))
+			continue;
+		return false;
+	}
+	return true;
+}
+
+int lower_plan(struct lower_ctx *c, size_t sub)
+{
+	const struct lower_subprog *sp = &c->subs[sub];
+	int rc = plan_folds(c, sp);
+	if (rc)
+		return rc;
+	c->stack_in_regs = frame_stays_private(c, sp);
+	if (!c->stack_in_regs)   /* r10 exists: the copies may stay, ptxas drops them */
+		for (size_t i = sp->start; i < sp->end; i++)
+			c->dead[i] = false;
+	return 0;
+}
+
+/* ---- map values ---------------------------------------------------------------------------- */
+
+unsigned lower_map_value_reg(const struct lower_ctx *c, unsigned reg)
+{
+	unsigned r[11] = {0};
+	for (size_t i = block_start(c, c->subs[c->sub].start, c->pc); i < c->pc; i++) {
+		const struct bpf_insn *x = &c->insns[i];
+		if (x->dst_reg > 10 || x->src_reg > 10)
+			return 0;
+		if (is_lddw(x)) {
+			r[x->dst_reg] = x->src_reg == BPF_PSEUDO_MAP_VALUE ? LOWER_MV_VALUE : 0;
+			i++;
+			continue;
+		}
+		if (is_call(x)) {
+			unsigned w = writes_of(x);
+			for (unsigned k = 0; k <= 10; k++)
+				if (w & BIT(k))
+					r[k] = 0;
+			/* map_lookup_elem: a value of the map (global memory) or NULL */
+			if (is_helper_call(x, 1)) {
+				unsigned f = c->folds[i].folded ? c->folds[i].flags : 0;
+				r[0] = LOWER_MV_VALUE | (f & GP_LOWER_WARP_UNIFORM ? LOWER_MV_UNIFORM : 0) |
+				       (f & GP_LOWER_NONNULL ? LOWER_MV_NONNULL : 0);
+			}
+			continue;
+		}
+		if (x->code == (BPF_ALU64 | BPF_MOV | BPF_X) && x->off == 0) {
+			r[x->dst_reg] = r[x->src_reg];
+			continue;
+		}
+		/* a constant offset stays in the same memory, the same in every lane (but may be 0) */
+		if (x->code == (BPF_ALU64 | BPF_ADD | BPF_K) || x->code == (BPF_ALU64 | BPF_SUB | BPF_K)) {
+			r[x->dst_reg] &= ~(unsigned)LOWER_MV_NONNULL;
+			continue;
+		}
+		unsigned w = writes_of(x);
+		for (unsigned k = 0; k <= 10; k++)
+			if (w & BIT(k))
+				r[k] = 0;
+	}
+	return reg <= 10 ? r[reg] : 0;
+}
