@@ -2,6 +2,7 @@
  * its exact error lines, and ptxas accepting a module that uses every feature (sm_75, sm_90).
  * usage: lower_unit [PTXAS]  (the ptxas part is skipped when PTXAS is missing). */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -402,10 +403,88 @@ static void test_random(const char *ptxas)
 	ir_module_free(mod);
 }
 
+/* A folded constant-key lookup (emit_map_lookup): the flags the hook returns decide the code of
+ * the counter after it (ebpf/lower_plan.c): the key's stack slot is a register, the atomic through
+ * the value is global (no isspacep), a uniform address gives a plain red (ptxas aggregates it),
+ * a non-null one drops the null test; without flags the match.any aggregation and the test stay. */
+static int lookup_flags;
+static int fold_lookup(void *user, ir_module *m, ir_func *f, const char *dst, int map_index,
+		       uint32_t key)
+{
+	if (key != 0)
+		return -ENOTSUP;
+	ir_stmt_append(f, ir_insn_new(m, "mov", ".u64", 2, (ir_operand[]){ir_reg(m, dst), ir_int(4096)}));
+	return lookup_flags;
+}
+
+static void test_folded_counter(void)
+{
+	const struct bpf_insn prog[] = {
+		MOVK(1, 0),
+		I(BPF_STX | BPF_MEM | BPF_W, 10, 1, -4, 0),
+		I(BPF_ALU64 | BPF_MOV | BPF_X, 2, 10, 0, 0),
+		I(BPF_ALU64 | BPF_ADD | BPF_K, 2, 0, 0, -4),
+		I(BPF_LD | BPF_IMM | BPF_DW, 1, BPF_PSEUDO_MAP_FD, 0, 0), I(0, 0, 0, 0, 0),
+		CALL(1),
+		I(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 2, 0),
+		MOVK(1, 1),
+		I(BPF_STX | 0xc0 | BPF_DW, 0, 1, 0, BPF_ADD),
+		MOVK(0, 0),
+		EXIT,
+	};
+	struct hook_log h = {0};
+	for (int flags = 0; flags <= GP_LOWER_WARP_UNIFORM + GP_LOWER_NONNULL; flags++) {
+		lookup_flags = flags;
+		ir_module *m = ir_module_new();
+		struct gp_lower_opts o = {.emit_map_ref = map_ref, .helper_func = helper_fn,
+					  .emit_map_lookup = fold_lookup, .user = &h, .warp_aggregate = 1,
+					  .stack_size = 8};
+		char err[256];
+		int rc = gp_lower_program(m, prog, sizeof(prog) / sizeof(prog[0]), "count", &o, err, sizeof(err));
+		CHECK(rc == 0, "flags %d: %s", flags, err);
+		size_t len;
+		char *text = ptx_print(m, &len);
+		bool uniform = flags & GP_LOWER_WARP_UNIFORM, nonnull = flags & GP_LOWER_NONNULL;
+		CHECK(strstr(text, "mov.u64 \t%__gp_r0, 4096;") && !strstr(text, "call"),
+		      "flags %d: the lookup did not fold:\n%s", flags, text);
+		CHECK(!strstr(text, ".local") && !strstr(text, "cvta.local") && !strstr(text, "%__gp_r10") &&
+		      strstr(text, "bfi.b64 \t%__gp_s0, %__gp_r1, %__gp_s0, 0x20, 0x20;"),
+		      "flags %d: the key's slot is not a register, or r10 exists:\n%s", flags, text);
+		CHECK(!strstr(text, "isspacep") && strstr(text, "cvta.to.global.u64 \t%__gp_t1, %__gp_t1;"),
+		      "flags %d: the atomic through a map value is not global:\n%s", flags, text);
+		CHECK(!strstr(text, "match.any") == uniform, "flags %d: match.any %s:\n%s", flags,
+		      uniform ? "for a uniform address" : "missing", text);
+		CHECK(!uniform || strstr(text, "red.global.add.u64 \t[%__gp_t1], 0x1;"),
+		      "flags %d: no plain red of 1:\n%s", flags, text);
+		CHECK(!strstr(text, "setp.eq.u64 \t%__gp_p0, %__gp_r0, 0x0;") == nonnull,
+		      "flags %d: null test %s:\n%s", flags, nonnull ? "kept" : "dropped", text);
+		free(text);
+		ir_module_free(m);
+	}
+	/* r10 used as a value (a pointer written through): the frame stays a .local array */
+	const struct bpf_insn esc[] = {
+		I(BPF_ALU64 | BPF_MOV | BPF_X, 2, 10, 0, 0),
+		I(BPF_ALU64 | BPF_ADD | BPF_K, 2, 0, 0, -8),
+		I(BPF_ST | BPF_MEM | BPF_DW, 2, 0, 0, 5),
+		I(BPF_LDX | BPF_MEM | BPF_DW, 0, 10, -8, 0),
+		EXIT,
+	};
+	ir_module *m = ir_module_new();
+	char err[256];
+	CHECK(gp_lower_program(m, esc, 5, "esc", NULL, err, sizeof(err)) == 0, "esc: %s", err);
+	size_t len;
+	char *text = ptx_print(m, &len);
+	CHECK(strstr(text, ".local .align 8 .b8 \t__gp_stack[512];") && !strstr(text, "%__gp_s<"),
+	      "escaping r10 did not keep the .local frame:\n%s", text);
+	free(text);
+	ir_module_free(m);
+}
+
 int main(int argc, char **argv)
 {
 	test_errors();
 	test_stack_size();
+	test_folded_counter();
 	test_structure_and_ptxas(argc > 1 ? argv[1] : NULL);
 	test_random(argc > 1 ? argv[1] : NULL);
 	if (failures) {
