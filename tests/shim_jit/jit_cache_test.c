@@ -146,5 +146,6 @@ int main(int argc, char **argv)
 	app_opts = o3;
 	app_vals = (void **)v3;
 	report("cuModuleLoadDataEx with symbol tables", load_ex(&mod, ptx, 3, o3, v3));
+	free(ptx);
 	return 0;
 }
