@@ -315,8 +315,9 @@ static bool frame_stays_private(struct lower_ctx *c, const struct lower_subprog 
 			i++;
 			continue;
 		}
-		if (x->dst_reg != 10 && x->src_reg != 10 &&
-		    x->code != (BPF_JMP | BPF_CALL | BPF_X))
+		/* callx names its register in dst_reg, or (some assemblers) in imm */
+		bool callx_r10 = x->code == (BPF_JMP | BPF_CALL | BPF_X) && !x->dst_reg && x->imm == 10;
+		if (x->dst_reg != 10 && x->src_reg != 10 && !callx_r10)
 			continue;
 		uint8_t cls = BPF_CLASS(x->code), mode = BPF_MODE(x->code);
 		unsigned size = size_of(x->code);
