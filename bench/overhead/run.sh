@@ -16,7 +16,8 @@ if ! nvidia-smi -L >/dev/null 2>&1; then
 	exit 77
 fi
 export LD_LIBRARY_PATH=$B/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-export CUDA_CACHE_PATH=$OUT/jitcache CUDA_CACHE_MAXSIZE=4294967296
+# The driver's JIT cache and the shim's cubin cache (GPUPROBE_CACHE_DIR) start empty and stay in OUT.
+export CUDA_CACHE_PATH=$OUT/jitcache CUDA_CACHE_MAXSIZE=4294967296 GPUPROBE_CACHE_DIR=$OUT/jitcache/gpuprobe
 GP=$B/bin/gpuprobe
 O=$B/overhead
 P=$O/probes
@@ -65,7 +66,7 @@ done
 # Time to the first kernel: module load + (instrumentation) + JIT, fresh JIT cache then cached.
 for cfg in native shim roundtrip empty memcount; do
 	for k in $([ "$QUICK" = 1 ] && echo 1 || echo 1 2 3); do
-		export CUDA_CACHE_PATH=$OUT/jit-first-$cfg-$k
+		export CUDA_CACHE_PATH=$OUT/jit-first-$cfg-$k GPUPROBE_CACHE_DIR=$OUT/jit-first-$cfg-$k/gpuprobe
 		for pass in fresh cached1 cached2; do
 			case $cfg in
 			native) cmd=("$O/ovh" first) ;;
@@ -82,7 +83,7 @@ for cfg in native shim roundtrip empty memcount; do
 		rm -rf "$CUDA_CACHE_PATH"
 	done
 done
-export CUDA_CACHE_PATH=$OUT/jitcache
+export CUDA_CACHE_PATH=$OUT/jitcache GPUPROBE_CACHE_DIR=$OUT/jitcache/gpuprobe
 
 # Ring-buffer delivery: copy kernels for 3 s with the memory trace; delivered + lost must equal
 # the accesses made, exactly.
