@@ -333,11 +333,20 @@ static void emit_add_shard(struct gp_emit *e)
 	gp_em_label(e, "$L_noshard");
 }
 
-/* Whether the module's target has the warp-synchronous instructions the ring uses (activemask
- * with match.any.sync, shfl.sync, fence.acq_rel): sm_70 and later. Older targets reserve one
- * record per lane with the same code (a group of one). */
+/* Whether the module can use the warp-synchronous instructions the ring uses (activemask with
+ * match.any.sync, shfl.sync, fence.acq_rel): target sm_70 and later, PTX ISA 6.2 and later (when
+ * the module says). Others reserve one record per lane with the same code (a group of one). */
 static int ring_warp_target(const struct gp_emit *e)
 {
+	const char *v = e->m->version;
+	if (v) {
+		int major = atoi(v), minor = 0;
+		const char *dot = strchr(v, '.');
+		if (dot)
+			minor = atoi(dot + 1);
+		if (major < 6 || (major == 6 && minor < 2))
+			return 0;
+	}
 	return e->m->target && !strncmp(e->m->target, "sm_", 3) && atoi(e->m->target + 3) >= 70;
 }
 

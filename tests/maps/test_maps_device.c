@@ -87,14 +87,15 @@ static int count(const char *s, const char *what)
  * the CAS claiming the host reread, the drop count) lies between the branch that sends every lane
  * but the leader to $L_bcast and that label, and the position reaches the lanes by shfl.sync;
  * records are published with one system-scope release fence. Older targets: a group of one, no
- * warp instructions, membar.sys. Both compile with ptxas. */
-static void check_ring_code(struct gp_maps_device *dev, const char *target)
+ * warp instructions, membar.sys (also sm_70+ modules of PTX before 6.2). All compile with ptxas. */
+static void check_ring_code(struct gp_maps_device *dev, const char *target, const char *version)
 {
 	ir_module *m = ir_module_new();
 	directive(m, ".version 8.0");
 	directive(m, target ? (!strcmp(target, "sm_90") ? ".target sm_90" : ".target sm_75") : ".target sm_75");
 	directive(m, ".address_size 64");
 	m->target = target;
+	m->version = version;
 	ir_func *k = kernel(m, "gp_ring_kernel");
 	struct gp_emit e = {.m = m, .f = k};
 	gp_em(&e, "ld.param.u64 %%rd1, [gp_k]");
@@ -117,7 +118,8 @@ static void check_ring_code(struct gp_maps_device *dev, const char *target)
 	char *cmt = func_body(ptx, "__gp_m_ring_commit", &clen);
 	CHECK(rsv && cmt);
 	if (rsv && cmt) {
-		int warp = target != NULL;
+		/* sm_70+, and PTX 6.2+ where the module says (activemask) */
+		int warp = target != NULL && (!version || strcmp(version, "6.2") >= 0);
 		CHECK_EQ(count(rsv, "atom.global.cas.b64"), 2);   /* head; the reread claim */
 		CHECK_EQ(count(rsv, "red.global.add.u64"), 1);    /* drops, once for the group */
 		CHECK_EQ(count(rsv, "activemask.b32"), warp);
@@ -149,6 +151,7 @@ static void check_ring_code(struct gp_maps_device *dev, const char *target)
 	free(cmt);
 	free(ptx);
 	m->target = NULL;
+	m->version = NULL;
 	ir_module_free(m);
 }
 
@@ -239,9 +242,10 @@ int main(void)
 	CHECK(gp_maps_puts_func(&none, m2) == NULL);
 	ir_module_free(m2);
 
-	check_ring_code(&dev, NULL);
-	check_ring_code(&dev, "sm_75");
-	check_ring_code(&dev, "sm_90");
+	check_ring_code(&dev, NULL, NULL);
+	check_ring_code(&dev, "sm_75", NULL);
+	check_ring_code(&dev, "sm_90", "8.0");
+	check_ring_code(&dev, "sm_75", "6.0");   /* no activemask before PTX 6.2: one per lane */
 
 	gp_maps_device__release(&dev);
 	gp_map_set__free(set);
