@@ -17,7 +17,10 @@ struct gp_lower_opts {
 	   emit IR that puts the 64-bit address into register dst, appended to f (where the
 	   lowering is). The maps engineer provides this; a NULL hook rejects programs that use
 	   maps. Returns 0 or a negative errno. Functions the hooks add to m may go anywhere: the
-	   lowered functions are appended to m only after all hooks ran, so they come later. */
+	   lowered functions are appended to m only after all hooks ran, so they come later.
+	   The value form's address is global data, the same in every lane of a warp that runs
+	   the code together (it may depend on the SM, never on the lane): an atomic add of a
+	   constant to a global variable is then a plain red that ptxas aggregates per warp. */
 	int (*emit_map_ref)(void *user, ir_module *m, ir_func *f, const char *dst, int map_index,
 			    int value_form, int32_t off);
 	/* helpers whose device implementation belongs to maps/ (map_lookup/update/delete,

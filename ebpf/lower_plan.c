@@ -10,8 +10,9 @@
  *   .local array exists. bench/overhead's memory counter stored its key into .local at every
  *   access and kept a stack frame in every instrumented kernel for nothing.
  * - Map values: whether an atomic's base register holds a map value pointer (global memory,
- *   never the stack: no isspacep.local test), and whether it is the same in every lane of a warp
- *   (the hook said so: one lane adds for the whole warp, no match.any). */
+ *   never the stack: no isspacep.local test), whether it is the same in every lane of a warp (a
+ *   global variable, or a lookup the hook said so of: ptxas aggregates a plain red, no
+ *   match.any), and whether it may be NULL. */
 #include "ebpf/lower_internal.h"
 
 #include <errno.h>
@@ -361,7 +362,8 @@ unsigned lower_map_value_reg(const struct lower_ctx *c, unsigned reg)
 		if (x->dst_reg > 10 || x->src_reg > 10)
 			return 0;
 		if (is_lddw(x)) {
-			r[x->dst_reg] = x->src_reg == BPF_PSEUDO_MAP_VALUE ? LOWER_MV_VALUE : 0;
+			/* global data, the same in every lane (emit_map_ref's contract) */
+			r[x->dst_reg] = x->src_reg == BPF_PSEUDO_MAP_VALUE ? LOWER_MV_VALUE | LOWER_MV_UNIFORM : 0;
 			i++;
 			continue;
 		}
