@@ -3,10 +3,12 @@
 #  1. conformance: the 313 bpf_conformance programs (tests/lower/lower_corpus), thread i runs
 #     program i, each r0 checked against the test's "-- result";
 #  2. helpers: self-checking programs (tests/lower/lower_gpu_helpers) for the inline GPU
-#     helpers, exit, puts, callx, and atomics/misaligned accesses on global memory, 32 threads each.
+#     helpers, exit, puts, callx, and atomics/misaligned accesses on global memory, 32 threads each;
+#  3. stack: tests/lower/stack_cases (frames in registers: every width, sign-extending, a loop,
+#     two frames, one frame left in .local), like the conformance programs.
 # usage: tests/gpu/lower.sh [BUILD_DIR]  (default build-lower, build-lower-gpu, build). Logs to $OUT.
 # Where the generators or the corpus are missing (the GPU machine has no corpus and no libbpf),
-# it runs BUILD_DIR/lower-gpu/{conformance,helpers}.{ptx,manifest}, which the build makes
+# it runs BUILD_DIR/lower-gpu/{conformance,helpers,stack}.{ptx,manifest}, which the build makes
 # (target lower_gpu_inputs: lower_corpus and lower_gpu_helpers, --target sm_75). So: build here,
 # carry BUILD_DIR (bin/lower_gpu_run and lower-gpu/ are all it needs) and run this script there.
 # Exit 77 when there is no GPU or driver.
@@ -41,10 +43,12 @@ make_module() {
 }
 
 rc=0
-for name in conformance helpers; do
+for name in conformance helpers stack; do
 	echo "=== lower: $name"
 	if [ $name = conformance ]; then
 		[ -d "$corpus" ] && gen=("$build/bin/lower_corpus" "$corpus") || gen=(false)
+	elif [ $name = stack ]; then
+		gen=("$build/bin/lower_corpus" "$here/tests/lower/stack_cases")
 	else
 		gen=("$build/bin/lower_gpu_helpers")
 	fi
