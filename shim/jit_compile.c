@@ -179,3 +179,70 @@ CUresult jit_compile_ptx(const char *ptx, size_t len, const struct jit_options *
 	free(info_log);
 	return rc;
 }
+
+/* Load, force every function, unload: CUDA_SUCCESS when the module compiles and loads. */
+static CUresult load_all(const char *ptx, unsigned n, CUjit_option *opt, void **val)
+{
+	CUmodule mod = NULL;
+	CUresult rc = SHIM_REAL(cuModuleLoadDataEx)(&mod, ptx, n, opt, val);
+	if (rc != CUDA_SUCCESS)
+		return rc;
+	unsigned count = 0;
+	shim_fnty_cuFuncLoad *load = SHIM_REAL(cuFuncLoad);
+	if (load && SHIM_REAL(cuModuleGetFunctionCount)(&count, mod) == CUDA_SUCCESS && count) {
+		CUfunction *fs = calloc(count, sizeof(*fs));
+		if (fs && SHIM_REAL(cuModuleEnumerateFunctions)(fs, count, mod) == CUDA_SUCCESS)
+			for (unsigned i = 0; rc == CUDA_SUCCESS && i < count; i++)
+				rc = load(fs[i]);
+		free(fs);
+	}
+	SHIM_REAL(cuModuleUnload)(mod);
+	return rc;
+}
+
+CUresult jit_check_ptx(const char *ptx, size_t len, unsigned app_n, const CUjit_option *app_opts,
+		       void *const *app_vals, const struct jit_options *o, struct jit_result *r)
+{
+	memset(r, 0, sizeof(*r));
+	(void)len;
+	if (!SHIM_REAL(cuModuleLoadDataEx) || !SHIM_REAL(cuModuleUnload)) {
+		r->rc = CUDA_ERROR_NOT_FOUND;
+		strcpy(r->error, "the driver has no cuModuleLoadDataEx");
+		return r->rc;
+	}
+	/* The application's arrays as it gave them (the driver may write outputs back into its
+	 * values, as the application's own load will again). */
+	CUjit_option opt[JIT_MAX_OPTIONS];
+	void *val[JIT_MAX_OPTIONS];
+	unsigned n = app_n < JIT_MAX_OPTIONS ? app_n : JIT_MAX_OPTIONS;
+	for (unsigned i = 0; i < n; i++) {
+		opt[i] = app_opts[i];
+		val[i] = app_vals ? app_vals[i] : NULL;
+	}
+	double t0 = now_ms();
+	CUresult rc = load_all(ptx, n, opt, val);
+	r->ms = now_ms() - t0;
+	r->rc = rc;
+	if (rc == CUDA_SUCCESS)
+		return rc;
+	/* Again with our logs, for the compiler's words. */
+	char *error_log = calloc(2, LOG_BYTES);   /* the error log, then the info log */
+	if (!error_log)
+		return rc;
+	memcpy(opt, o->opt, sizeof(opt));
+	memcpy(val, o->val, sizeof(val));
+	opt[0] = CU_JIT_ERROR_LOG_BUFFER;
+	val[0] = error_log;
+	opt[1] = CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES;
+	val[1] = (void *)(uintptr_t)(LOG_BYTES - 1);
+	opt[2] = CU_JIT_INFO_LOG_BUFFER;
+	val[2] = error_log + LOG_BYTES;
+	opt[3] = CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES;
+	val[3] = (void *)(uintptr_t)(LOG_BYTES - 1);
+	CUresult again = load_all(ptx, o->n, opt, val);
+	error_log[LOG_BYTES - 1] = 0;
+	if (again != CUDA_SUCCESS)
+		jit_first_error(error_log, r->error, sizeof(r->error));
+	free(error_log);
+	return rc;
+}

@@ -43,6 +43,15 @@ struct jit_result {
 CUresult jit_compile_ptx(const char *ptx, size_t len, const struct jit_options *o,
 			 struct jit_result *r);
 
+/* Compile-check len bytes of NUL-terminated PTX with the driver's own PTX JIT (whole-program code,
+ * as the application's load will get): load it as a module of the current context with exactly
+ * the application's options (app_n, app_opts, app_vals: so that the load that follows finds the
+ * code in the driver's JIT cache), load every function (lazy loading would defer errors), unload.
+ * On an error, compile once more with o and our log buffers for the compiler's message in
+ * r->error. No cubin: r->cubin stays NULL. */
+CUresult jit_check_ptx(const char *ptx, size_t len, unsigned app_n, const CUjit_option *app_opts,
+		       void *const *app_vals, const struct jit_options *o, struct jit_result *r);
+
 /* The line a compiler log names its (first) error in: the first line saying "error" or "fatal",
  * else the first non-empty line; runs of blanks squeezed. "" for an empty log. */
 void jit_first_error(const char *log, char *out, size_t len);

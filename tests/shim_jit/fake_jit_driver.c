@@ -5,7 +5,8 @@
  * (which holds map addresses) is the same in every run, as on a real driver with the shim's
  * fixed-address allocator. The VMM calls refuse (the allocator then uses cuMemAlloc).
  *
- * Knobs (environment): FAKE_LINK_FAIL=1 the linker fails with a ptxas-style log;
+ * Knobs (environment): FAKE_LINK_FAIL=1 the linker fails with a ptxas-style log; FAKE_JIT_FAIL=1
+ * cuModuleLoadDataEx fails on instrumented PTX the same way;
  * FAKE_SM=NN the device's compute capability (default 90); FAKE_DRIVER_VERSION (default 13000).
  * Types are spelled out (ABI-equal to cuda.h), as in fake_driver.c. */
 #include <dlfcn.h>
@@ -209,10 +210,31 @@ CUresult cuStreamSynchronize(void *s) { (void)s; return OK; }
 
 /* Modules and libraries: handles are counters; no kernels. */
 static uintptr_t next_handle = 0x1000;
+/* FAKE_JIT_FAIL=1: the driver's own PTX JIT rejects instrumented PTX (text naming a __gp_
+ * symbol), writing a ptxas-style log where the options ask for one; checks counts the loads of
+ * instrumented PTX (the shim's compile checks and the loads that follow them). */
+static unsigned checks;
+unsigned fake_ptx_loads(void) { return checks; }
+
 CUresult cuModuleLoadDataEx(void **m, const void *image, unsigned n, int *o, void **v)
 {
 	if (!image)
 		return INVALID_VALUE;
+	const char *text = image;
+	if (text[0] != 0x7f && strstr(text, "__gp")) {
+		checks++;
+		const char *f = getenv("FAKE_JIT_FAIL");
+		if (f && !strcmp(f, "1")) {
+			for (unsigned i = 0; i + 1 < n; i++)
+				if (o[i] == 5 && o[i + 1] == 6)   /* error log buffer, then its size */
+					snprintf(v[i], (uintptr_t)v[i + 1], "ptxas fatal   : (C7600) "
+						 "Register allocation failed with register count of "
+						 "'7'. Compile the program with a higher register "
+						 "target\nptxas fatal   : Ptx assembly aborted due to "
+						 "errors\n");
+			return INVALID_PTX;
+		}
+	}
 	note_load(image, n, o, v);
 	*m = (void *)++next_handle;
 	return OK;

@@ -19,7 +19,7 @@ run() {
 	local envs=()
 	while [ $# -gt 0 ] && [ "$1" != -- ]; do envs+=("$1"); shift; done
 	[ "${1:-}" = -- ] && shift
-	env GPUPROBE_LOG=1 GPUPROBE_PROBES="$probe" GPUPROBE_REAL_LIBCUDA="$fake" \
+	env GPUPROBE_LOG=1 GPUPROBE_PROBES="$probe" GPUPROBE_REAL_LIBCUDA="$fake" GPUPROBE_PRECOMPILE=link \
 		GPUPROBE_CACHE_DIR="$tmp/cache" "${envs[@]}" \
 		"$bin" "$shim" "$fake" "$ptx" "$@" >"$tmp/$name.out" 2>"$tmp/$name.err"
 	local rc=$?
@@ -31,6 +31,9 @@ loads() { sed -E "s/hash=$2/hash=CUBIN/; s/hash=$3/hash=INSTRUMENTED/; s/hash=$4
 lines() { grep -E '^gpuprobe: (module [0-9]+: |cubin cache)' "$tmp/$1.err" | sed -E "s/ in [0-9.]+ ms/ in T ms/; s/, [0-9.]+ ms\)/, T ms)/; s#$tmp/cache#CACHE#g; s#/[0-9a-f]{64}\.cubin#/KEY.cubin#g"; }
 hash_of() { sed -nE "s/^$2: .* hash=([0-9a-f]{16}) .*/\1/p" "$tmp/$1.out"; }
 entries() { find "$tmp/cache" -name '*.cubin' 2>/dev/null | wc -l; }
+
+# Sections 1-7 use GPUPROBE_PRECOMPILE=link (the JIT linker and the cubin cache); section 8 the
+# default, check (the driver's own JIT compiles once at load; the load then takes its cached code).
 
 # 1. First run, empty cache: two modules compiled and cached, one without a context left to the
 # driver, one with symbol tables compiled but not cached.
@@ -155,5 +158,35 @@ check "GPUPROBE_PRECOMPILE=0: the driver gets instrumented PTX, no JIT linker" "
 image=ptx-instr links=0
 image=ptx-instr links=0
 image=ptx-instr links=0" "$(loads driverjit "$C" "$I" "$O" | grep -oE 'image=[a-z-]+|links=[0-9]+' | paste -d' ' - -)"
+
+# 8. GPUPROBE_PRECOMPILE=check (the default): the driver's own JIT compiles the instrumented PTX
+# once at load with the application's options (loaded, every function loaded, unloaded); the
+# application's load then gets the instrumented PTX. No cubin is cached; a compile error gives the
+# same one line, the original is loaded, and the error is remembered.
+rm -rf "$tmp/cache"
+run check GPUPROBE_PRECOMPILE=check
+check "check: the driver gets instrumented PTX, no JIT linker" "image=ptx-instr links=0
+image=ptx-instr links=0
+image=ptx-instr links=0
+image=ptx-instr links=0" "$(loads check "$C" "$I" "$O" | grep -oE 'image=[a-z-]+|links=[0-9]+' | paste -d' ' - -)"
+check "check: log" "gpuprobe: module 1: compiled in T ms by the driver's JIT (sm_90, checked; the load takes the code from the driver's JIT cache)
+gpuprobe: module 2: compiled in T ms by the driver's JIT (sm_90, checked; the load takes the code from the driver's JIT cache)
+gpuprobe: module 3: no current context: the driver compiles the instrumented PTX
+gpuprobe: module 4: compiled in T ms by the driver's JIT (sm_90, checked; the load takes the code from the driver's JIT cache)" \
+	"$(lines check | grep -v ": instrumented (")"
+check "check: nothing cached" 0 "$(entries)"
+run checkfail GPUPROBE_PRECOMPILE=check FAKE_JIT_FAIL=1
+check "check, compile error: one line per module with a context (module 3 has none: its load fails and falls back), the original loaded" "$want" "$(grep 'did not compile' "$tmp/checkfail.err")"
+check "check, compile error: what the driver got" "image=ptx hash=ORIGINAL
+image=ptx hash=ORIGINAL
+image=ptx hash=ORIGINAL
+image=ptx hash=ORIGINAL" "$(loads checkfail "$C" "$I" "$O" | grep -oE 'image=[a-z-]+ hash=[A-Z]+')"
+check "check, compile error: remembered (2 cacheable modules)" 2 "$(entries)"
+run checkfail2 GPUPROBE_PRECOMPILE=check FAKE_JIT_FAIL=1
+check "check, compile error again: from the cache" 2 "$(lines checkfail2 | grep -c 'compile error from the cache')"
+run checklink GPUPROBE_PRECOMPILE=link FAKE_JIT_FAIL=1
+check "link mode keeps its own keys: the remembered check errors do not apply" 0 "$(lines checklink | grep -c 'compile error from the cache')"
+run badmode GPUPROBE_PRECOMPILE=fast
+check "an unknown GPUPROBE_PRECOMPILE: one line" "gpuprobe: GPUPROBE_PRECOMPILE=fast: expected check, link or 0; using 0" "$(grep PRECOMPILE "$tmp/badmode.err")"
 
 [ $fails = 0 ] && echo "all passed" || { echo "$fails failed"; exit 1; }
