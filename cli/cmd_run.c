@@ -38,7 +38,14 @@ static void run_usage(FILE *out)
 	      "  GPUPROBE_LOG=1         one line per module loaded and per kernel's first launch\n"
 	      "  GPUPROBE_DUMP_DIR=DIR  write the PTX of every module loaded into DIR\n"
 	      "  GPUPROBE_ROUNDTRIP=1   load every module from its parsed and printed PTX, no probes\n"
-	      "  GPUPROBE_INLINE=0      keep probe calls as calls (default: inlined into each site)\n", out);
+	      "  GPUPROBE_INLINE=0      keep probe calls as calls (default: inlined into each site)\n"
+	      "  GPUPROBE_PRECOMPILE=M  check (default: the driver's JIT compiles instrumented PTX at\n"
+	      "                         load, a compile error falls back there), link (cubins by the\n"
+	      "                         JIT linker, cached; relocatable code), 0 (neither)\n"
+	      "  GPUPROBE_CACHE_DIR=DIR cache of compile errors and link-mode cubins (default\n"
+	      "                         $XDG_CACHE_HOME/gpuprobe or ~/.cache/gpuprobe); GPUPROBE_CACHE=0: none\n"
+	      "  GPUPROBE_MAP_VA=ADDR   map memory address (default 0x600000000000; 0: the driver's\n"
+	      "                         choice, then instrumented PTX differs per run: no JIT cache hits)\n", out);
 }
 
 /* build/bin/gpuprobe -> build/lib */
