@@ -161,8 +161,9 @@ image=ptx-instr links=0" "$(loads driverjit "$C" "$I" "$O" | grep -oE 'image=[a-
 
 # 8. GPUPROBE_PRECOMPILE=check (the default): the driver's own JIT compiles the instrumented PTX
 # once at load with the application's options (loaded, every function loaded, unloaded); the
-# application's load then gets the instrumented PTX. No cubin is cached; a compile error gives the
-# same one line, the original is loaded, and the error is remembered.
+# application's load then gets the instrumented PTX. No cubin is cached, but the check's outcome
+# is: a success lets the next run skip the check, a compile error gives the same one line, the
+# original is loaded, and the error is remembered.
 rm -rf "$tmp/cache"
 run check GPUPROBE_PRECOMPILE=check
 check "check: the driver gets instrumented PTX, no JIT linker" "image=ptx-instr links=0
@@ -174,7 +175,15 @@ gpuprobe: module 2: compiled in T ms by the driver's JIT (sm_90, checked; the lo
 gpuprobe: module 3: no current context: the driver compiles the instrumented PTX
 gpuprobe: module 4: compiled in T ms by the driver's JIT (sm_90, checked; the load takes the code from the driver's JIT cache)" \
 	"$(lines check | grep -v ": instrumented (")"
-check "check: nothing cached" 0 "$(entries)"
+check "check: the successful checks remembered (2 cacheable modules)" 2 "$(entries)"
+run check2 GPUPROBE_PRECOMPILE=check
+check "check again: no second check, the driver gets instrumented PTX" "gpuprobe: module 1: compiled before (CACHE/KEY.cubin): the driver's JIT cache has the code
+gpuprobe: module 2: compiled before (CACHE/KEY.cubin): the driver's JIT cache has the code
+gpuprobe: module 3: no current context: the driver compiles the instrumented PTX
+gpuprobe: module 4: compiled in T ms by the driver's JIT (sm_90, checked; the load takes the code from the driver's JIT cache)" \
+	"$(lines check2 | grep -v ": instrumented (")"
+check "check again: what the driver got" "$(loads check "$C" "$I" "$O")" "$(loads check2 "$C" "$I" "$O")"
+rm -rf "$tmp/cache"
 run checkfail GPUPROBE_PRECOMPILE=check FAKE_JIT_FAIL=1
 check "check, compile error: one line per module with a context (module 3 has none: its load fails and falls back), the original loaded" "$want" "$(grep 'did not compile' "$tmp/checkfail.err")"
 check "check, compile error: what the driver got" "image=ptx hash=ORIGINAL
