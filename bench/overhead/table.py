@@ -34,7 +34,8 @@ def errtext(name):
         return ""
 
 
-res = {c: read(c) for c in ["native", "hand", "hand_memcount"] + CFGS}
+ROUNDS = ["native_r2", "shim_r2", "roundtrip_r2", "native_r3", "shim_r3", "roundtrip_r3"]
+res = {c: read(c) for c in ["native", "hand", "hand_memcount"] + CFGS + ROUNDS}
 nat = res["native"]
 keys = sorted({(w, s) for (w, s, v) in nat}, key=lambda k: (["vecadd", "copy", "sgemm", "reduce",
               "stencil", "sort"].index(k[0]) if k[0] in ["vecadd", "copy", "sgemm", "reduce",
@@ -135,7 +136,6 @@ for name in ["ring", "ring_small"]:
                                                       if wall else ""))
 
 # targets
-print("\n== targets")
 
 
 def worst(cfg, ws):
@@ -148,10 +148,35 @@ def verdict(x, lim):
 
 
 big = [(w, s) for (w, s) in keys if nat[(w, s, "base")] >= 20]   # kernels long enough to resolve 1%
+
+
+def round_ratio(cfg, w, s):
+    """The median over the interleaved rounds (run.sh) of cfg / native in the same round; the
+    first round's ratio alone where the rounds were not run."""
+    v = [ratio(cfg, w, s)]
+    for r in ("_r2", "_r3"):
+        a, b = res[cfg + r].get((w, s, "base")), res["native" + r].get((w, s, "base"))
+        if a and b:
+            v.append(a / b)
+    v = [x for x in v if x]
+    return statistics.median(v) if v else None
+
+
+if res["native_r2"]:
+    nrounds = 1 + sum(1 for r in ("_r2", "_r3") if res["native" + r])
+    print(f"\n== shim and round trip over {nrounds} interleaved rounds (median of per-round "
+          "ratios; kernels >= 20 us)")
+    for w, s in big:
+        print(f"{w:8} {s:>9} shim {fmt(round_ratio('shim', w, s))}  roundtrip "
+              f"{fmt(round_ratio('roundtrip', w, s))}")
+    print("(targets below use these medians; the first round alone: shim worst "
+          f"{fmt(max([ratio('shim', w, s) for w, s in big if ratio('shim', w, s)] or [0]))}, "
+          f"round trip worst {fmt(max([ratio('roundtrip', w, s) for w, s in big if ratio('roundtrip', w, s)] or [0]))})")
+print("\n== targets")
 t = [("shim no probes <= 1.01 (kernels >= 20 us)",
-      max([ratio("shim", w, s) for w, s in big if ratio("shim", w, s)] or [0]) or None, 1.01),
+      max([round_ratio("shim", w, s) for w, s in big if round_ratio("shim", w, s)] or [0]) or None, 1.01),
      ("zero-probe round trip <= 1.02 (kernels >= 20 us)",
-      max([ratio("roundtrip", w, s) for w, s in big if ratio("roundtrip", w, s)] or [0]) or None, 1.02),
+      max([round_ratio("roundtrip", w, s) for w, s in big if round_ratio("roundtrip", w, s)] or [0]) or None, 1.02),
      ("empty entry+exit on vecadd >= 1M <= 1.05",
       max([ratio("empty", w, s) for w, s in keys if w == "vecadd" and s >= 1 << 20 and ratio("empty", w, s)] or [0]) or None, 1.05),
      ("contended counter on vecadd >= 1M <= 2x",
