@@ -12,6 +12,19 @@ struct callee {
 	ir_top *top;
 	int usable;                /* small, not recursive, every construct understood */
 	unsigned ninsns;           /* instructions one inlined copy adds */
+	/* What renaming asks of every operand of every site, gathered once: the callee's .reg
+	 * declarations (any depth) and its labels. Walking the body per operand instead made
+	 * inlining the larger part of instrumenting a module. */
+	struct reg_decl *regs;
+	size_t nregs;
+	const char **labels;
+	size_t nlabels;
+};
+
+struct reg_decl {
+	const char *name;          /* "%r" of %r<5>, or a whole name */
+	size_t len;
+	int parameterized;         /* count > 0: matches name followed by digits */
 };
 
 struct pass {
@@ -44,7 +57,9 @@ struct site {
 	struct pass *p;
 	struct caller *c;
 	const ir_func *callee;
+	const struct callee *ce;   /* the same callee with its renaming tables */
 	const char *tag;           /* "__gpi12_": prefix of the site's registers and labels */
+	size_t tag_len;
 	const ir_operand *argval[MAX_ARGS];   /* the value stored for each callee parameter */
 	const char *ret_tmp;       /* register holding the result, NULL when the site ignores it */
 	const char *end_label;
@@ -211,33 +226,71 @@ static int callee_usable(const struct pass *p, const ir_func *f)
 
 /* ---- renaming ------------------------------------------------------------------------------- */
 
-static const char *rename_reg(struct site *s, const char *name)
+/* The callee's .reg declarations and labels (a few pointers per callee, in the module's arena). */
+static void gather_names(ir_module *m, struct callee *ce)
 {
-	for (const ir_stmt *d = s->callee->first; d; d = d->next) {
-		if (d->kind != IR_STMT_DECL || strcmp(d->decl.space, ".reg") || !d->decl.name)
-			continue;
-		const char *dn = d->decl.name;
-		size_t n = strlen(dn);
-		if (d->decl.count > 0) {
-			if (strncmp(name, dn, n) || !name[n])
-				continue;
-			const char *q = name + n;
-			while (isdigit((unsigned char)*q))
-				q++;
-			if (*q)
-				continue;
-		} else if (strcmp(name, dn)) {
-			continue;
-		}
-		return ir_strfmt(s->p->m, "%%%s%s", s->tag, name + 1);
+	const ir_func *f = &ce->top->func;
+	size_t nregs = 0, nlabels = 0;
+	for (const ir_stmt *d = f->first; d; d = d->next) {
+		if (d->kind == IR_STMT_DECL && d->decl.space && !strcmp(d->decl.space, ".reg") &&
+		    d->decl.name)
+			nregs++;
+		else if (d->kind == IR_STMT_LABEL)
+			nlabels++;
 	}
-	return name;
+	ce->regs = ir_alloc(m, (nregs ? nregs : 1) * sizeof(*ce->regs));
+	ce->labels = ir_alloc(m, (nlabels ? nlabels : 1) * sizeof(*ce->labels));
+	for (const ir_stmt *d = f->first; d; d = d->next) {
+		if (d->kind == IR_STMT_DECL && d->decl.space && !strcmp(d->decl.space, ".reg") &&
+		    d->decl.name)
+			ce->regs[ce->nregs++] = (struct reg_decl){d->decl.name, strlen(d->decl.name),
+								  d->decl.count > 0};
+		else if (d->kind == IR_STMT_LABEL)
+			ce->labels[ce->nlabels++] = d->text;
+	}
 }
 
-static int is_label(const ir_func *f, const char *name)
+/* prefix (0 or 1 byte) + the site's tag + rest, built directly in the arena. */
+static const char *tagged(struct site *s, const char *prefix, const char *rest)
 {
-	for (const ir_stmt *s = f->first; s; s = s->next)
-		if (s->kind == IR_STMT_LABEL && !strcmp(s->text, name))
+	size_t np = strlen(prefix), nr = strlen(rest);
+	char buf[256];
+	if (np + s->tag_len + nr >= sizeof(buf))
+		return ir_strfmt(s->p->m, "%s%s%s", prefix, s->tag, rest);
+	memcpy(buf, prefix, np);
+	memcpy(buf + np, s->tag, s->tag_len);
+	memcpy(buf + np + s->tag_len, rest, nr);
+	return ir_strndup(s->p->m, buf, np + s->tag_len + nr);
+}
+
+static int is_callee_reg(const struct callee *ce, const char *name)
+{
+	for (size_t i = 0; i < ce->nregs; i++) {
+		const struct reg_decl *r = &ce->regs[i];
+		if (r->parameterized) {
+			if (strncmp(name, r->name, r->len) || !name[r->len])
+				continue;
+			const char *q = name + r->len;
+			while (isdigit((unsigned char)*q))
+				q++;
+			if (!*q)
+				return 1;
+		} else if (!strcmp(name, r->name)) {
+			return 1;
+		}
+	}
+	return 0;
+}
+
+static const char *rename_reg(struct site *s, const char *name)
+{
+	return is_callee_reg(s->ce, name) ? tagged(s, "%", name + 1) : name;
+}
+
+static int is_label(const struct callee *ce, const char *name)
+{
+	for (size_t i = 0; i < ce->nlabels; i++)
+		if (!strcmp(ce->labels[i], name))
 			return 1;
 	return 0;
 }
@@ -257,8 +310,8 @@ static const char *rename_sym(struct site *s, const char *name)
 	const char *l = local_name(s, name);
 	if (l)
 		return l;
-	if (is_label(s->callee, name))
-		return ir_strfmt(s->p->m, "%s%s", s->tag, name);
+	if (is_label(s->ce, name))
+		return tagged(s, "", name);
 	return name;
 }
 
@@ -314,7 +367,7 @@ static ir_stmt *copy_stmt(struct site *s, const ir_stmt *src)
 	ir_stmt *n;
 	switch (src->kind) {
 	case IR_STMT_LABEL:
-		return ir_label_new(m, ir_strfmt(m, "%s%s", s->tag, src->text));
+		return ir_label_new(m, tagged(s, "", src->text));
 	case IR_STMT_DIRECTIVE:
 	case IR_STMT_BLOCK_OPEN:
 	case IR_STMT_BLOCK_CLOSE:
@@ -327,7 +380,7 @@ static ir_stmt *copy_stmt(struct site *s, const ir_stmt *src)
 		n->generated = true;
 		n->decl = src->decl;
 		if (!strcmp(src->decl.space, ".reg"))
-			n->decl.name = ir_strfmt(m, "%%%s%s", s->tag, src->decl.name + 1);
+			n->decl.name = tagged(s, "%", src->decl.name + 1);
 		return n;
 	case IR_STMT_INSN:
 		break;
@@ -437,7 +490,7 @@ static int inline_site(struct pass *p, struct caller *c, struct call_block *b, s
 {
 	ir_module *m = p->m;
 	const ir_func *f = &ce->top->func;
-	struct site s = {.p = p, .c = c, .callee = f};
+	struct site s = {.p = p, .c = c, .callee = f, .ce = ce};
 	unsigned nargs = b->args ? b->args->nelems : 0;
 	unsigned nrets = b->rets ? b->rets->nelems : 0;
 	if (nargs != f->nparams || nrets != f->nrets)
@@ -462,6 +515,7 @@ static int inline_site(struct pass *p, struct caller *c, struct call_block *b, s
 	}
 	unsigned id = p->site++;
 	s.tag = ir_strfmt(m, "__gpi%u_", id);
+	s.tag_len = strlen(s.tag);
 	s.end_label = ir_strfmt(m, "__gpi%u_end", id);
 	for (const ir_stmt *x = f->first; x; x = x->next)
 		if (x->kind == IR_STMT_INSN)
@@ -695,6 +749,7 @@ int gp_inline_generated_calls(ir_module *m, const struct gp_inline_opts *opts,
 			p.callees[p.ncallees].top = t;
 			p.callees[p.ncallees].usable = callee_usable(&p, &t->func);
 			p.callees[p.ncallees].ninsns = count_insns(&t->func);
+			gather_names(m, &p.callees[p.ncallees]);
 			p.ncallees++;
 		}
 	for (ir_top *t = m->first; t; t = t->next) {

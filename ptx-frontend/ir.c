@@ -131,13 +131,20 @@ const char *ir_strndup(ir_module *m, const char *s, size_t n)
 
 const char *ir_strdup(ir_module *m, const char *s) { return ir_strndup(m, s, strlen(s)); }
 
+/* One vsnprintf into a stack buffer for the common short name; a second pass only for long
+ * text. Strings need no alignment nor zeroing (they are packed like ir_strndup's). */
 const char *ir_strfmt(ir_module *m, const char *fmt, ...)
 {
+	char buf[256];
 	va_list ap;
 	va_start(ap, fmt);
-	int n = vsnprintf(NULL, 0, fmt, ap);
+	int n = vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
-	char *p = arena_alloc(m->arena, (size_t)n + 1);
+	if (n < 0)
+		n = 0;
+	if ((size_t)n < sizeof(buf))
+		return ir_strndup(m, buf, (size_t)n);
+	char *p = arena_alloc_aligned(m->arena, (size_t)n + 1, 1);
 	va_start(ap, fmt);
 	vsnprintf(p, (size_t)n + 1, fmt, ap);
 	va_end(ap);
