@@ -12,6 +12,9 @@ struct callee {
 	ir_top *top;
 	int usable;                /* small, not recursive, every construct understood */
 	unsigned ninsns;           /* instructions one inlined copy adds */
+	int has_calls;             /* an inlined copy brings calls: another round may find sites */
+	unsigned refs;             /* references from live nodes other than itself (dropping) */
+	int dropped;
 	/* What renaming asks of every operand of every site, gathered once: the callee's .reg
 	 * declarations (any depth) and its labels. Walking the body per operand instead made
 	 * inlining the larger part of instrumenting a module. */
@@ -48,6 +51,7 @@ struct caller {
 	 * bound blew CUB's memory-probed module from 0.6 MB to 35 MB of PTX and its JIT from seconds
 	 * to 340 s on the H200; past the budget, sites keep their calls. */
 	long budget;
+	int new_calls;             /* this round inlined a callee that has calls */
 	struct local_map *locals;
 	size_t nlocals, caplocals;
 };
@@ -612,6 +616,14 @@ static unsigned count_insns(const ir_func *f)
 	return n;
 }
 
+static int has_calls(const ir_func *f)
+{
+	for (const ir_stmt *s = f->first; s; s = s->next)
+		if (s->kind == IR_STMT_INSN && s->insn.info && (s->insn.info->flags & IR_F_CALL))
+			return 1;
+	return 0;
+}
+
 /* One round over a caller: inline every recognised site; returns how many. */
 static unsigned inline_round(struct pass *p, struct caller *c)
 {
@@ -626,6 +638,7 @@ static unsigned inline_round(struct pass *p, struct caller *c)
 		struct callee *ce = find_callee(p, b.callee);
 		if (ce && ce->usable && (long)ce->ninsns <= c->budget && inline_site(p, c, &b, ce)) {
 			c->budget -= ce->ninsns;
+			c->new_calls |= ce->has_calls;
 			done++;
 		}
 		s = next;
@@ -635,46 +648,85 @@ static unsigned inline_round(struct pass *p, struct caller *c)
 
 /* ---- dropping unreferenced generated functions -------------------------------------------- */
 
-static int refs_name(const ir_operand *o, const char *name)
+/* Callees by name: an open-addressed table over p->callees, so that one walk of the module can
+ * count references to every generated function at once. */
+struct name_index {
+	int *slot;                 /* callee index + 1, 0 empty */
+	size_t mask;
+};
+
+static uint32_t name_hash(const char *s)
 {
-	if ((o->kind == IR_OPND_SYMBOL || o->kind == IR_OPND_ADDR) && o->name &&
-	    !strcmp(o->name, name))
-		return 1;
-	for (unsigned i = 0; i < o->nelems; i++)
-		if (refs_name(&o->elems[i], name))
-			return 1;
+	uint32_t h = 2166136261u;
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 16777619u;
+	return h;
+}
+
+static int index_build(struct name_index *ix, const struct pass *p)
+{
+	size_t cap = 16;
+	while (cap < 2 * p->ncallees)
+		cap *= 2;
+	if (!(ix->slot = calloc(cap, sizeof(*ix->slot))))
+		return -1;
+	ix->mask = cap - 1;
+	for (size_t i = 0; i < p->ncallees; i++) {
+		size_t j = name_hash(p->callees[i].top->func.name) & ix->mask;
+		while (ix->slot[j])
+			j = (j + 1) & ix->mask;
+		ix->slot[j] = (int)i + 1;
+	}
 	return 0;
 }
 
-static int func_refs(const ir_func *f, const char *name)
+/* The callee named name, or -1. */
+static int index_find(const struct name_index *ix, const struct pass *p, const char *name)
+{
+	for (size_t j = name_hash(name) & ix->mask; ix->slot[j]; j = (j + 1) & ix->mask)
+		if (!strcmp(p->callees[ix->slot[j] - 1].top->func.name, name))
+			return ix->slot[j] - 1;
+	return -1;
+}
+
+/* Calls visit(user, callee index) for every operand of f that names a generated function. */
+static void operand_refs(const struct name_index *ix, const struct pass *p, const ir_operand *o,
+			 void (*visit)(void *, int), void *user)
+{
+	if ((o->kind == IR_OPND_SYMBOL || o->kind == IR_OPND_ADDR) && o->name) {
+		int k = index_find(ix, p, o->name);
+		if (k >= 0)
+			visit(user, k);
+	}
+	for (unsigned i = 0; i < o->nelems; i++)
+		operand_refs(ix, p, &o->elems[i], visit, user);
+}
+
+static void func_refs(const struct name_index *ix, const struct pass *p, const ir_func *f,
+		      void (*visit)(void *, int), void *user)
 {
 	for (const ir_stmt *s = f->first; s; s = s->next)
 		if (s->kind == IR_STMT_INSN)
 			for (unsigned i = 0; i < s->insn.nops; i++)
-				if (refs_name(&s->insn.ops[i], name))
-					return 1;
-	return 0;
+				operand_refs(ix, p, &s->insn.ops[i], visit, user);
+}
+
+struct ref_walk {
+	struct pass *p;
+	int self;                  /* the generated function walked, -1 for the application's */
+	int delta;                 /* +1 counting, -1 dropping */
+};
+
+static void count_ref(void *user, int k)
+{
+	struct ref_walk *w = user;
+	if (k != w->self)
+		w->p->callees[k].refs += (unsigned)w->delta;
 }
 
 static int generated_body(const ir_top *t)
 {
 	return t->kind == IR_TOP_FUNC && t->generated && t->func.has_body && t->func.name;
-}
-
-/* Whether a live node refers to name: functions not dropped, initializers of variables. */
-static int referenced(const ir_module *m, const ir_top *self, const char *name)
-{
-	for (const ir_top *t = m->first; t; t = t->next) {
-		if (t == self)
-			continue;
-		if (t->kind == IR_TOP_DECL && t->decl.init && strstr(t->decl.init, name))
-			return 1;
-		if (t->kind == IR_TOP_FUNC && t->func.has_body) {
-			if (func_refs(&t->func, name))
-				return 1;
-		}
-	}
-	return 0;
 }
 
 static void unlink_top(ir_module *m, ir_top *t)
@@ -690,27 +742,8 @@ static void unlink_top(ir_module *m, ir_top *t)
 	t->prev = t->next = NULL;
 }
 
-static unsigned drop_unreferenced(ir_module *m)
-{
-	unsigned dropped = 0;
-	/* Repeat: dropping a probe may leave its helpers unreferenced. */
-	for (int changed = 1; changed;) {
-		changed = 0;
-		for (ir_top *t = m->first, *next; t; t = next) {
-			next = t->next;
-			if (!generated_body(t) || referenced(m, t, t->func.name))
-				continue;
-			unlink_top(m, t);
-			dropped++;
-			changed = 1;
-		}
-	}
-	return dropped;
-}
-
-/* ---- the pass ------------------------------------------------------------------------------- */
-
-static unsigned count_kept(const struct pass *p, const ir_module *m)
+/* Calls left in the application's functions to generated ones (stats.kept). */
+static unsigned count_kept(const struct pass *p, const struct name_index *ix, const ir_module *m)
 {
 	unsigned kept = 0;
 	for (const ir_top *t = m->first; t; t = t->next) {
@@ -721,13 +754,49 @@ static unsigned count_kept(const struct pass *p, const ir_module *m)
 				continue;
 			const ir_operand *r, *a;
 			const char *name = call_parts(&s->insn, &r, &a);
-			for (size_t i = 0; name && i < p->ncallees; i++)
-				if (!strcmp(p->callees[i].top->func.name, name))
-					kept++;
+			kept += name && index_find(ix, p, name) >= 0;
 		}
 	}
 	return kept;
 }
+
+/* Drop every generated function that no live node refers to (functions not dropped, initializers
+ * of variables), until none is left to drop: dropping a probe may leave its helpers unreferenced.
+ * References are counted in one walk of the module, then taken back as functions drop. */
+static unsigned drop_unreferenced(struct pass *p, const struct name_index *ix, ir_module *m)
+{
+	for (size_t i = 0; i < p->ncallees; i++)
+		p->callees[i].refs = 0;
+	for (const ir_top *t = m->first; t; t = t->next) {
+		if (t->kind == IR_TOP_DECL && t->decl.init) {
+			for (size_t i = 0; i < p->ncallees; i++)
+				if (strstr(t->decl.init, p->callees[i].top->func.name))
+					p->callees[i].refs++;
+		} else if (t->kind == IR_TOP_FUNC && t->func.has_body) {
+			int self = generated_body(t) ? index_find(ix, p, t->func.name) : -1;
+			struct ref_walk w = {p, self, 1};
+			func_refs(ix, p, &t->func, count_ref, &w);
+		}
+	}
+	unsigned dropped = 0;
+	for (int changed = 1; changed;) {
+		changed = 0;
+		for (size_t i = 0; i < p->ncallees; i++) {
+			struct callee *ce = &p->callees[i];
+			if (ce->refs || ce->dropped)
+				continue;
+			unlink_top(m, ce->top);
+			ce->dropped = 1;
+			struct ref_walk w = {p, (int)i, -1};
+			func_refs(ix, p, &ce->top->func, count_ref, &w);
+			dropped++;
+			changed = 1;
+		}
+	}
+	return dropped;
+}
+
+/* ---- the pass ------------------------------------------------------------------------------- */
 
 int gp_inline_generated_calls(ir_module *m, const struct gp_inline_opts *opts,
 			      struct gp_inline_stats *stats)
@@ -749,6 +818,7 @@ int gp_inline_generated_calls(ir_module *m, const struct gp_inline_opts *opts,
 			p.callees[p.ncallees].top = t;
 			p.callees[p.ncallees].usable = callee_usable(&p, &t->func);
 			p.callees[p.ncallees].ninsns = count_insns(&t->func);
+			p.callees[p.ncallees].has_calls = has_calls(&t->func);
 			gather_names(m, &p.callees[p.ncallees]);
 			p.ncallees++;
 		}
@@ -759,15 +829,22 @@ int gp_inline_generated_calls(ir_module *m, const struct gp_inline_opts *opts,
 		unsigned own = count_insns(&t->func);
 		struct caller c = {.f = &t->func, .budget = inline_budget(own)};
 		for (unsigned r = 0; r < depth; r++) {
+			c.new_calls = 0;
 			unsigned k = inline_round(&p, &c);
 			p.st.inlined += k;
-			if (!k)
+			/* Sites left now stay left (the budget only shrinks, the rest is structure):
+			 * only calls brought in by this round's copies can make another round useful. */
+			if (!k || !c.new_calls)
 				break;
 		}
 		free(c.locals);
 	}
-	p.st.kept = count_kept(&p, m);
-	p.st.dropped = drop_unreferenced(m);
+	struct name_index ix;
+	if (!index_build(&ix, &p)) {
+		p.st.kept = count_kept(&p, &ix, m);
+		p.st.dropped = drop_unreferenced(&p, &ix, m);
+		free(ix.slot);
+	}   /* out of memory: unreferenced functions stay, harmless */
 	free(p.callees);
 	if (stats)
 		*stats = p.st;
