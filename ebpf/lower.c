@@ -117,6 +117,27 @@ static int scan(struct lower_ctx *c, bool *second_half, size_t **entries, size_t
 	return 0;
 }
 
+/* The main program's straight-line start: the instructions every lane that enters runs exactly
+ * once, in order (no jump lands there, none leaves it, no exit or bpftime exit before them).
+ * Warp helpers there may match over the site's mask (opts->site_mask, lower_call.c). */
+static size_t straight_prefix(const struct lower_ctx *c, const bool *second_half)
+{
+	for (size_t i = 0; i < c->subs[0].end; i++) {
+		const struct bpf_insn *in = &c->insns[i];
+		if (c->is_target[i])
+			return i;
+		if (second_half[i] || !is_jump_class(in->code))
+			continue;
+		if (BPF_OP(in->code) != BPF_CALL)
+			return i;   /* a jump, or exit */
+		if (in->code == (BPF_JMP | BPF_CALL) && in->src_reg == 0 && in->imm == 507)
+			return i;
+		if (is_local_call(in) && c->uses_exit_helper)
+			return i;   /* the subprogram may end the probe */
+	}
+	return c->subs[0].end;
+}
+
 /* Jumps stay inside their subprogram, never land inside lddw, and no subprogram runs off its
  * end (the verifier says the same; the IR must not depend on it). */
 static int check_shape(struct lower_ctx *c, const bool *second_half)
@@ -241,6 +262,7 @@ int gp_lower_program(ir_module *m, const struct bpf_insn *insns, size_t n, const
 	rc = check_shape(c, second_half);
 	if (rc)
 		goto out;
+	c->prefix_end = straight_prefix(c, second_half);
 
 	for (size_t s = 0; s < c->nsubs; s++) {
 		rc = lower_frame_begin(c, s);

@@ -64,6 +64,18 @@ struct gp_lower_opts {
 	/* Bytes of stack per frame, from the verifier's stack_depth (rounded up to 8); 0 means
 	   the ISA's 512. Accesses outside it are the verifier's to reject. */
 	unsigned stack_size;
+	/* Nonzero: get_current_pid_tgid (14) loads the u64 at this global address
+	   (ld.global.nc.u64) instead of returning pid_tgid as an immediate, so the lowered code
+	   is the same in every process (the driver's JIT cache keys on the PTX text). */
+	uint64_t pid_tgid_addr;
+	/* Nonzero: the main function takes one more parameter after r1..r<nargs>, a .param .b32
+	   membermask: the lanes that entered the probe together, captured by the caller at the
+	   site (ptx-frontend/instrument.c). The warp helpers 515/516 that every entering lane
+	   reaches exactly once (those before the program's first jump, exit or bpftime exit)
+	   match over that mask instead of an activemask taken at the call: an explicit mask makes
+	   match.any.sync wait for every lane of it, however the code before it diverged or
+	   ptxas scheduled it; activemask only names the lanes that happen to run together. */
+	int site_mask;
 };
 
 /* What emit_map_lookup knows of the address it emitted (flags). */

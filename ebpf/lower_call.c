@@ -70,11 +70,18 @@ static void emit_sreg32(struct lower_ctx *c, const char *sreg)
 
 /* Warp-wide view of a 64-bit value r1 (sm_70+: match.any.sync over the lanes executing the
  * probe together): 515 gives 1 in the lowest such lane holding each distinct value (so summing
- * it counts distinct values per warp access), 516 the number of those lanes holding r1. */
+ * it counts distinct values per warp access), 516 the number of those lanes holding r1.
+ * The lanes are the site's (the caller's mask, opts->site_mask) where every lane that entered
+ * reaches this call once: an activemask here names only the lanes that happen to run together
+ * at this point, and on the H200 a warp reached the second site of coalescing's load_random
+ * in two groups after the first site's map update (384 requests for 256 warp loads). */
 static void emit_warp_match(struct lower_ctx *c, bool unique)
 {
 	const char *mask = c->w[4], *grp = c->w[5], *tmp = c->w[6];
-	lo_emit(c, "activemask", ".b32", 1, R(mask));
+	if (c->site_mask && c->sub == 0 && c->pc < c->prefix_end)
+		mask = c->site_mask;
+	else
+		lo_emit(c, "activemask", ".b32", 1, R(mask));
 	lo_emit(c, "match", ".any.sync.b64", 3, R(grp), R(c->r[1]), R(mask));
 	if (unique) {
 		lo_emit(c, "mov", ".u32", 2, R(tmp), R("%lanemask_lt"));
@@ -165,7 +172,12 @@ static int emit_helper(struct lower_ctx *c, int id)
 		emit_sreg32(c, "%smid");
 		return 0;
 	case 14:  /* get_current_pid_tgid */
-		lo_emit(c, "mov", ".b64", 2, R(c->r[0]), IMM(c->opts->pid_tgid));
+		if (c->opts->pid_tgid_addr) {   /* the same PTX in every process (lower.h) */
+			lo_emit(c, "mov", ".u64", 2, R(c->t[0]), IMM(c->opts->pid_tgid_addr));
+			lo_emit(c, "ld", ".global.nc.u64", 2, R(c->r[0]), lo_addr(c, c->t[0], 0));
+		} else {
+			lo_emit(c, "mov", ".b64", 2, R(c->r[0]), IMM(c->opts->pid_tgid));
+		}
 		return 0;
 	case 501:
 		return emit_puts(c);

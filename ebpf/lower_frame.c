@@ -7,7 +7,8 @@
  * never uses r10 as a value (lower_plan.c) gets .b64 registers %<prefix>s<N>, one per 8-byte
  * slot, instead of the array: no local memory, no stack frame.
  *
- * Main:        .func (.param .b64 ret) NAME(.param .b64 a1 [, a2 .. a5])
+ * Main:        .func (.param .b64 ret) NAME(.param .b64 a1 [, a2 .. a5] [, .param .b32 wm])
+ * wm (opts->site_mask): the mask of the lanes that entered the probe together (lower_call.c).
  * Subprogram:  .func (.param .b64 ret) NAME__subN(.param .b64 a1 .. a5 [, .param .b64 xf])
  * xf, present when the program calls bpftime's exit helper (507), points at a flag in the main
  * frame: a subprogram that calls exit sets it and returns, and every caller returns in turn. */
@@ -56,6 +57,11 @@ int lower_frame_begin(struct lower_ctx *c, size_t s)
 		f->params[f->nparams++] = param_decl(c, ir_strfmt(m, "%sa%u", P, i + 1));
 	if (flag && !main)
 		f->params[f->nparams++] = param_decl(c, ir_strfmt(m, "%sxf", P));
+	bool mask = main && c->opts->site_mask;
+	if (mask) {
+		f->params[f->nparams] = param_decl(c, ir_strfmt(m, "%swm", P));
+		f->params[f->nparams++].type = ".b32";
+	}
 	sp->top = t;
 	c->f = f;
 	c->sub = s;
@@ -78,6 +84,9 @@ int lower_frame_begin(struct lower_ctx *c, size_t s)
 	ir_stmt_append(f, ir_reg_decl_new(m, ".pred", ir_strfmt(m, "%%%sp", P), LOWER_NTMPPRED));
 	if (flag)
 		ir_stmt_append(f, ir_reg_decl_new(m, ".b64", c->exit_flag, -1));
+	c->site_mask = mask ? ir_strfmt(m, "%%%swm", P) : NULL;
+	if (mask)
+		ir_stmt_append(f, ir_reg_decl_new(m, ".b32", c->site_mask, -1));
 	c->slot_base = ir_strfmt(m, "%%%ss", P);
 	int rc = lower_plan(c, s);
 	if (rc)
@@ -95,6 +104,9 @@ int lower_frame_begin(struct lower_ctx *c, size_t s)
 	for (unsigned i = 0; i < nargs; i++)
 		lo_emit(c, "ld", ".param.u64", 2, lo_reg(c, c->r[i + 1]),
 			lo_addr(c, f->params[i].name, 0));
+	if (mask)
+		lo_emit(c, "ld", ".param.b32", 2, lo_reg(c, c->site_mask),
+			lo_addr(c, f->params[f->nparams - 1].name, 0));
 	if (stack) {
 		lo_emit(c, "mov", ".u64", 2, lo_reg(c, c->t[0]), lo_sym(c, c->stack));
 		lo_emit(c, "cvta", ".local.u64", 2, lo_reg(c, c->t[0]), lo_reg(c, c->t[0]));

@@ -41,6 +41,8 @@ struct lower_ctx {
 	bool *dead;                 /* n entries: copies of r10 nothing reads (lower_plan) */
 	unsigned nargs;             /* main function's .param arguments (r1..) */
 	unsigned stack_size;        /* bytes of each frame's .local stack array */
+	const char *site_mask;      /* opts->site_mask: the main function's mask register */
+	size_t prefix_end;          /* main's instructions before it run once in every lane */
 
 	/* current function */
 	ir_func *f;

@@ -1,15 +1,3 @@
-/* LEAD NOTE FOR H1 (delete this comment when you have read it) -- SASS measured on the H200
- * (cuobjdump -sass, 03:05 UTC) for the memcount vecadd site vs the hand-written atomicAdd:
- * - ours: STL [R1+0x84], RZ per site (the dead key store: confirmed); QSPC.E.L + branch (isspacep);
- *   MATCH.ANY.U64; then ATOM.E.ADD.64 on a GENERIC address, with a QSPC.E.S shared-space check and
- *   an ATOMS.CAST.SPIN CAS loop behind it: emit red.global (cvta.to.global on a map value
- *   pointer), never generic red/atom, for map values.
- * - ptxas then aggregated AGAIN on top of ours (VOTEU.ANY, UFLO, UPOPC).
- * - hand-written: per site just S2R SR_VIRTUALSMID, SHF, IMAD.WIDE, and @P0 REDG.E.ADD.64 with
- *   VOTEU.ANY/UPOPC/UFLO hoisted once per kernel: ptxas itself aggregates a constant add to an
- *   address it can see is warp-uniform (%smid-derived). So for warp-uniform addresses the best
- *   code is a plain red.global.add of the constant, with the %smid-based address visible to
- *   ptxas: no match.any, no ballot of ours. */
 /* Memory (RFC 9669 section 5): lddw, loads (zero- and sign-extending), stores, atomics.
  * Every access is a generic ld/st/atom so it works on the stack, the context and map values
  * alike. Two GPU facts shape the code:

@@ -49,6 +49,11 @@ struct gp_nv_probes {
 	struct gp_nv_host_prog *host_progs;
 	size_t nhost;
 	struct gp_map_allocator *own_alloc;
+	/* get_current_pid_tgid's value in device memory (after every map), so the PTX names its
+	   address, the same in every process (shim/probes_alloc.c), instead of the pid: 0 when no
+	   device program calls it or the maps are in host memory (then an immediate). */
+	const struct gp_map_allocator *alloc;
+	uint64_t pid_tgid_addr;
 	pthread_mutex_t lock;      /* lowering into modules and the cache */
 	struct nv_cache_entry *cache;
 };
@@ -65,6 +70,18 @@ static const char *last_line(char *log)
 static int is_host(enum gp_attach_kind k)
 {
 	return k == GP_ATTACH_HOST_ENTRY || k == GP_ATTACH_HOST_EXIT;
+}
+
+/* Whether the program calls helper id. The puts function embeds the printk ring's address:
+ * emitted into every module, it made each run's PTX differ, so the driver's JIT cache never hit
+ * (bench/overhead: an empty probe's cached first launch took 2.3x the native one). */
+static int calls_helper(const struct gp_program *p, int id)
+{
+	for (size_t i = 0; i < p->ninsns; i++)
+		if (p->insns[i].code == (BPF_JMP | BPF_CALL) && p->insns[i].src_reg == 0 &&
+		    p->insns[i].imm == id)
+			return 1;
+	return 0;
 }
 
 /* Verify the programs of one object, OR-ing nothing: a map is sharded only when every program
@@ -154,6 +171,33 @@ out:
 	return rc;
 }
 
+/* The 8-byte word helper 14 reads (gp_lower_opts.pid_tgid_addr), allocated after all maps so
+ * the maps keep their addresses, when some device program calls the helper. */
+static int place_pid_tgid(struct gp_nv_probes *ps, const struct gp_map_allocator *a, char *err,
+			  size_t errlen)
+{
+	int need = 0;
+	for (size_t k = 0; k < ps->ndev; k++)
+		need |= calls_helper(ps->dev_progs[k].prog, 14);
+	if (!need || !a->dev_alloc || !a->copy_to_dev)
+		return 0;
+	uint64_t v = (uint64_t)getpid() << 32 | (uint64_t)getpid(), addr = 0;
+	int rc = a->dev_alloc(a->user, sizeof(v), &addr);
+	if (!rc && !addr)
+		rc = -ENOMEM;
+	if (rc) {
+		snprintf(err, errlen, "pid_tgid word: device allocation failed (%d)", rc);
+		return rc;
+	}
+	ps->alloc = a;
+	ps->pid_tgid_addr = addr;
+	if ((rc = a->copy_to_dev(a->user, addr, &v, sizeof(v)))) {
+		snprintf(err, errlen, "pid_tgid word: copy to the device failed (%d)", rc);
+		return rc;
+	}
+	return 0;
+}
+
 int gp_nv_probes__open(const char *const *paths, const int *cfg_index, size_t n,
 		       const struct gp_nv_probes_opts *opts, struct gp_nv_probes **out,
 		       char *err, size_t errlen)
@@ -190,6 +234,8 @@ int gp_nv_probes__open(const char *const *paths, const int *cfg_index, size_t n,
 		ps->nobjs = i + 1;
 		rc = open_one(ps, i, paths[i], opts, err, errlen);
 	}
+	if (!rc && opts->alloc)
+		rc = place_pid_tgid(ps, opts->alloc, err, errlen);
 	if (rc) {
 		if (rc == -ENOMEM && !err[0])
 			snprintf(err, errlen, "out of memory");
@@ -204,6 +250,8 @@ void gp_nv_probes__close(struct gp_nv_probes *ps)
 {
 	if (!ps)
 		return;
+	if (ps->pid_tgid_addr && ps->alloc->dev_free)
+		ps->alloc->dev_free(ps->alloc->user, ps->pid_tgid_addr);
 	for (size_t i = 0; i < ps->nobjs; i++) {
 		gp_maps_device__release(&ps->objs[i].dev);
 		if (ps->objs[i].set)
@@ -266,18 +314,6 @@ static void raise_version(ir_module *m)
 	}
 }
 
-/* Whether the program calls helper id. The puts function embeds the printk ring's address:
- * emitted into every module, it made each run's PTX differ, so the driver's JIT cache never hit
- * (bench/overhead: an empty probe's cached first launch took 2.3x the native one). */
-static int calls_helper(const struct gp_program *p, int id)
-{
-	for (size_t i = 0; i < p->ninsns; i++)
-		if (p->insns[i].code == (BPF_JMP | BPF_CALL) && p->insns[i].src_reg == 0 &&
-		    p->insns[i].imm == id)
-			return 1;
-	return 0;
-}
-
 static int instrument_uncached(struct gp_nv_probes *ps, const char *ptx, size_t len, char **out,
 			       size_t *out_len, struct gp_inst_stats *st, char *err, size_t errlen)
 {
@@ -322,7 +358,8 @@ static int instrument_uncached(struct gp_nv_probes *ps, const char *ptx, size_t 
 			.stack_size = p->stack, .assume_aligned = 1,
 			.warp_aggregate = m->target && !strncmp(m->target, "sm_", 3) &&
 					  atoi(m->target + 3) >= 70,
-			.pid_tgid = (uint64_t)getpid() << 32 | (uint64_t)getpid()};
+			.pid_tgid = (uint64_t)getpid() << 32 | (uint64_t)getpid(),
+			.pid_tgid_addr = ps->pid_tgid_addr, .site_mask = probe.warp_sync};
 		char lerr[256];
 		if (gp_lower_program(m, p->prog->insns, p->prog->ninsns, probe.func, &lo, lerr,
 				     sizeof(lerr))) {

@@ -241,12 +241,18 @@ static void call_probe(struct fn *fn, struct inst_emit *e, const char *func)
 		ie_insn(e, "cvta.local.u64 %%__gp_d0, %%__gp_d0");
 	}
 	if (e->warp_sync)
-		ie_insn(e, "activemask.b32 %%__gp_wm");
+		ie_insn(e, "activemask.b32 %%__gp_wm");   /* reuse_site_masks may drop it */
 	ie_block(e, 1);
 	ie_decl(e, ".param", ".b64", "__gp_arg", -1, 0, NULL);
 	ie_decl(e, ".param", ".b64", "__gp_ret", -1, 0, NULL);
 	ie_insn(e, "st.param.b64 [__gp_arg], %%__gp_d0");
-	ie_insn(e, "call (__gp_ret), %s, (__gp_arg)", func);
+	if (e->warp_sync) {   /* the probe's warp helpers match over this mask (gp_lower_opts) */
+		ie_decl(e, ".param", ".b32", "__gp_warg", -1, 0, NULL);
+		ie_insn(e, "st.param.b32 [__gp_warg], %%__gp_wm");
+		ie_insn(e, "call (__gp_ret), %s, (__gp_arg, __gp_warg)", func);
+	} else {
+		ie_insn(e, "call (__gp_ret), %s, (__gp_arg)", func);
+	}
 	ie_block(e, 0);
 	if (e->warp_sync)
 		ie_insn(e, "bar.warp.sync %%__gp_wm");
@@ -636,6 +642,50 @@ static void drop_unused_ctx(ir_func *f)
 		ir_stmt_remove(f, decl);
 }
 
+static bool is_generated(const ir_stmt *s, const char *opcode, const char *operand)
+{
+	const ir_insn *in = &s->insn;
+	return s->kind == IR_STMT_INSN && s->generated && !in->guard && !strcmp(in->opcode, opcode) &&
+	       in->nops == 1 && in->ops[0].kind == IR_OPND_REG && in->ops[0].name &&
+	       !strcmp(in->ops[0].name, operand);
+}
+
+/* A site of a warp-helper probe takes the mask of the site before it in the same basic block
+ * instead of capturing its own: the previous probe ended with bar.warp.sync of that mask, and
+ * with no label, branch, call, exit or guarded skip between, every one of those lanes reaches
+ * this site once. An activemask here would name only the lanes that happen to run together,
+ * which after the previous probe's divergent map code need not be all of them (on the H200:
+ * coalescing's load_random, second site, a warp in two groups); the probe's match.any.sync over
+ * the kept mask waits for all of them. Registers are per lane: groups of lanes that reach the
+ * block apart each keep their own mask. */
+static void reuse_site_masks(ir_func *f)
+{
+	bool synced = false;   /* %__gp_wm holds the mask of lanes that are all bound here */
+	for (ir_stmt *s = f->first, *next; s; s = next) {
+		next = s->next;
+		if (s->kind == IR_STMT_LABEL) {
+			synced = false;
+			continue;
+		}
+		if (s->kind != IR_STMT_INSN)
+			continue;
+		if (is_generated(s, "activemask", "%__gp_wm")) {
+			if (synced)
+				ir_stmt_remove(f, s);
+			continue;
+		}
+		if (is_generated(s, "bar", "%__gp_wm") && ir_insn_has_mod(&s->insn, ".warp")) {
+			synced = true;
+			continue;
+		}
+		const ir_insn *in = &s->insn;
+		if (in->info && (in->info->flags & (IR_F_BRANCH | IR_F_CALL | IR_F_RET | IR_F_EXIT)))
+			synced = false;
+		else if (!in->info || !strcmp(in->opcode, "brkpt"))
+			synced = false;   /* unknown: assume it may leave the block */
+	}
+}
+
 static int instrument_func(ir_module *m, ir_func *f, const struct gp_inst_probe *p, size_t n,
 			   unsigned *labels, struct gp_inst_stats *st)
 {
@@ -674,6 +724,7 @@ static int instrument_func(ir_module *m, ir_func *f, const struct gp_inst_probe 
 	prepare(&fn, bend, nbend);
 	for (size_t w = 0; w < nwhich; w++)
 		instrument_one(&fn, &p[which[w]], which[w]);
+	reuse_site_masks(f);
 	drop_unused_ctx(f);
 	rc = 0;
 out:
