@@ -32,3 +32,12 @@ done
 [ "$in" -gt 0 ] || fail "no map address in the PTX"
 [ "$out" = 0 ] || fail "$out map addresses outside the fixed range"
 echo "ok: $in map address immediates, all in the fixed range at $(printf %#x "$base")"
+# bpf_get_current_pid_tgid (on_entry) reads a device word in the fixed range: the pid as an
+# immediate made every process's PTX differ (mov.b64 ..., 0x6d8600006d86 vs 0x6d8800006d88).
+pid=$(grep -A1 -E 'mov\.u64[[:space:]]+%[A-Za-z0-9_]+_t0, 0x[0-9a-f]+;' "$tmp/fixed1.ptx" |
+	grep -B1 -E 'ld\.global\.nc\.u64[[:space:]]+%[A-Za-z0-9_]+_r0, \[%[A-Za-z0-9_]+_t0\];' |
+	grep -oE '0x[0-9a-f]+;' | tr -d ';' | sort -u)
+[ -n "$pid" ] || fail "no load of the pid_tgid word in the PTX"
+[ "$(echo "$pid" | wc -l)" = 1 ] || fail "the pid_tgid word at several addresses: $pid"
+[ "$((pid))" -ge "$base" ] && [ "$((pid))" -lt $((base + (64 << 30))) ] || fail "pid_tgid word $pid outside the fixed range"
+echo "ok: bpf_get_current_pid_tgid loads the word at $pid (fixed range), no pid immediate"

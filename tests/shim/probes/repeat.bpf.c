@@ -1,6 +1,7 @@
 // Every kind of map reference a probe makes, for tests/shim/ptx_repeat.sh: an array value by
 // constant key (its address in the PTX), a hash map and a ring buffer by descriptor, printk (the
-// printk ring's descriptor). The instrumented PTX holds all their addresses.
+// printk ring's descriptor). The instrumented PTX holds all their addresses. on_entry stores
+// bpf_get_current_pid_tgid(): the pid must come from device memory, not be an immediate.
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
 #include <gpuprobe/gpuprobe.h>
@@ -38,8 +39,8 @@ GPU_MEM("global,load,store", "") int on_access(struct gp_mem_ctx *ctx)
 GPU_ENTRY("") int on_entry(struct gp_kernel_ctx *ctx)
 {
 	__u32 key = ctx->thread.block_idx[0];
-	__u64 one = 1;
-	bpf_map_update_elem(&per_block, &key, &one, BPF_ANY);
+	__u64 who = bpf_get_current_pid_tgid();
+	bpf_map_update_elem(&per_block, &key, &who, BPF_ANY);
 	if (key == 0)
 		bpf_printk("entry %u", key);
 	return 0;
