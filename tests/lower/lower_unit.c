@@ -480,11 +480,59 @@ static void test_folded_counter(void)
 	ir_module_free(m);
 }
 
+/* opts->site_mask: the warp helpers every entering lane reaches once (before the first jump)
+ * match over the function's .b32 mask parameter; one after a jump takes its own activemask.
+ * opts->pid_tgid_addr: get_current_pid_tgid loads the word there (no pid immediate). */
+static void test_site_mask_and_pid_word(void)
+{
+	const struct bpf_insn prog[] = {
+		MOVK(1, 7),
+		CALL(515),                                     /* prefix: the site's mask */
+		I(BPF_ALU64 | BPF_MOV | BPF_X, 6, 0, 0, 0),
+		CALL(14),
+		I(BPF_JMP | BPF_JEQ | BPF_K, 6, 0, 2, 0),      /* ends the prefix */
+		MOVK(1, 3),
+		CALL(516),                                     /* after a jump: activemask */
+		MOVK(0, 0),
+		EXIT,
+	};
+	for (int on = 0; on <= 1; on++) {
+		ir_module *m = ir_module_new();
+		struct gp_lower_opts o = {.site_mask = on, .pid_tgid = 0x1234000001234ull,
+					  .pid_tgid_addr = on ? 0x600000001000ull : 0};
+		char err[256];
+		int rc = gp_lower_program(m, prog, sizeof(prog) / sizeof(prog[0]), "warp", &o, err, sizeof(err));
+		CHECK(rc == 0, "site_mask %d: %s", on, err);
+		size_t len;
+		char *text = ptx_print(m, &len);
+		const char *first = strstr(text, "match.any.sync.b64"), *second = first ? strstr(first + 1, "match.any.sync.b64") : NULL;
+		CHECK(first && second && !strstr(second + 1, "match.any.sync.b64"), "site_mask %d: two matches expected:\n%s", on, text);
+		if (on) {
+			CHECK(strstr(text, ".param .b32 \t__gp_wm\n") && strstr(text, "ld.param.b32 \t%__gp_wm, [__gp_wm];"),
+			      "no mask parameter read:\n%s", text);
+			CHECK(first && !strncmp(first, "match.any.sync.b64 \t%__gp_w5, %__gp_r1, %__gp_wm;", 48),
+			      "the first helper does not match over the site's mask:\n%s", text);
+			CHECK(strstr(text, "mov.u64 \t%__gp_t0, 0x600000001000;\n\tld.global.nc.u64 \t%__gp_r0, [%__gp_t0];") &&
+			      !strstr(text, "0x1234000001234"), "pid_tgid is not loaded from its word:\n%s", text);
+		} else {
+			CHECK(!strstr(text, "%__gp_wm") && first && !strncmp(first, "match.any.sync.b64 \t%__gp_w5, %__gp_r1, %__gp_w4;", 48),
+			      "without site_mask the first helper must use activemask:\n%s", text);
+			CHECK(strstr(text, "mov.b64 \t%__gp_r0, 0x1234000001234;"), "no pid_tgid immediate:\n%s", text);
+		}
+		CHECK(second && !strncmp(second, "match.any.sync.b64 \t%__gp_w5, %__gp_r1, %__gp_w4;", 48) &&
+		      strstr(text, "activemask.b32 \t%__gp_w4;\n\tmatch.any.sync.b64 \t%__gp_w5, %__gp_r1, %__gp_w4;"),
+		      "site_mask %d: the helper after the jump must take its own activemask:\n%s", on, text);
+		free(text);
+		ir_module_free(m);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	test_errors();
 	test_stack_size();
 	test_folded_counter();
+	test_site_mask_and_pid_word();
 	test_structure_and_ptxas(argc > 1 ? argv[1] : NULL);
 	test_random(argc > 1 ? argv[1] : NULL);
 	if (failures) {
