@@ -78,10 +78,14 @@ static void emit_sreg32(struct lower_ctx *c, const char *sreg)
 static void emit_warp_match(struct lower_ctx *c, bool unique)
 {
 	const char *mask = c->w[4], *grp = c->w[5], *tmp = c->w[6];
-	if (c->site_mask && c->sub == 0 && c->pc < c->prefix_end)
+	if (c->site_mask && c->sub == 0 && c->pc < c->prefix_end) {
+		/* CUDA guarantees lanes converged only at synchronizing warp operations: meet here
+		 * (ptxas's own out-of-line path for a .sync op is this same warpsync first) */
 		mask = c->site_mask;
-	else
+		lo_emit(c, "bar", ".warp.sync", 1, R(mask));
+	} else {
 		lo_emit(c, "activemask", ".b32", 1, R(mask));
+	}
 	lo_emit(c, "match", ".any.sync.b64", 3, R(grp), R(c->r[1]), R(mask));
 	if (unique) {
 		lo_emit(c, "mov", ".u32", 2, R(tmp), R("%lanemask_lt"));

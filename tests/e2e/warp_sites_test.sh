@@ -12,6 +12,7 @@
 #     instruction: none of the probe's code after it.
 # Each instrumented function is reduced to a string of tokens, checked exactly:
 #   C activemask.b32 %__gp_wm   M the probe's mask register set from %__gp_wm
+#   S bar.warp.sync of the probe's mask register (the lanes meet before a helper)
 #   U match.any.sync over the probe's mask register   B bar.warp.sync %__gp_wm
 #   L a label of the application or of a guard's skip   J an application branch
 #   G a guard's skip branch   a a global load of the application
@@ -36,6 +37,7 @@ tokens() {
 		/^mov\.b32[[:space:]]+%[A-Za-z0-9_$]*_wm, %__gp_wm;/ { printf "M"; next }
 		/^match\.any\.sync\.b64[[:space:]].*_wm;$/ { printf "U"; next }
 		/^bar\.warp\.sync[[:space:]]+%__gp_wm;/ { printf "B"; next }
+		/^bar\.warp\.sync[[:space:]]+%[A-Za-z0-9_$]+_wm;/ { printf "S"; next }
 		/^[A-Za-z0-9_$]+:$/ { if ($0 !~ /^__gpi/) printf "L"; next }
 		/[[:space:]]bra(\.uni)?[[:space:]]/ { if ($0 ~ /__gpi/) next; printf ($0 ~ /__gp_L/ ? "G" : "J"); next }
 		/^(@!?%p[0-9]+ )?ld\.global\./ { if ($0 !~ /__gp/) printf "a"; next }'
@@ -54,12 +56,12 @@ for mode in inline call; do
 	check "$mode: ptxas sm_90 on warp_sites" 0 $?
 done
 # Inlined: the whole site is in the kernel. load_random's second site is in the first one's block.
-check "load_coalesced tokens" CMUUBa "$(tokens "$W/c_inline.ptx" _Z14load_coalescedPKfPf)"
-check "load_strided tokens" CMUUBa "$(tokens "$W/c_inline.ptx" _Z12load_stridedPKfPf)"
-check "load_random tokens" CMUUBaMUUBa "$(tokens "$W/c_inline.ptx" _Z11load_randomPKfPKiPf)"
+check "load_coalesced tokens" CMSUSUBa "$(tokens "$W/c_inline.ptx" _Z14load_coalescedPKfPf)"
+check "load_strided tokens" CMSUSUBa "$(tokens "$W/c_inline.ptx" _Z12load_stridedPKfPf)"
+check "load_random tokens" CMSUSUBaMSUSUBa "$(tokens "$W/c_inline.ptx" _Z11load_randomPKfPKiPf)"
 # A after entry, B after a branch, C after a label, D guarded, E after D's skip label: each
 # captures; F, in E's block, keeps E's mask. One U each: the second helper follows a branch.
-check "warp_sites tokens" CMUBaJCMUBaLCMUBaGCMUBLaCMUBaMUBa "$(tokens "$W/w_inline.ptx" warp_sites)"
+check "warp_sites tokens" CMSUBaJCMSUBaLCMSUBaGCMSUBLaCMSUBaMSUBa "$(tokens "$W/w_inline.ptx" warp_sites)"
 # that second helper (516 after the probe's branch) matches over an activemask of its own
 check "warp_sites: helpers after the probe's branch use activemask" 6 \
 	"$(body "$W/w_inline.ptx" warp_sites | grep -A1 -E 'activemask\.b32[[:space:]]+%__gpi[0-9]+___gp0_0_w4;' |

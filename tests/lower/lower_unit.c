@@ -510,8 +510,9 @@ static void test_site_mask_and_pid_word(void)
 		if (on) {
 			CHECK(strstr(text, ".param .b32 \t__gp_wm\n") && strstr(text, "ld.param.b32 \t%__gp_wm, [__gp_wm];"),
 			      "no mask parameter read:\n%s", text);
-			CHECK(first && !strncmp(first, "match.any.sync.b64 \t%__gp_w5, %__gp_r1, %__gp_wm;", 48),
-			      "the first helper does not match over the site's mask:\n%s", text);
+			CHECK(first && !strncmp(first, "match.any.sync.b64 \t%__gp_w5, %__gp_r1, %__gp_wm;", 48) &&
+			      strstr(text, "bar.warp.sync \t%__gp_wm;\n\tmatch.any.sync.b64 \t%__gp_w5, %__gp_r1, %__gp_wm;"),
+			      "the first helper does not meet and match over the site's mask:\n%s", text);
 			CHECK(strstr(text, "mov.u64 \t%__gp_t0, 0x600000001000;\n\tld.global.nc.u64 \t%__gp_r0, [%__gp_t0];") &&
 			      !strstr(text, "0x1234000001234"), "pid_tgid is not loaded from its word:\n%s", text);
 		} else {
