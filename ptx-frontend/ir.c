@@ -1,5 +1,6 @@
 /* IR construction and editing: the arena, node constructors and list surgery. */
 #include "ptx-frontend/ir.h"
+#include "ptx-frontend/ptx_internal.h"
 
 #include <stdarg.h>
 #include <stdint.h>
@@ -127,6 +128,14 @@ void ir_module_free(ir_module *m)
 }
 
 void *ir_alloc(ir_module *m, size_t size) { return arena_alloc(m->arena, size); }
+
+void ir_arena_expect(ir_module *m, size_t bytes)
+{
+	if (bytes > (64u << 20))
+		bytes = 64u << 20;   /* the cap of the geometric growth: address space, not memory */
+	if (m->arena->next_cap < bytes)
+		m->arena->next_cap = bytes;
+}
 
 const char *ir_strndup(ir_module *m, const char *s, size_t n)
 {

@@ -63,4 +63,8 @@ void ptx_print_top_canonical(struct ptx_outbuf *b, const ir_top *t);
 uint32_t ptx_stmt_fingerprint(const ir_stmt *s);
 uint32_t ptx_top_fingerprint(const ir_top *t);
 
+/* ir.c: let the module's next arena chunk hold at least bytes (the parser, which knows the
+ * text's size: one big chunk instead of a geometric series of fresh ones, each faulted in). */
+void ir_arena_expect(ir_module *m, size_t bytes);
+
 #endif
