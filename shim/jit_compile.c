@@ -111,6 +111,23 @@ static double now_ms(void)
 
 #define LOG_BYTES 16384
 
+/* o's options into opt/val, with our error and info logs (LOG_BYTES each) in the four slots
+ * jit_options_from_app keeps for them. */
+static void options_with_logs(const struct jit_options *o, CUjit_option *opt, void **val,
+			      char *error_log, char *info_log)
+{
+	memcpy(opt, o->opt, sizeof(o->opt));
+	memcpy(val, o->val, sizeof(o->val));
+	opt[0] = CU_JIT_ERROR_LOG_BUFFER;
+	val[0] = error_log;
+	opt[1] = CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES;
+	val[1] = (void *)(uintptr_t)(LOG_BYTES - 1);
+	opt[2] = CU_JIT_INFO_LOG_BUFFER;
+	val[2] = info_log;
+	opt[3] = CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES;
+	val[3] = (void *)(uintptr_t)(LOG_BYTES - 1);
+}
+
 CUresult jit_compile_ptx(const char *ptx, size_t len, const struct jit_options *o,
 			 struct jit_result *r)
 {
@@ -135,16 +152,7 @@ CUresult jit_compile_ptx(const char *ptx, size_t len, const struct jit_options *
 	/* A private copy: the driver writes the log sizes (and some outputs) back. */
 	CUjit_option opt[JIT_MAX_OPTIONS];
 	void *val[JIT_MAX_OPTIONS];
-	memcpy(opt, o->opt, sizeof(opt));
-	memcpy(val, o->val, sizeof(val));
-	opt[0] = CU_JIT_ERROR_LOG_BUFFER;
-	val[0] = error_log;
-	opt[1] = CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES;
-	val[1] = (void *)(uintptr_t)(LOG_BYTES - 1);
-	opt[2] = CU_JIT_INFO_LOG_BUFFER;
-	val[2] = info_log;
-	opt[3] = CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES;
-	val[3] = (void *)(uintptr_t)(LOG_BYTES - 1);
+	options_with_logs(o, opt, val, error_log, info_log);
 
 	double t0 = now_ms();
 	CUlinkState state = NULL;
@@ -229,16 +237,7 @@ CUresult jit_check_ptx(const char *ptx, size_t len, unsigned app_n, const CUjit_
 	char *error_log = calloc(2, LOG_BYTES);   /* the error log, then the info log */
 	if (!error_log)
 		return rc;
-	memcpy(opt, o->opt, sizeof(opt));
-	memcpy(val, o->val, sizeof(val));
-	opt[0] = CU_JIT_ERROR_LOG_BUFFER;
-	val[0] = error_log;
-	opt[1] = CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES;
-	val[1] = (void *)(uintptr_t)(LOG_BYTES - 1);
-	opt[2] = CU_JIT_INFO_LOG_BUFFER;
-	val[2] = error_log + LOG_BYTES;
-	opt[3] = CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES;
-	val[3] = (void *)(uintptr_t)(LOG_BYTES - 1);
+	options_with_logs(o, opt, val, error_log, error_log + LOG_BYTES);
 	CUresult again = load_all(ptx, o->n, opt, val);
 	error_log[LOG_BYTES - 1] = 0;
 	if (again != CUDA_SUCCESS)
