@@ -729,19 +729,6 @@ static int generated_body(const ir_top *t)
 	return t->kind == IR_TOP_FUNC && t->generated && t->func.has_body && t->func.name;
 }
 
-static void unlink_top(ir_module *m, ir_top *t)
-{
-	if (t->prev)
-		t->prev->next = t->next;
-	else
-		m->first = t->next;
-	if (t->next)
-		t->next->prev = t->prev;
-	else
-		m->last = t->prev;
-	t->prev = t->next = NULL;
-}
-
 /* Calls left in the application's functions to generated ones (stats.kept). */
 static unsigned count_kept(const struct pass *p, const struct name_index *ix, const ir_module *m)
 {
@@ -785,7 +772,7 @@ static unsigned drop_unreferenced(struct pass *p, const struct name_index *ix, i
 			struct callee *ce = &p->callees[i];
 			if (ce->refs || ce->dropped)
 				continue;
-			unlink_top(m, ce->top);
+			ir_top_remove(m, ce->top);
 			ce->dropped = 1;
 			struct ref_walk w = {p, (int)i, -1};
 			func_refs(ix, p, &ce->top->func, count_ref, &w);

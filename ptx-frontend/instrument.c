@@ -775,16 +775,7 @@ void gp_instrument_hoist(ir_module *m, ir_top *after)
 	ir_top *t = after->next;
 	while (t) {
 		ir_top *next = t->next;
-		/* unlink */
-		if (t->prev)
-			t->prev->next = t->next;
-		else
-			m->first = t->next;
-		if (t->next)
-			t->next->prev = t->prev;
-		else
-			m->last = t->prev;
-		t->prev = t->next = NULL;
+		ir_top_remove(m, t);
 		ir_top_insert_before(m, first_app, t);
 		t = next;
 	}

@@ -340,3 +340,16 @@ bool ir_insn_has_mod(const ir_insn *insn, const char *mod)
 			return true;
 	return false;
 }
+
+void ir_top_remove(ir_module *m, ir_top *t)
+{
+	if (t->prev)
+		t->prev->next = t->next;
+	else
+		m->first = t->next;
+	if (t->next)
+		t->next->prev = t->prev;
+	else
+		m->last = t->prev;
+	t->prev = t->next = NULL;
+}

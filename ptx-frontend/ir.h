@@ -179,6 +179,7 @@ const char *ir_strfmt(ir_module *m, const char *fmt, ...) __attribute__((format(
 ir_top *ir_top_new(ir_module *m, enum ir_top_kind kind);
 void ir_top_append(ir_module *m, ir_top *t);
 void ir_top_insert_before(ir_module *m, ir_top *pos, ir_top *t);   /* pos NULL: append */
+void ir_top_remove(ir_module *m, ir_top *t);   /* unlinks t from m's list; t stays allocated */
 ir_top *ir_module_first_func(const ir_module *m);                  /* first IR_TOP_FUNC or NULL */
 ir_func *ir_module_find_func(const ir_module *m, const char *name);
 
