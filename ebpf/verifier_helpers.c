@@ -120,6 +120,22 @@ static void release_reference(struct gpv_env *env, uint32_t ref)
 	gpv_for_each_reg(st, drop_ref, &rr);
 }
 
+/* The size argument after memory argument i (ARG_CONST_SIZE in the table): initialised, a
+ * scalar, and precise (the memory check's outcome rests on its range). */
+static int check_size_arg(struct gpv_env *env, const struct helper_proto *h, int i,
+			  struct gpv_reg *sz)
+{
+	int regno = i + 1;
+	if (i + 1 >= 5 || h->args[i + 1] != ARG_CONST_SIZE)
+		return gpv_reject(env, -EACCES, "helper table: memory argument without a size");
+	if (sz->type == T_NOT_INIT)
+		return gpv_reject(env, -EACCES, "R%d !read_ok", regno + 1);
+	if (sz->type != T_SCALAR)
+		return arg_type_error(env, regno + 1, sz, "scalar");
+	gpv_mark_precise(env, regno + 1);
+	return 0;
+}
+
 int gpv_check_helper_call(struct gpv_env *env, const struct bpf_insn *insn)
 {
 	int id = insn->imm;
@@ -197,13 +213,8 @@ int gpv_check_helper_call(struct gpv_env *env, const struct bpf_insn *insn)
 			    r->type != T_PTR_CTX)
 				return arg_type_error(env, regno, r, "fp, map_value, mem, ctx");
 			struct gpv_reg *sz = &regs[regno + 1];
-			if (i + 1 >= 5 || h->args[i + 1] != ARG_CONST_SIZE)
-				return gpv_reject(env, -EACCES, "helper table: memory argument without a size");
-			if (sz->type == T_NOT_INIT)
-				return gpv_reject(env, -EACCES, "R%d !read_ok", regno + 1);
-			if (sz->type != T_SCALAR)
-				return arg_type_error(env, regno + 1, sz, "scalar");
-			gpv_mark_precise(env, regno + 1);
+			if ((err = check_size_arg(env, h, i, sz)))
+				return err;
 			if (sz->smin < 0)
 				return gpv_reject(env, -EACCES,
 						  "R%d min value is negative, either use unsigned or 'var &= const'",
@@ -221,13 +232,8 @@ int gpv_check_helper_call(struct gpv_env *env, const struct bpf_insn *insn)
 			if (r->type != T_PTR_STACK && r->type != T_PTR_MAP_VALUE && r->type != T_PTR_MEM)
 				return arg_type_error(env, regno, r, "fp, map_value, mem");
 			struct gpv_reg *sz = &regs[regno + 1];
-			if (i + 1 >= 5 || h->args[i + 1] != ARG_CONST_SIZE)
-				return gpv_reject(env, -EACCES, "helper table: memory argument without a size");
-			if (sz->type == T_NOT_INIT)
-				return gpv_reject(env, -EACCES, "R%d !read_ok", regno + 1);
-			if (sz->type != T_SCALAR)
-				return arg_type_error(env, regno + 1, sz, "scalar");
-			gpv_mark_precise(env, regno + 1);
+			if ((err = check_size_arg(env, h, i, sz)))
+				return err;
 			if (!reg_is_const(sz))
 				return gpv_reject(env, -EACCES, "R%d is not a known constant: bpf_%s#%d needs a constant size",
 						  regno + 1, h->name, h->id);
