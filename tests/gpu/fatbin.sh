@@ -7,16 +7,18 @@
 # installed (about a minute), and PyTorch's libtorch_cuda.so with FATBIN_TORCH=1 (minutes: it is
 # large). FATBIN_FILES="a b" replaces the libraries.
 # No GPU needed, only cuobjdump. usage: tests/gpu/fatbin.sh [GPUPROBE]
+# (default: $BUILD/bin/gpuprobe, else build-fatbin, build-shim-gpu, build-shim, build)
 # Exit 77 without cuobjdump; 1 when any file differs.
 set -u -o pipefail
 here=$(cd "$(dirname "$0")/../.." && pwd)
 gp=${1:-}
+[ -z "$gp" ] && [ -n "${BUILD:-}" ] && [ -x "$BUILD/bin/gpuprobe" ] && gp=$BUILD/bin/gpuprobe
 if [ -z "$gp" ]; then
 	for b in build-fatbin build-shim-gpu build-shim build; do
 		[ -x "$here/$b/bin/gpuprobe" ] && { gp=$here/$b/bin/gpuprobe; break; }
 	done
 fi
-[ -n "$gp" ] && [ -x "$gp" ] || { echo "fatbin.sh: no gpuprobe binary (build one, or give it as the argument)"; exit 2; }
+[ -n "$gp" ] && [ -x "$gp" ] || { echo "fatbin.sh: no gpuprobe binary (${BUILD:+not in BUILD=$BUILD/bin, }build one, or give it as the argument)"; exit 2; }
 cuobjdump=$(command -v cuobjdump || true)
 for c in /usr/local/cuda/bin/cuobjdump /usr/local/cuda-*/bin/cuobjdump; do
 	[ -z "$cuobjdump" ] && [ -x "$c" ] && cuobjdump=$c

@@ -6,7 +6,7 @@
 #     helpers, exit, puts, callx, and atomics/misaligned accesses on global memory, 32 threads each;
 #  3. stack: tests/lower/stack_cases (frames in registers: every width, sign-extending, a loop,
 #     two frames, one frame left in .local), like the conformance programs.
-# usage: tests/gpu/lower.sh [BUILD_DIR]  (default build-lower, build-lower-gpu, build). Logs to $OUT.
+# usage: tests/gpu/lower.sh [BUILD_DIR]  (default $BUILD, then build-lower, build-lower-gpu, build). Logs to $OUT.
 # Where the generators or the corpus are missing (the GPU machine has no corpus and no libbpf),
 # it runs BUILD_DIR/lower-gpu/{conformance,helpers,stack}.{ptx,manifest}, which the build makes
 # (target lower_gpu_inputs: lower_corpus and lower_gpu_helpers, --target sm_75). So: build here,
@@ -14,8 +14,8 @@
 # Exit 77 when there is no GPU or driver.
 set -u -o pipefail
 here=$(cd "$(dirname "$0")/../.." && pwd)
-build=${1:-}
-if [ -z "$build" ]; then
+build=${1:-${BUILD:-}}
+if [ -z "$build" ] || [ ! -x "$build/bin/lower_gpu_run" ]; then
 	for b in "$here/build-lower" "$here/build-lower-gpu" "$here/build"; do
 		[ -x "$b/bin/lower_gpu_run" ] && { build=$b; break; }
 	done

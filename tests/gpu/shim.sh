@@ -10,14 +10,14 @@
 #   cuda-gdb   a breakpoint in a kernel is hit through the shim (cuda-gdb -batch)
 #   multi-gpu  tests/gpu/apps/multi_gpu on two devices (skipped with one GPU)
 #   bench      bench/launch_latency: direct vs shim, side by side
-# usage: tests/gpu/shim.sh [BUILD_DIR]   (default build-shim-gpu, build-shim, else build)
+# usage: tests/gpu/shim.sh [BUILD_DIR]   (default $BUILD, then build-shim-gpu, build-shim, else build)
 # BUILD_DIR holds lib/libcuda.so.1, lib/libgpuprobe-audit.so, bin/gpuprobe, bin/launch_latency
 # and gpu-apps/ (tests/gpu/apps/build.sh BUILD_DIR/gpu-apps, run where nvcc is).
 # Logs to $OUT if set. Exit 77 when there is no GPU or driver; 1 when any part fails.
 set -u -o pipefail
 here=$(cd "$(dirname "$0")/../.." && pwd)
-build=${1:-}
-if [ -z "$build" ]; then
+build=${1:-${BUILD:-}}
+if [ -z "$build" ] || [ ! -e "$build/lib/libcuda.so.1" ]; then
 	for b in "$here/build-shim-gpu" "$here/build-shim" "$here/build"; do
 		[ -e "$b/lib/libcuda.so.1" ] && { build=$b; break; }
 	done

@@ -3,13 +3,13 @@
 # through the real NVIDIA driver (cuModuleLoadData of each case's PTX, unchanged), with the same
 # expected outputs that the SPIR-V path must give on PoCL; and the end-to-end CUDA program runs
 # natively and must print what tests/spirv/e2e.c checks on PoCL.
-# usage: tests/gpu/spirv.sh [BUILD_DIR]  (default: build-spirv-gpu, build-spirv, build)
+# usage: tests/gpu/spirv.sh [BUILD_DIR]  (default: $BUILD, then build-spirv-gpu, build-spirv, build)
 # Needs BUILD_DIR/bin/spirv_conformance (and lib/libOpenCL.so.1 where the machine has no OpenCL
 # loader) and BUILD_DIR/tests/spirv/spirv_e2e_app. Logs to $OUT. Exit 77 without a GPU/driver.
 set -u -o pipefail
 here=$(cd "$(dirname "$0")/../.." && pwd)
-build=${1:-}
-if [ -z "$build" ]; then
+build=${1:-${BUILD:-}}
+if [ -z "$build" ] || [ ! -x "$build/bin/spirv_conformance" ]; then
 	for b in "$here/build-spirv-gpu" "$here/build-spirv" "$here/build"; do
 		[ -x "$b/bin/spirv_conformance" ] && { build=$b; break; }
 	done
