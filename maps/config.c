@@ -1,10 +1,20 @@
-/* The probe configuration file (see config.h): libyaml's document API, walked node by node, with
- * one error line naming the file, line and column of the first problem. */
+/* The probe configuration file (see config.h): checked against the limits on libyaml's events
+ * (config_scan.c), then loaded with libyaml's document API and walked node by node, with one
+ * error line naming the file, line and column of the first problem.
+ *
+ * Every array of the result grows in one place (push), sized by what is already in it and
+ * charged to one budget of entries: a repeated key once appended a second list to an array
+ * sized for the first (a heap overflow), and aliases can make a small document name the same
+ * long list many times. */
 #include "maps/config.h"
+#include "maps/config_internal.h"
+#include "ptx-frontend/escape.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <fnmatch.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,27 +28,28 @@ struct parse {
 	struct gp_config *cfg;
 	char *err;
 	size_t errlen;
+	size_t entries;   /* strings and records made so far, against GP_CONFIG_MAX_VALUES */
 };
 
 static int at(struct parse *p, const yaml_node_t *n, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 static int at(struct parse *p, const yaml_node_t *n, const char *fmt, ...)
 {
-	char msg[256];
+	char msg[512];
 	va_list ap;
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	if (p->err && p->errlen)
-		snprintf(p->err, p->errlen, "%s:%zu:%zu: %s", p->name, n->start_mark.line + 1,
-			 n->start_mark.column + 1, msg);
-	return -EINVAL;
+	return gp_config_err(p->err, p->errlen, p->name, &n->start_mark, "%s", msg);
 }
 
 static const char *scalar(const yaml_node_t *n)
 {
 	return n && n->type == YAML_SCALAR_NODE ? (const char *)n->data.scalar.value : NULL;
 }
+
+/* A key or value quoted in a message: long ones are cut (the message is one line). */
+#define SHOW "%.80s"
 
 static yaml_node_t *node(struct parse *p, int id) { return yaml_document_get_node(p->doc, id); }
 
@@ -48,6 +59,28 @@ static int want(struct parse *p, const yaml_node_t *n, yaml_node_type_t t, const
 	if (n->type == t)
 		return 0;
 	return at(p, n, "%s must be %s", what, kinds[t]);
+}
+
+/* Room for element n of *arr (elements of size bytes, *cap allocated), one entry charged to
+ * the budget. Returns 0, -EINVAL (budget spent, message at n) or -ENOMEM. */
+static int push(struct parse *p, const yaml_node_t *at_node, void **arr, size_t *cap, size_t n,
+		size_t size)
+{
+	if (++p->entries > GP_CONFIG_MAX_VALUES)
+		return at(p, at_node, "more than %u entries once aliases are expanded (the limit for a probe configuration)",
+			  GP_CONFIG_MAX_VALUES);
+	if (n < *cap)
+		return 0;
+	size_t ncap = *cap ? *cap * 2 : 4;
+	if (ncap > SIZE_MAX / size)
+		return -ENOMEM;
+	void *na = realloc(*arr, ncap * size);
+	if (!na)
+		return -ENOMEM;
+	memset((char *)na + *cap * size, 0, (ncap - *cap) * size);
+	*arr = na;
+	*cap = ncap;
+	return 0;
 }
 
 static int uint_value(struct parse *p, const yaml_node_t *n, const char *what, unsigned max,
@@ -60,14 +93,14 @@ static int uint_value(struct parse *p, const yaml_node_t *n, const char *what, u
 	errno = 0;
 	unsigned long long v = strtoull(s, &end, 10);
 	if (*end || errno || v > max)
-		return at(p, n, "%s must be a whole number from 0 to %u, not '%s'", what, max, s);
+		return at(p, n, "%s must be a whole number from 0 to %u, not '" SHOW "'", what, max, s);
 	*out = (unsigned)v;
 	return 0;
 }
 
 static char *path_value(struct parse *p, const char *s)
 {
-	if (s[0] == '/' || !p->base_dir) 
+	if (s[0] == '/' || !p->base_dir)
 		return strdup(s);
 	size_t n = strlen(p->base_dir) + strlen(s) + 2;
 	char *r = malloc(n);
@@ -76,28 +109,33 @@ static char *path_value(struct parse *p, const char *s)
 	return r;
 }
 
-/* A list of strings (or one string) into a malloc'd array. */
+/* A list of strings (or one string) into a new malloc'd array; *out must be empty (unique keys
+ * guarantee it; checked so that no caller can append to an array sized for another list). */
 static int strings(struct parse *p, const yaml_node_t *n, const char *what, char ***out, size_t *nout)
 {
+	if (*out || *nout)
+		return at(p, n, "%s given twice", what);
+	size_t cap = 0;
+	int rc;
 	if (n->type == YAML_SCALAR_NODE) {
-		*out = calloc(1, sizeof(char *));
-		if (!*out || !((*out)[0] = strdup(scalar(n))))
+		if ((rc = push(p, n, (void **)out, &cap, 0, sizeof(char *))))
+			return rc;
+		if (!((*out)[0] = strdup(scalar(n))))
 			return -ENOMEM;
 		*nout = 1;
 		return 0;
 	}
 	if (want(p, n, YAML_SEQUENCE_NODE, what))
 		return -EINVAL;
-	size_t cnt = (size_t)(n->data.sequence.items.top - n->data.sequence.items.start);
-	*out = calloc(cnt ? cnt : 1, sizeof(char *));
-	if (!*out)
-		return -ENOMEM;
 	for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top; it++) {
 		yaml_node_t *e = node(p, *it);
 		if (!scalar(e))
 			return at(p, e, "each entry of %s must be a value", what);
-		if (!((*out)[(*nout)++] = strdup(scalar(e))))
+		if ((rc = push(p, e, (void **)out, &cap, *nout, sizeof(char *))))
+			return rc;
+		if (!((*out)[*nout] = strdup(scalar(e))))
 			return -ENOMEM;
+		++*nout;
 	}
 	return 0;
 }
@@ -106,43 +144,60 @@ static int strings(struct parse *p, const yaml_node_t *n, const char *what, char
 	for (yaml_node_pair_t *_pr = (n)->data.mapping.pairs.start; _pr < (n)->data.mapping.pairs.top; _pr++) \
 		for (yaml_node_t *k = node(p, _pr->key), *v = node(p, _pr->value); k; k = NULL)
 
+static int probe_entry(struct parse *p, const yaml_node_t *e, struct gp_config_probe *pr)
+{
+	if (scalar(e)) {   /* "- counter.bpf.o" */
+		pr->line = (unsigned)e->start_mark.line + 1;
+		pr->col = (unsigned)e->start_mark.column + 1;
+		return (pr->path = path_value(p, scalar(e))) ? 0 : -ENOMEM;
+	}
+	if (want(p, e, YAML_MAPPING_NODE, "a probe"))
+		return -EINVAL;
+	FOR_PAIRS(p, e, k, v) {
+		const char *key = scalar(k);
+		int rc = 0;
+		if (key && !strcmp(key, "path")) {
+			if (!scalar(v) || !*scalar(v))
+				return at(p, v, "path must be a file name");
+			if (pr->path)
+				return at(p, k, "path given twice");
+			if (!(pr->path = path_value(p, scalar(v))))
+				return -ENOMEM;
+			pr->line = (unsigned)v->start_mark.line + 1;
+			pr->col = (unsigned)v->start_mark.column + 1;
+		} else if (key && !strcmp(key, "kernels")) {
+			rc = strings(p, v, "kernels", &pr->kernels, &pr->nkernels);
+		} else {
+			return at(p, k, "unknown key '" SHOW "' in a probe (expected path, kernels)",
+				  key ? key : "?");
+		}
+		if (rc)
+			return rc;
+	}
+	if (!pr->path)
+		return at(p, e, "a probe needs a path");
+	return 0;
+}
+
 static int probes_section(struct parse *p, const yaml_node_t *n)
 {
 	if (want(p, n, YAML_SEQUENCE_NODE, "probes"))
 		return -EINVAL;
-	size_t cnt = (size_t)(n->data.sequence.items.top - n->data.sequence.items.start);
-	p->cfg->probes = calloc(cnt ? cnt : 1, sizeof(*p->cfg->probes));
-	if (!p->cfg->probes)
-		return -ENOMEM;
+	if (p->cfg->probes)
+		return at(p, n, "probes given twice");
+	size_t cap = 0;
 	for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top; it++) {
 		yaml_node_t *e = node(p, *it);
-		struct gp_config_probe *pr = &p->cfg->probes[p->cfg->nprobes++];
-		if (scalar(e)) {   /* "- counter.bpf.o" */
-			if (!(pr->path = path_value(p, scalar(e))))
-				return -ENOMEM;
-			continue;
-		}
-		if (want(p, e, YAML_MAPPING_NODE, "a probe"))
-			return -EINVAL;
-		int rc = 0;
-		FOR_PAIRS(p, e, k, v) {
-			const char *key = scalar(k);
-			if (key && !strcmp(key, "path")) {
-				if (!scalar(v))
-					return at(p, v, "path must be a value");
-				if (!(pr->path = path_value(p, scalar(v))))
-					return -ENOMEM;
-			} else if (key && !strcmp(key, "kernels")) {
-				rc = strings(p, v, "kernels", &pr->kernels, &pr->nkernels);
-			} else {
-				return at(p, k, "unknown key '%s' in a probe (expected path, kernels)",
-					  key ? key : "?");
-			}
-			if (rc)
-				return rc;
-		}
-		if (!pr->path)
-			return at(p, e, "a probe needs a path");
+		if (p->cfg->nprobes >= GP_CONFIG_MAX_PROBES)
+			return at(p, e, "more than %u probe objects", GP_CONFIG_MAX_PROBES);
+		int rc = push(p, e, (void **)&p->cfg->probes, &cap, p->cfg->nprobes,
+			      sizeof(*p->cfg->probes));
+		if (rc)
+			return rc;
+		/* counted before it is filled: gp_config__free frees what a failure leaves */
+		rc = probe_entry(p, e, &p->cfg->probes[p->cfg->nprobes++]);
+		if (rc)
+			return rc;
 	}
 	return 0;
 }
@@ -159,9 +214,29 @@ static int kernels_section(struct parse *p, const yaml_node_t *n)
 		else if (key && !strcmp(key, "exclude"))
 			rc = strings(p, v, "exclude", &p->cfg->exclude, &p->cfg->nexclude);
 		else
-			return at(p, k, "unknown key '%s' in kernels (expected include, exclude)", key ? key : "?");
+			return at(p, k, "unknown key '" SHOW "' in kernels (expected include, exclude)",
+				  key ? key : "?");
 		if (rc)
 			return rc;
+	}
+	return 0;
+}
+
+static int map_settings(struct parse *p, const yaml_node_t *v, struct gp_config_map *m)
+{
+	FOR_PAIRS(p, v, k2, v2) {
+		const char *key = scalar(k2);
+		if (!key || strcmp(key, "placement"))
+			return at(p, k2, "unknown key '" SHOW "' for map " SHOW " (expected placement)",
+				  key ? key : "?", m->name);
+		const char *s = scalar(v2);
+		if (s && !strcmp(s, "device"))
+			m->placement = GP_MAP_PLACE_DEVICE;
+		else if (s && !strcmp(s, "host"))
+			m->placement = GP_MAP_PLACE_HOST;
+		else
+			return at(p, v2, "placement of map " SHOW " must be device or host, not '" SHOW "'",
+				  m->name, s ? s : "?");
 	}
 	return 0;
 }
@@ -170,32 +245,22 @@ static int maps_section(struct parse *p, const yaml_node_t *n)
 {
 	if (want(p, n, YAML_MAPPING_NODE, "maps"))
 		return -EINVAL;
-	size_t cnt = (size_t)(n->data.mapping.pairs.top - n->data.mapping.pairs.start);
-	p->cfg->maps = calloc(cnt ? cnt : 1, sizeof(*p->cfg->maps));
-	if (!p->cfg->maps)
-		return -ENOMEM;
+	if (p->cfg->maps)
+		return at(p, n, "maps given twice");
+	size_t cap = 0;
 	FOR_PAIRS(p, n, k, v) {
 		if (!scalar(k))
 			return at(p, k, "a map name must be a value");
 		if (want(p, v, YAML_MAPPING_NODE, "a map's settings"))
 			return -EINVAL;
+		int rc = push(p, k, (void **)&p->cfg->maps, &cap, p->cfg->nmaps, sizeof(*p->cfg->maps));
+		if (rc)
+			return rc;
 		struct gp_config_map *m = &p->cfg->maps[p->cfg->nmaps++];
 		if (!(m->name = strdup(scalar(k))))
 			return -ENOMEM;
-		FOR_PAIRS(p, v, k2, v2) {
-			const char *key = scalar(k2);
-			if (!key || strcmp(key, "placement"))
-				return at(p, k2, "unknown key '%s' for map %s (expected placement)",
-					  key ? key : "?", m->name);
-			const char *s = scalar(v2);
-			if (s && !strcmp(s, "device"))
-				m->placement = GP_MAP_PLACE_DEVICE;
-			else if (s && !strcmp(s, "host"))
-				m->placement = GP_MAP_PLACE_HOST;
-			else
-				return at(p, v2, "placement of map %s must be device or host, not '%s'",
-					  m->name, s ? s : "?");
-		}
+		if ((rc = map_settings(p, v, m)))
+			return rc;
 	}
 	return 0;
 }
@@ -218,7 +283,7 @@ static int output_section(struct parse *p, const yaml_node_t *n)
 			free(p->cfg->json_path);
 			rc = (p->cfg->json_path = !strcmp(s, "-") ? strdup(s) : path_value(p, s)) ? 0 : -ENOMEM;
 		} else {
-			return at(p, k, "unknown key '%s' in output (expected interval, json, top)",
+			return at(p, k, "unknown key '" SHOW "' in output (expected interval, json, top)",
 				  key ? key : "?");
 		}
 		if (rc)
@@ -239,7 +304,7 @@ static int limits_section(struct parse *p, const yaml_node_t *n)
 		else if (key && !strcmp(key, "perthread_slots"))
 			rc = uint_value(p, v, "limits.perthread_slots", 1u << 24, &p->cfg->perthread_slots);
 		else
-			return at(p, k, "unknown key '%s' in limits (expected printk_ring_bytes, perthread_slots)",
+			return at(p, k, "unknown key '" SHOW "' in limits (expected printk_ring_bytes, perthread_slots)",
 				  key ? key : "?");
 		if (rc)
 			return rc;
@@ -247,47 +312,120 @@ static int limits_section(struct parse *p, const yaml_node_t *n)
 	return 0;
 }
 
+static int cmp_key(const void *a, const void *b)
+{
+	const yaml_node_t *x = *(const yaml_node_t *const *)a, *y = *(const yaml_node_t *const *)b;
+	int c = strcmp(scalar(x), scalar(y));
+	if (c)
+		return c;
+	return x->start_mark.index < y->start_mark.index ? -1 : x->start_mark.index > y->start_mark.index;
+}
+
+/* YAML keys are unique in a mapping (YAML 1.2, 3.2.1.1); libyaml does not check. A repeated key
+ * is one error at its second appearance, the earliest such in the file, whatever the section:
+ * a mapping no section reads is checked too. Sorting keeps this O(n log n) per mapping. */
+static int unique_keys(struct parse *p)
+{
+	const yaml_node_t *worst = NULL, *first_of_worst = NULL;
+	const yaml_node_t **keys = NULL;
+	size_t cap = 0;
+	int rc = 0;
+	for (yaml_node_t *n = p->doc->nodes.start; n < p->doc->nodes.top; n++) {
+		if (n->type != YAML_MAPPING_NODE)
+			continue;
+		size_t cnt = 0;
+		size_t npairs = (size_t)(n->data.mapping.pairs.top - n->data.mapping.pairs.start);
+		if (npairs > cap) {
+			const yaml_node_t **nk = realloc(keys, npairs * sizeof(*keys));
+			if (!nk) {
+				rc = -ENOMEM;
+				break;
+			}
+			keys = nk;
+			cap = npairs;
+		}
+		for (yaml_node_pair_t *pr = n->data.mapping.pairs.start; pr < n->data.mapping.pairs.top; pr++) {
+			const yaml_node_t *k = node(p, pr->key);
+			if (scalar(k))
+				keys[cnt++] = k;
+		}
+		qsort(keys, cnt, sizeof(*keys), cmp_key);
+		for (size_t i = 1; i < cnt; i++) {
+			if (strcmp(scalar(keys[i - 1]), scalar(keys[i])))
+				continue;
+			/* keys[i] repeats keys[i-1]; the first of the run is where it was first written */
+			size_t f = i - 1;
+			while (f && !strcmp(scalar(keys[f - 1]), scalar(keys[i])))
+				f--;
+			if (!worst || keys[i]->start_mark.index < worst->start_mark.index) {
+				worst = keys[i];
+				first_of_worst = keys[f];
+			}
+		}
+	}
+	free(keys);
+	if (!rc && worst)
+		rc = at(p, worst, "key '" SHOW "' repeated (first at line %zu, column %zu): YAML keys are unique",
+			scalar(worst), first_of_worst->start_mark.line + 1,
+			first_of_worst->start_mark.column + 1);
+	return rc;
+}
+
+static int walk(struct parse *p)
+{
+	yaml_node_t *root = yaml_document_get_root_node(p->doc);
+	if (!root)
+		return 0;
+	if (root->type != YAML_MAPPING_NODE)
+		return at(p, root, "the configuration must be a mapping (probes:, kernels:, maps:, output:, limits:)");
+	int rc = unique_keys(p);
+	FOR_PAIRS(p, root, k, v) {
+		if (rc)
+			break;
+		const char *key = scalar(k);
+		if (key && !strcmp(key, "probes"))
+			rc = probes_section(p, v);
+		else if (key && !strcmp(key, "kernels"))
+			rc = kernels_section(p, v);
+		else if (key && !strcmp(key, "maps"))
+			rc = maps_section(p, v);
+		else if (key && !strcmp(key, "output"))
+			rc = output_section(p, v);
+		else if (key && !strcmp(key, "limits"))
+			rc = limits_section(p, v);
+		else
+			rc = at(p, k, "unknown section '" SHOW "' (expected probes, kernels, maps, output, limits)",
+				key ? key : "?");
+	}
+	return rc;
+}
+
 int gp_config__parse(const char *text, size_t len, const char *name, const char *base_dir,
 		     struct gp_config *cfg, char *err, size_t errlen)
 {
 	memset(cfg, 0, sizeof(*cfg));
+	if (err && errlen)
+		err[0] = 0;
+	int rc = gp_config_scan(text, len, name, err, errlen);
+	if (rc)
+		return rc;
 	yaml_parser_t parser;
 	yaml_document_t doc;
 	if (!yaml_parser_initialize(&parser))
 		return -ENOMEM;
 	yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
 	if (!yaml_parser_load(&parser, &doc)) {
-		if (err && errlen)
-			snprintf(err, errlen, "%s:%zu:%zu: %s", name, parser.problem_mark.line + 1,
-				 parser.problem_mark.column + 1, parser.problem ? parser.problem : "malformed YAML");
+		/* the scan saw every event: what is left is the composer's (an undefined alias) */
+		rc = parser.error == YAML_MEMORY_ERROR ? -ENOMEM :
+		     gp_config_err(err, errlen, name, &parser.problem_mark, "%s",
+				   parser.problem ? parser.problem : "malformed YAML");
 		yaml_parser_delete(&parser);
-		return -EINVAL;
+		if (rc == -ENOMEM && err && errlen)
+			snprintf(err, errlen, "%s: out of memory", name);
+		return rc;
 	}
-	struct parse p = {&doc, name, base_dir, cfg, err, errlen};
-	int rc = 0;
-	yaml_node_t *root = yaml_document_get_root_node(&doc);
-	if (root && root->type != YAML_MAPPING_NODE) {
-		rc = at(&p, root, "the configuration must be a mapping (probes:, kernels:, maps:, output:, limits:)");
-	} else if (root) {
-		FOR_PAIRS(&p, root, k, v) {
-			const char *key = scalar(k);
-			if (key && !strcmp(key, "probes"))
-				rc = probes_section(&p, v);
-			else if (key && !strcmp(key, "kernels"))
-				rc = kernels_section(&p, v);
-			else if (key && !strcmp(key, "maps"))
-				rc = maps_section(&p, v);
-			else if (key && !strcmp(key, "output"))
-				rc = output_section(&p, v);
-			else if (key && !strcmp(key, "limits"))
-				rc = limits_section(&p, v);
-			else
-				rc = at(&p, k, "unknown section '%s' (expected probes, kernels, maps, output, limits)",
-					key ? key : "?");
-			if (rc)
-				break;
-		}
-	}
+	struct parse p = {&doc, name, base_dir, cfg, err, errlen, 0};
+	rc = walk(&p);
 	if (rc == -ENOMEM && err && errlen)
 		snprintf(err, errlen, "%s: out of memory", name);
 	yaml_document_delete(&doc);
@@ -297,68 +435,107 @@ int gp_config__parse(const char *text, size_t len, const char *name, const char 
 	return rc;
 }
 
+/* Who may have written the file st describes (see config.h). */
+static int check_stat(const struct stat *st, const char *path, const char *what, char *err,
+		      size_t errlen)
+{
+	int rc = 0;
+	if (!S_ISREG(st->st_mode)) {
+		snprintf(err, errlen, "%s: %s is not a regular file", path, what);
+		rc = -EINVAL;
+	} else if (st->st_uid != getuid() && st->st_uid != 0) {
+		snprintf(err, errlen, "%s: refusing %s owned by uid %u (not you or root)", path, what,
+			 (unsigned)st->st_uid);
+		rc = -EPERM;
+	} else if (st->st_mode & (S_IWGRP | S_IWOTH)) {
+		snprintf(err, errlen, "%s: refusing %s that %s can write (mode %04o); run: chmod go-w %s",
+			 path, what, (st->st_mode & S_IWOTH) ? "everyone" : "its group",
+			 (unsigned)(st->st_mode & 07777), path);
+		rc = -EPERM;
+	}
+	if (rc)
+		gp_escape_line(err, errlen);
+	return rc;
+}
+
+static int cannot_read(const char *path, const char *what, int e, char *err, size_t errlen)
+{
+	snprintf(err, errlen, "%s: cannot read %s: %s", path, what, strerror(e));
+	gp_escape_line(err, errlen);
+	return -e;
+}
+
 int gp_config__check_file(const char *path, const char *what, char *err, size_t errlen)
 {
 	struct stat st;
-	if (stat(path, &st)) {
-		int e = errno;
-		snprintf(err, errlen, "%s: cannot read %s: %s", path, what, strerror(e));
-		return -e;
+	if (stat(path, &st))
+		return cannot_read(path, what, errno, err, errlen);
+	return check_stat(&st, path, what, err, errlen);
+}
+
+/* The file's text, at most GP_CONFIG_MAX_BYTES + 1 bytes of it (one more tells the parser the
+ * file is too big without reading 100 MB). The checks are made on the descriptor that is read:
+ * checking the path and then opening it again would read whatever was put there in between.
+ * O_NONBLOCK: a FIFO in its place must not block the application in open(). */
+static int read_config(const char *path, char **text, size_t *len, char *err, size_t errlen)
+{
+	const char *what = "a probe configuration";
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0)
+		return cannot_read(path, what, errno, err, errlen);
+	struct stat st;
+	int rc = fstat(fd, &st) ? cannot_read(path, what, errno, err, errlen)
+				: check_stat(&st, path, what, err, errlen);
+	size_t want = GP_CONFIG_MAX_BYTES + 1;
+	if (!rc && st.st_size >= 0 && (size_t)st.st_size < want)
+		want = (size_t)st.st_size + 1;   /* + 1: the file may have grown */
+	char *buf = rc ? NULL : malloc(want + 1);
+	if (!rc && !buf) {
+		snprintf(err, errlen, "%s: out of memory", path);
+		gp_escape_line(err, errlen);
+		rc = -ENOMEM;
 	}
-	if (!S_ISREG(st.st_mode)) {
-		snprintf(err, errlen, "%s: %s is not a regular file", path, what);
-		return -EINVAL;
+	size_t n = 0;
+	while (!rc && n < want) {
+		ssize_t r = read(fd, buf + n, want - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			rc = cannot_read(path, what, errno, err, errlen);
+		else if (r == 0)
+			break;
+		else
+			n += (size_t)r;
 	}
-	if (st.st_uid != getuid() && st.st_uid != 0) {
-		snprintf(err, errlen, "%s: refusing %s owned by uid %u (not you or root)", path, what,
-			 (unsigned)st.st_uid);
-		return -EPERM;
+	close(fd);
+	if (rc) {
+		free(buf);
+		return rc;
 	}
-	if (st.st_mode & (S_IWGRP | S_IWOTH)) {
-		snprintf(err, errlen, "%s: refusing %s that %s can write (mode %04o); run: chmod go-w %s",
-			 path, what, (st.st_mode & S_IWOTH) ? "everyone" : "its group",
-			 (unsigned)(st.st_mode & 07777), path);
-		return -EPERM;
-	}
+	buf[n] = 0;
+	*text = buf;
+	*len = n;
 	return 0;
 }
 
 int gp_config__load(const char *path, struct gp_config *cfg, char *err, size_t errlen)
 {
 	memset(cfg, 0, sizeof(*cfg));
-	int rc = gp_config__check_file(path, "a probe configuration", err, errlen);
+	char *text = NULL;
+	size_t len = 0;
+	int rc = read_config(path, &text, &len, err, errlen);
 	if (rc)
 		return rc;
-	FILE *f = fopen(path, "rb");
-	if (!f) {
-		int e = errno;
-		snprintf(err, errlen, "%s: cannot read a probe configuration: %s", path, strerror(e));
-		return -e;
-	}
-	char *text = NULL;
-	size_t len = 0, cap = 0;
-	for (;;) {
-		if (len + 4096 > cap) {
-			char *nt = realloc(text, cap = cap ? cap * 2 : 8192);
-			if (!nt) {
-				free(text);
-				fclose(f);
-				snprintf(err, errlen, "%s: out of memory", path);
-				return -ENOMEM;
-			}
-			text = nt;
-		}
-		size_t n = fread(text + len, 1, cap - len, f);
-		len += n;
-		if (!n)
-			break;
-	}
-	fclose(f);
 	char *dir = strdup(path);
 	char *slash = dir ? strrchr(dir, '/') : NULL;
 	if (slash)
 		*slash = 0;
-	rc = gp_config__parse(text ? text : "", len, path, slash ? dir : NULL, cfg, err, errlen);
+	if (len > GP_CONFIG_MAX_BYTES)
+		rc = gp_config_err(err, errlen, path, NULL,
+				   "larger than the %u-byte limit for a probe configuration",
+				   GP_CONFIG_MAX_BYTES);
+	else
+		rc = gp_config__parse(text, len, path, slash ? dir : NULL, cfg, err, errlen);
 	free(dir);
 	free(text);
 	return rc;

@@ -18,6 +18,10 @@
  *   limits:
  *     printk_ring_bytes: 65536    per SM
  *     perthread_slots: 65536      thread slots of per-thread arrays
+ *
+ * The shim reads this file inside the application, so a hostile or broken file must cost one
+ * error line and bounded time and memory, never a crash: YAML keys are unique (a repeated key is
+ * an error), and the file's size, nesting and number of values are limited (below).
  */
 #ifndef GPUPROBE_MAPS_CONFIG_H
 #define GPUPROBE_MAPS_CONFIG_H
@@ -26,10 +30,18 @@
 
 #include "maps/maps.h"
 
+/* Limits on a configuration file. A real one is a few hundred bytes; these stop a hostile one
+ * (100,000 nested '[' took libyaml 12.8 s, a 100 MB file 520 MB) with one error. */
+#define GP_CONFIG_MAX_BYTES (1u << 20)   /* file size */
+#define GP_CONFIG_MAX_DEPTH 32           /* nested lists and mappings */
+#define GP_CONFIG_MAX_VALUES 10000       /* values, lists, mappings, aliases; entries made */
+#define GP_CONFIG_MAX_PROBES 128         /* objects, the configuration's and -p's together */
+
 struct gp_config_probe {
 	char *path;                 /* absolute, or relative to the working directory */
 	char **kernels;             /* globs; none: every kernel the global filter selects */
 	size_t nkernels;
+	unsigned line, col;         /* where the path is written (1-based), for messages */
 };
 
 struct gp_config_map {
@@ -52,7 +64,8 @@ struct gp_config {
 };
 
 /* Read and parse path after checking who may write it. Returns 0, or a negative errno with one
- * line in err: "FILE:LINE:COL: message" for content, "FILE: message" for the file itself. */
+ * line in err: "FILE:LINE:COL: message" for content, "FILE: message" for the file itself.
+ * Text from the file in a message is escaped (non-printable bytes as \xNN). */
 int gp_config__load(const char *path, struct gp_config *cfg, char *err, size_t errlen);
 /* Parse text (no file checks); name is used in messages, base_dir resolves relative paths (NULL:
  * keep them as written). */
