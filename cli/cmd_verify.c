@@ -98,12 +98,16 @@ int cmd_verify(int argc, char **argv)
 		o.log_size = log_size;
 		o.log_level = verbose;
 		o.map_atomic_only = atomic_only;
+		char warnings[2048];
+		o.warnings = warnings;
+		o.warnings_size = sizeof(warnings);
 		int vr = gp_verify(prog->insns, prog->ninsns, &o);
 		if (verbose)
 			fputs(log, stdout);
 		if (!vr) {
 			printf("%s (%s): OK, %zu insns, stack %u\n", prog->name, prog->section, prog->ninsns,
 			       o.stack_depth);
+			fputs(warnings, stdout);
 			if (verbose)
 				for (size_t m = 0; m < nmaps; m++)
 					if (atomic_only[m])

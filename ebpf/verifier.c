@@ -258,6 +258,7 @@ static int check_ld_imm64(struct gpv_env *env, const struct bpf_insn *insn)
 	} else {
 		r->type = T_PTR_MAP_VALUE;
 		r->off = insn[1].imm;
+		r->vid = GPV_VID_GLOBAL | (uint32_t)insn->imm;   /* one variable, whichever lddw */
 	}
 	return 0;
 }
@@ -317,8 +318,13 @@ static int do_step(struct gpv_env *env, int *next)
 	*next = env->idx + 1;
 	switch (cls) {
 	case BPF_ALU:
-	case BPF_ALU64:
-		return gpv_check_alu(env, insn);
+	case BPF_ALU64: {
+		struct gpv_vtag t = gpv_race_alu_tag(env, insn);
+		int err = gpv_check_alu(env, insn);
+		if (!err)
+			gpv_race_alu_done(env, insn, t);
+		return err;
+	}
 	case BPF_LDX:
 	case BPF_ST:
 		return gpv_check_mem(env, insn);
@@ -453,6 +459,9 @@ int gp_verify(const struct bpf_insn *insns, size_t n, struct gp_verify_opts *opt
 	opts->stack_depth = 0;
 	opts->insns_processed = 0;
 	opts->states_stored = 0;
+	opts->nwarnings = 0;
+	if (opts->warnings && opts->warnings_size)
+		opts->warnings[0] = 0;
 	env.cur.curframe = -1;
 	int ret;
 	if (!insns || !n) {
@@ -529,5 +538,6 @@ out:
 	free(env.subs);
 	free(env.map_plain_write);
 	free(env.map_atomic_add);
+	free(env.warned);
 	return ret;
 }

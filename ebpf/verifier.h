@@ -30,6 +30,12 @@ struct gp_verify_opts {
 	unsigned states_stored;                    /* out: states kept for pruning */
 	int r2_is_ctx_size;                        /* GP_ATTACH_NONE only: r2 holds ctx_size on
 	                                              entry (the conformance corpus's mem length) */
+	/* Warnings about programs that verify but will not do what their author means on a GPU,
+	   one line each ("warning: 7: (7b) *(u64 *)(r0 +0) = r1: ..."), at most one per
+	   instruction; optional. Today: a plain read-modify-write of a map value (load, change,
+	   store back through the same value pointer), which loses updates when threads race. */
+	char *warnings; size_t warnings_size;
+	unsigned nwarnings;                        /* out */
 };
 
 /* 0 when safe; -EINVAL (malformed), -EACCES (unsafe), -E2BIG (too complex).
@@ -39,9 +45,13 @@ struct gp_verify_opts {
  * stack_depth (out) is the largest stack over any chain of BPF-to-BPF calls, each frame's
  * depth rounded up to 8 bytes; every frame has its own 512 bytes.
  * map_atomic_only[i] (out) is 1 when map i's values are changed, and only changed, by
- * BPF_ATOMIC|BPF_ADD (with or without BPF_FETCH) through map-value pointers: no plain store,
- * no other atomic, no map_update_elem/map_delete_elem, no helper writing into the value.
- * Plain loads of the value do not clear it. */
+ * BPF_ATOMIC|BPF_ADD (with or without BPF_FETCH) through map-value pointers, and possibly
+ * created by map_update_elem with flags a known BPF_NOEXIST (the counting idiom: lookup, insert
+ * on a miss, atomic add): no plain store, no other atomic, no other update, no
+ * map_delete_elem, no helper writing into the value. Such a map's values can be sharded per SM
+ * and summed by the host: a NOEXIST insert only succeeds for a key no copy holds yet, so the
+ * inserted value lands in one copy while the others stay 0, and the sum is the value. Plain
+ * loads of the value do not clear it. */
 int gp_verify(const struct bpf_insn *insns, size_t n, struct gp_verify_opts *opts);
 
 /* sizeof the context struct in include/gpuprobe/ for that attach point; 0 for GP_ATTACH_NONE. */

@@ -136,6 +136,19 @@ static int check_size_arg(struct gpv_env *env, const struct helper_proto *h, int
 	return 0;
 }
 
+/* map_update_elem(map, key, value, BPF_NOEXIST) with the flags a known constant: it creates a
+ * value no copy of a sharded map holds yet and never changes one, so it keeps the map summable
+ * (verifier.h, map_atomic_only). r4 becomes precise: a path with other flags must not be pruned
+ * against this one. */
+static bool noexist_insert(struct gpv_env *env, int helper)
+{
+	if (helper != 2)
+		return false;
+	gpv_mark_precise(env, BPF_REG_4);
+	const struct gpv_reg *f = &cur_regs(env)[BPF_REG_4];
+	return reg_is_const(f) && f->var.value == BPF_NOEXIST;
+}
+
 int gpv_check_helper_call(struct gpv_env *env, const struct bpf_insn *insn)
 {
 	int id = insn->imm;
@@ -314,8 +327,10 @@ int gpv_check_helper_call(struct gpv_env *env, const struct bpf_insn *insn)
 		env->cur.refs[env->cur.nrefs] = r0.id;
 		env->cur.ref_insn[env->cur.nrefs++] = env->idx;
 	}
-	if (map >= 0 && (h->id == 2 || h->id == 3))
+	if (map >= 0 && (h->id == 2 || h->id == 3) && !noexist_insert(env, h->id))
 		env->map_plain_write[map] = 1;
+	if (r0.type == T_PTR_MAP_VALUE_OR_NULL)
+		r0.vid = r0.id;   /* verifier_race.c: this lookup's value */
 	if (release)
 		release_reference(env, release);
 	regs = cur_regs(env);

@@ -246,8 +246,12 @@ static int check_access(struct gpv_env *env, int regno, int off, int size, bool 
 				return gpv_reject(env, -EACCES, "R%d leaks addr into map", val_regno);
 			if (kind != K_ATOMIC)
 				env->map_plain_write[reg->map] = 1;
+			if (kind == K_INSN)
+				gpv_race_store(env, reg, off, val);
 		}
 		out_unknown(out, size, sext);
+		if (!write && kind == K_INSN)
+			gpv_race_load(env, reg, off, out);
 		return 0;
 	}
 	case T_PTR_MEM:
@@ -310,6 +314,9 @@ int gpv_check_mem(struct gpv_env *env, const struct bpf_insn *insn)
 				reg_mark_const(&v, v.var.value & ((1ULL << (size * 8)) - 1));
 			else
 				reg_mark_unknown_width(&v, (unsigned)size, false);
+			v.vid = regs[insn->src_reg].vid;   /* still computed from what it was */
+			v.voff = regs[insn->src_reg].voff;
+			v.vinsn = regs[insn->src_reg].vinsn;
 		}
 		return check_access(env, insn->dst_reg, insn->off, size, true, &v, insn->src_reg, NULL,
 				    false, K_INSN);

@@ -60,6 +60,13 @@ struct gpv_reg {
 	uint32_t mem_size;      /* T_PTR_MEM: bytes of the record */
 	uint32_t id;            /* or-null pointers: copies share it; scalars: copies share it */
 	uint32_t ref_obj_id;    /* ring-buffer records: the reservation that must be released */
+	/* Racy read-modify-write (verifier_race.c). Map values (or null): vid names the pointer (the
+	 * lookup that returned it, or the global variable), kept through the null check, copies and
+	 * constant offsets. Scalars: vid of the map value they were loaded from (0: none), with the
+	 * offset in it and the load; kept through arithmetic on them. Never compared by pruning: a
+	 * warning may be missed on a pruned path, never made up. */
+	uint32_t vid;
+	int32_t voff, vinsn;
 	struct tnum var;        /* scalar value, or the variable part of a pointer's offset */
 	uint64_t umin, umax;
 	int64_t smin, smax;
@@ -167,6 +174,10 @@ struct gpv_env {
 	uint8_t *map_plain_write;
 	uint8_t *map_atomic_add;
 
+	/* warnings (verifier_race.c): instructions already warned about */
+	uint8_t *warned;
+	size_t warn_len;
+
 	/* the log */
 	char *log;
 	size_t log_size, log_len;
@@ -250,6 +261,17 @@ int gpv_check_atomic(struct gpv_env *env, const struct bpf_insn *insn);
 /* check that [reg+off, +size) is readable (write=false) or writable; for helper arguments */
 int gpv_check_helper_mem(struct gpv_env *env, int regno, int64_t size_min, uint64_t size_max,
 			 bool write, bool need_init);
+
+/* verifier_race.c: racy read-modify-write of map values (a warning, not an error) */
+#define GPV_VID_GLOBAL 0x80000000u   /* vid of global data: | the map index */
+struct gpv_vtag {
+	uint32_t vid;
+	int32_t voff, vinsn;
+};
+struct gpv_vtag gpv_race_alu_tag(struct gpv_env *env, const struct bpf_insn *insn);
+void gpv_race_alu_done(struct gpv_env *env, const struct bpf_insn *insn, struct gpv_vtag t);
+void gpv_race_load(struct gpv_env *env, const struct gpv_reg *ptr, int off, struct gpv_reg *out);
+void gpv_race_store(struct gpv_env *env, const struct gpv_reg *ptr, int off, const struct gpv_reg *val);
 
 /* verifier_helpers.c */
 int gpv_check_helper_call(struct gpv_env *env, const struct bpf_insn *insn);

@@ -163,6 +163,14 @@ static const struct bpf_insn raw_ld_abs[] = {I(BPF_LD | BPF_ABS | BPF_W, 0, 0, 0
 	"lddw %r1, 0x4d4150000000000" #m "\n" \
 	"call 1\n"
 
+/* update of the hash m2 (8-byte key 0, value 1) with flags set by F (r6: a context word), then
+ * lookup and atomic add */
+#define NOEXIST_COUNT(F) \
+	"ldxw %r6, [%r1+0]\nstdw [%r10-16], 1\nstdw [%r10-8], 0\nmov %r2, %r10\nadd %r2, -8\n" \
+	"mov %r3, %r10\nadd %r3, -16\nlddw %r1, 0x4d41500000000002\n" F "call 2\n" \
+	"mov %r2, %r10\nadd %r2, -8\nlddw %r1, 0x4d41500000000002\ncall 1\n" \
+	"jeq %r0, 0, +2\nmov %r1, 1\nlock add [%r0+0], %r1\nmov %r0, 0\nexit\n"
+
 static const struct tcase tests[] = {
 	/* malformed programs: -EINVAL, found before any path is explored */
 	{"empty", NULL, .raw = NULL, .nraw = 0, .attach = E, .ret = -EINVAL,
@@ -278,6 +286,20 @@ static const struct tcase tests[] = {
 	 "stdw [%r10-16], 0\nmov %r2, %r10\nadd %r2, -16\nmov %r3, %r2\nlddw %r1, 0x4d41500000000002\nmov %r4, 0\ncall 2\n"
 	 LOOKUP(3) "jeq %r0, 0, +2\nmov %r1, 1\nlock xor [%r0+0], %r1\n"
 	 "mov %r0, 0\nexit\n", .attach = E, .ret = 0, .expect_stack = 16, .atomic_only = "10000"},
+
+	/* the counting idiom on the hash m2: insert with flags F on a miss, then atomic add; only a
+	 * known BPF_NOEXIST keeps the map summable, on every path (r4 is made precise: the path
+	 * with BPF_ANY must not be pruned against the one with BPF_NOEXIST) */
+	{"atomic_only_noexist", NOEXIST_COUNT("mov %r4, 1\n"), .attach = E, .ret = 0, .expect_stack = 16,
+	 .atomic_only = "00100"},
+	{"atomic_only_update_any", NOEXIST_COUNT("mov %r4, 0\n"), .attach = E, .ret = 0, .expect_stack = 16,
+	 .atomic_only = "00000"},
+	{"atomic_only_flags_unknown", NOEXIST_COUNT("mov %r4, %r6\n"), .attach = E, .ret = 0, .expect_stack = 16,
+	 .atomic_only = "00000"},
+	{"atomic_only_flags_by_path", NOEXIST_COUNT("mov %r4, 1\njeq %r6, 0, +1\nmov %r4, 0\n"), .attach = E,
+	 .ret = 0, .expect_stack = 16, .atomic_only = "00000"},
+	{"atomic_only_flags_by_path2", NOEXIST_COUNT("mov %r4, 0\njeq %r6, 0, +1\nmov %r4, 1\n"), .attach = E,
+	 .ret = 0, .expect_stack = 16, .atomic_only = "00000"},
 
 	{"helper_u64_out_ok", "mov %r1, %r10\nadd %r1, -8\nmov %r2, %r10\nadd %r2, -16\nmov %r3, %r10\nadd %r3, -24\n"
 	 "call 505\nldxdw %r0, [%r10-24]\nexit\n", .attach = E, .ret = 0, .expect_stack = 24},
