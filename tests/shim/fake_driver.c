@@ -3,12 +3,13 @@
  * (with made-up but recognisable results) and counts every call; the tests read the counts
  * through fake_calls(). Types are spelled out here (ABI-equal to cuda.h) because cuda.h's
  * macros would rename the very names this file must define. */
+#include "fake_gpu.h"
+
 #include <dlfcn.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
-typedef int CUresult;
 #define OK 0
 #define NOT_FOUND 500
 #define INVALID_VALUE 1
@@ -31,8 +32,9 @@ void *fake_export_table(void) { return export_table; }
 CUresult cuInit(unsigned flags) { count(C_INIT); return flags == 0 ? OK : INVALID_VALUE; }
 CUresult cuDriverGetVersion(int *v) { *v = 13000; return OK; }
 
+/* Counted, not done (the test passes made-up pointers); still a legacy-stream operation. */
 CUresult cuMemcpyHtoD_v2(unsigned long long dst, const void *src, size_t n)
-{ (void)dst; (void)src; (void)n; count(C_MEMCPY_V2); return OK; }
+{ (void)dst; (void)src; (void)n; count(C_MEMCPY_V2); return fake_gpu_legacy("cuMemcpyHtoD"); }
 CUresult cuMemcpyHtoD_v2_ptds(unsigned long long dst, const void *src, size_t n)
 { (void)dst; (void)src; (void)n; count(C_MEMCPY_PTDS); return OK; }
 
@@ -46,13 +48,21 @@ static CUresult check_launch(void *f, unsigned gx, unsigned gy, unsigned gz, uns
 		return INVALID_VALUE;
 	return OK;
 }
+/* A kernel that fake_gpu.c runs, or the made-up arguments above. */
+static CUresult launch(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+		       unsigned bz, unsigned shmem, void *stream, void **params, void **extra)
+{
+	const unsigned g[3] = {gx, gy, gz}, b[3] = {bx, by, bz};
+	int rc = fake_gpu_launch((uintptr_t)f, g, b, stream, params);
+	return rc >= 0 ? rc : check_launch(f, gx, gy, gz, bx, by, bz, shmem, stream, params, extra);
+}
 CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
 			unsigned bz, unsigned shmem, void *stream, void **params, void **extra)
-{ count(C_LAUNCH); return check_launch(f, gx, gy, gz, bx, by, bz, shmem, stream, params, extra); }
+{ count(C_LAUNCH); return launch(f, gx, gy, gz, bx, by, bz, shmem, stream, params, extra); }
 CUresult cuLaunchKernel_ptsz(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
 			     unsigned by, unsigned bz, unsigned shmem, void *stream, void **params,
 			     void **extra)
-{ count(C_LAUNCH_PTSZ); return check_launch(f, gx, gy, gz, bx, by, bz, shmem, stream, params, extra); }
+{ count(C_LAUNCH_PTSZ); return launch(f, gx, gy, gz, bx, by, bz, shmem, stream, params, extra); }
 
 struct launch_config { unsigned g[3], b[3], shmem; void *stream; void *attrs; unsigned nattrs; };
 CUresult cuLaunchKernelEx(const struct launch_config *c, void *f, void **params, void **extra)
@@ -68,7 +78,21 @@ static uintptr_t next_module, next_library;
 static uintptr_t name_hash(const char *name);
 
 CUresult cuModuleLoadData(void **mod, const void *image)
-{ count(C_MODLOAD); if (!image) return INVALID_VALUE; *mod = (void *)(0x1000 + ++next_module); return OK; }
+{
+	count(C_MODLOAD);
+	if (!image)
+		return INVALID_VALUE;
+	int u = fake_gpu_unsafe("cuModuleLoadData");
+	if (u)
+		return u;
+	/* PTX the shim spoilt on purpose (GPUPROBE_TEST_FAULT=compile): what ptxas says of it */
+	const unsigned char *b = image;
+	if (b[0] != 0x7f && b[0] != 0x50 && b[0] != 0xb1 && strstr(image, ".gpuprobe_test_fault"))
+		return 218;   /* CUDA_ERROR_INVALID_PTX */
+	*mod = (void *)(0x1000 + ++next_module);
+	fake_gpu_image((uintptr_t)*mod, image);
+	return OK;
+}
 CUresult cuModuleLoadFatBinary(void **mod, const void *image)
 { return cuModuleLoadData(mod, image); }
 CUresult cuModuleLoadDataEx(void **mod, const void *image, unsigned n, void *o, void **v)
@@ -102,6 +126,7 @@ CUresult cuModuleGetFunction(void **f, void *mod, const char *name)
 {
 	count(C_GETFUNC);
 	*f = (void *)(0x200000 + ((uintptr_t)mod & 0xff) * 0x1000 + name_hash(name));
+	fake_gpu_name((uintptr_t)*f, (uintptr_t)mod, name);
 	return OK;
 }
 CUresult cuLibraryLoadData(void **lib, const void *code, void *a, void **b, unsigned c, void *d,
@@ -111,10 +136,16 @@ CUresult cuLibraryLoadData(void **lib, const void *code, void *a, void **b, unsi
 	count(C_LIBLOAD);
 	if (!code) return INVALID_VALUE;
 	*lib = (void *)(0x3000 + ++next_library);
+	fake_gpu_image((uintptr_t)*lib, code);
 	return OK;
 }
 CUresult cuLibraryGetKernel(void **k, void *lib, const char *name)
-{ count(C_GETKERNEL); *k = (void *)(0x400000 + ((uintptr_t)lib & 0xff) * 0x1000 + name_hash(name)); return OK; }
+{
+	count(C_GETKERNEL);
+	*k = (void *)(0x400000 + ((uintptr_t)lib & 0xff) * 0x1000 + name_hash(name));
+	fake_gpu_name((uintptr_t)*k, (uintptr_t)lib, name);
+	return OK;
+}
 CUresult cuKernelGetFunction(void **f, void *k)
 { count(C_KERNFUNC); *f = (void *)((uintptr_t)k + 0x100000); return OK; }
 CUresult cuFuncGetName(const char **name, void *f)
@@ -124,7 +155,16 @@ struct kernel_node_params_v2 { void *func; unsigned g[3], b[3], shmem; void **pa
 			       void *kern, *ctx; };
 CUresult cuGraphAddKernelNode_v2(void **node, void *graph, const void *deps, size_t n,
 				 const struct kernel_node_params_v2 *p)
-{ (void)graph; (void)deps; (void)n; count(C_GRAPHNODE); *node = p->func; return OK; }
+{
+	(void)deps; (void)n;
+	count(C_GRAPHNODE);
+	int rc = fake_gpu_graph_kernel(node, graph, (uintptr_t)(p->func ? p->func : p->kern), p->g,
+				       p->b, p->params);
+	if (rc >= 0)
+		return rc;
+	*node = p->func;
+	return OK;
+}
 
 /* JIT linking: the "cubin" is a bare ELF header (no sections, so no kernels). */
 static unsigned char linked_cubin[64] = {0x7f, 'E', 'L', 'F', 2, 1, 1, 0, [16] = 1, 0, 190, 0, 1,

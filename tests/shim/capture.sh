@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# Probes and CUDA graphs, and "probes disabled" meaning untouched (issue 11), over the fake
+# driver (fake_gpu.c: stream capture with the driver's rules on prohibited calls, graphs, two
+# kernels run on the CPU). capture_app captures a stream in global mode and loads its module
+# inside the capture, as graphExecution does under CUDA's lazy loading.
+#  1. with a probe: the capture survives (the shim's own driver calls never invalidate it), the
+#     application's output is byte-identical to the run without the shim, and every launch (captured
+#     graph replays, a graph built node by node, plain launches) runs the instrumented code;
+#  2. GPUPROBE_TEST_FAULT=STEP for every set-up step: one line naming the step, the output
+#     byte-identical, no capture invalidated, only original code launched, and after a failed
+#     set-up nothing of ours left allocated (streams, memory, reservations, modules).
+# usage: capture.sh CAPTURE_APP SHIM FAKE_DRIVER FATBIN PROBE.bpf.o
+set -u
+app=$1 shim=$2 fake=$3 fatbin=$4 probe=$5
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+fails=0
+ok() { echo "ok   $1"; }
+bad() { echo "FAIL $1"; fails=$((fails + 1)); }
+show() { local x; for x in "$@"; do echo "--- $x"; cat "$tmp/$x"; done; }
+
+# run NAME DIR [ENV=VALUE...]: the app with libcuda.so.1 from DIR; NAME.out, NAME.err, NAME.rep
+run() {
+	local name=$1 dir=$2
+	shift 2
+	env LD_LIBRARY_PATH="$dir" FAKE_GPU=1 FAKE_REPORT="$tmp/$name.rep" GPUPROBE_REAL_LIBCUDA="$fake" \
+		GPUPROBE_CACHE_DIR="$tmp/cache" "$@" "$app" "$fatbin" >"$tmp/$name.out" 2>"$tmp/$name.err"
+	echo $? >"$tmp/$name.rc"
+}
+rep() { grep -E "^$2" "$tmp/$1.rep"; }
+# the shim's own lines (the probes' report, printed at exit, aside)
+shim_lines() { grep '^gpuprobe: ' "$tmp/$1.err"; }
+
+run native "$(dirname "$fake")"
+if [ "$(cat "$tmp/native.rc")" = 0 ] && grep -q '^done$' "$tmp/native.out" && ! grep -q FAIL "$tmp/native.out"; then
+	ok "native: the application passes over the fake driver"
+else
+	bad "native run"; show native.out native.err
+fi
+shimdir=$(dirname "$shim")
+
+# 1. Probes on.
+run probes "$shimdir" GPUPROBE_PROBES="$probe"
+if cmp -s "$tmp/native.out" "$tmp/probes.out" && [ "$(cat "$tmp/probes.rc")" = 0 ]; then
+	ok "probes: output byte-identical to native"
+else
+	bad "probes: output differs from native (exit $(cat "$tmp/probes.rc"))"; show probes.out probes.err probes.rep
+fi
+if [ "$(rep probes 'captures invalidated')" = "captures invalidated: 0" ]; then
+	ok "probes: the application's capture was not invalidated"
+else
+	bad "probes: $(rep probes 'captures invalidated')"
+fi
+if [ "$(rep probes 'launches of (original|instrumented)' | xargs)" = \
+     "launches of original code: 0 launches of instrumented code: 10" ]; then
+	ok "probes: all 10 launches (6 captured, 2 built graph nodes, 2 plain) ran instrumented code"
+else
+	bad "probes: launches: $(rep probes 'launches of' | xargs)"; show probes.err
+fi
+if [ -z "$(shim_lines probes)" ]; then
+	ok "probes: the shim printed nothing"
+else
+	bad "probes: the shim printed"; shim_lines probes
+fi
+
+# 2. A fault at each set-up step. Set-up steps disable probes; module steps load that module's
+# original. Expected line for each (a regular expression).
+declare -A line=(
+	[memory]='^gpuprobe: probes: map memory: .*GPUPROBE_TEST_FAULT=memory.*; probes disabled$'
+	[descriptor]="^gpuprobe: .*maps: map 'enter': cannot allocate its descriptor .*; probes disabled$"
+	[config]='^gpuprobe: probes: configuration: .*GPUPROBE_TEST_FAULT=config.*; probes disabled$'
+	[objects]='^gpuprobe: probes: objects: .*GPUPROBE_TEST_FAULT=objects.*; probes disabled$'
+	[output]='^gpuprobe: probes: output: .*GPUPROBE_TEST_FAULT=output.*; probes disabled$'
+	[capture]='^gpuprobe: probes: .*CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED.*; probes disabled$'
+	[instrument]='^gpuprobe: module 1: not instrumented \(GPUPROBE_TEST_FAULT=instrument\); loaded unchanged, probes disabled for it$'
+	[compile]='^gpuprobe: module 1: the instrumented PTX did not compile \(.*\); loaded the original without probes$'
+	[load]='^gpuprobe: module 1: the instrumented PTX did not load \(.*GPUPROBE_TEST_FAULT=load.*\); loaded the original without probes$'
+	[function]='^gpuprobe: module 1: the instrumented PTX did not load \(.*GPUPROBE_TEST_FAULT=function.*\); loaded the original without probes$'
+)
+setup="memory descriptor config objects output capture"
+for f in $setup instrument compile load function; do
+	run "f-$f" "$shimdir" GPUPROBE_PROBES="$probe" GPUPROBE_TEST_FAULT="$f"
+	what="fault $f"
+	if cmp -s "$tmp/native.out" "$tmp/f-$f.out" && [ "$(cat "$tmp/f-$f.rc")" = 0 ]; then
+		ok "$what: output byte-identical to native"
+	else
+		bad "$what: output differs (exit $(cat "$tmp/f-$f.rc"))"; show "f-$f.out" "f-$f.err" "f-$f.rep"
+	fi
+	lines=$(shim_lines "f-$f")
+	if [ "$(printf '%s\n' "$lines" | grep -c .)" = 1 ] && printf '%s\n' "$lines" | grep -qE "${line[$f]}"; then
+		ok "$what: one line: $lines"
+	else
+		bad "$what: expected one line matching ${line[$f]}, got:"; printf '%s\n' "$lines"
+	fi
+	got=$(rep "f-$f" 'captures invalidated|launches of instrumented' | xargs)
+	if [ "$got" = "launches of instrumented code: 0 captures invalidated: 0" ]; then
+		ok "$what: only original code ran, no capture invalidated"
+	else
+		bad "$what: $got"
+	fi
+	if [ "$(rep "f-$f" 'live modules')" = "live modules: 0" ]; then
+		ok "$what: no module of ours left loaded"
+	else
+		bad "$what: modules left loaded:"; rep "f-$f" 'live module'
+	fi
+	case " $setup " in *" $f "*)
+		got=$(rep "f-$f" 'live (streams|allocations|reservations)' | xargs)
+		want="live streams: 0 live allocations: 0, host: 0, registered: 0 live reservations: 0, handles: 0, mappings: 0"
+		if [ "$got" = "$want" ]; then
+			ok "$what: nothing of ours left allocated"
+		else
+			bad "$what: left allocated: $got"
+		fi
+	esac
+done
+
+[ $fails = 0 ] && echo "capture: all passed" || echo "capture: $fails failed"
+[ $fails = 0 ]
