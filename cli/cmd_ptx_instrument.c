@@ -51,6 +51,13 @@ static char *slurp(const char *path, size_t *len)
 	return buf;
 }
 
+/* What the probe set-up says without failing (the verifier's warnings), as the shim says it. */
+static void warn_line(void *user, const char *line)
+{
+	(void)user;
+	fprintf(stderr, "gpuprobe: %s\n", line);
+}
+
 int cmd_ptx_instrument(int argc, char **argv)
 {
 	const char *probes[64], *path = NULL, *out_path = NULL;
@@ -106,7 +113,7 @@ int cmd_ptx_instrument(int argc, char **argv)
 		cli_error("out of memory");
 		return 2;
 	}
-	struct gp_nv_probes_opts o = {.alloc = alloc};
+	struct gp_nv_probes_opts o = {.alloc = alloc, .warn = warn_line};
 	int rc = gp_nv_probes__open(probes, NULL, nprobes, &o, &ps, err, sizeof(err));
 	if (rc) {
 		free(ptx);

@@ -114,11 +114,23 @@ static int open_one(struct gp_nv_probes *ps, size_t oi, const char *path,
 		if (prog->attach == GP_ATTACH_NONE)
 			continue;
 		memset(one, 0, o->nmaps + 1);
+		char warnings[1024];
 		struct gp_verify_opts vo = {.attach = prog->attach, .maps = o->defs, .nmaps = o->nmaps,
 					    .ctx_size = gp_program__ctx_size(prog), .log = log,
-					    .log_size = 64u << 10, .map_atomic_only = one};
+					    .log_size = 64u << 10, .map_atomic_only = one,
+					    .warnings = warnings, .warnings_size = sizeof(warnings)};
 		log[0] = 0;
-		if (gp_verify(prog->insns, prog->ninsns, &vo)) {
+		int vr = gp_verify(prog->insns, prog->ninsns, &vo);
+		/* the verifier's warnings (a racy read-modify-write), once per program and set-up */
+		for (char *w = warnings, *nl; !vr && opts->warn && *w; w = nl + 1) {
+			char line[1280];
+			if (!(nl = strchr(w, '\n')))
+				nl = w + strlen(w) - 1;
+			snprintf(line, sizeof(line), "%s: program %s: %.*s", path, prog->name,
+				 (int)(nl - w + (*nl != '\n')), w);
+			opts->warn(opts->warn_user, line);
+		}
+		if (vr) {
 			snprintf(err, errlen, "%s: program %s is rejected by the verifier: %s", path,
 				 prog->name, last_line(log));
 			if (!opts->skip_rejected) {
