@@ -2,6 +2,7 @@
 # Runs every GPU test script tests/gpu/*.sh (except this one) on the GPU machine, each with its
 # output in $OUT/<name>.out, continuing past failures, and prints a PASS/FAIL/SKIP table.
 # Each script builds or finds what it needs (see its header); exit 77 from a script is SKIP.
+# apps.sh (the real-program corpus, many minutes) runs only with APPS=1; *_test.sh are ctests.
 # usage: tests/gpu/run-all.sh    (OUT defaults to a fresh temporary directory)
 set -u
 dir=$(cd "$(dirname "$0")" && pwd)
@@ -13,6 +14,11 @@ failed=0
 for s in "$dir"/*.sh; do
 	name=$(basename "$s" .sh)
 	[ "$name" = run-all ] && continue
+	case $name in *_test) continue ;; esac   # ctests of the build machine (tests/gpu/CMakeLists.txt)
+	if [ "$name" = apps ] && [ "${APPS:-0}" != 1 ]; then   # the corpus: minutes; run it apart
+		names+=("$name") results+=("SKIP (APPS=1 runs it here; or tests/gpu/apps.sh alone)")
+		continue
+	fi
 	echo "=== $name"
 	start=$(date +%s)
 	mkdir -p "$OUT/$name"
