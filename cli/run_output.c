@@ -258,6 +258,7 @@ void gp_output__print_final(struct gp_output *o)
 {
 	pthread_mutex_lock(&o->lock);
 	drain_all(o);
+	gp_output_print_clock(o);
 	print_maps_locked(o, 0);
 	for (size_t s = 0; s < o->nsets; s++) {
 		struct gp_map_set *set = o->sets[s];

@@ -35,6 +35,27 @@
 
 struct gp_map_set;
 
+/* The clocks probe times are on (DESIGN.md "One clock"). Host probes read the host's clocks
+ * (bpf_ktime_get_ns CLOCK_MONOTONIC, bpf_get_globaltimer CLOCK_REALTIME); device probes read
+ * the GPU's %globaltimer, plus the measured offset when corrected is set, so that both sides'
+ * times compare. Offsets are host clock minus %globaltimer, +- their uncertainty.
+ *   text: clock: probe times are on the host's clocks (...); CLOCK_REALTIME - %globaltimer =
+ *         -5000123 ns +- 2100 at start, -5000098 ns +- 1900 at the last of 4 checks 12.3 s later
+ *         (drift +25 ns; offset updated 0 times)
+ *   JSON: {"type":"clock","corrected":true,"offset_ns":-5000123,"uncertainty_ns":2100,...} */
+struct gp_output_clock {
+	int corrected;             /* device helpers add the offsets */
+	const char *why;           /* when not corrected: why not */
+	int64_t offset_ns;         /* CLOCK_REALTIME - %globaltimer when probes started */
+	uint64_t uncertainty_ns;
+	int64_t monotonic_offset_ns;    /* CLOCK_MONOTONIC - %globaltimer then */
+	int64_t last_offset_ns;    /* CLOCK_REALTIME - %globaltimer at the latest check */
+	uint64_t last_uncertainty_ns;
+	unsigned checks;           /* measurements, the first included */
+	unsigned updates;          /* re-checks that changed the offset the device applies */
+	double span_s;             /* seconds from the first check to the latest */
+};
+
 struct gp_output_opts {
 	FILE *out;                 /* where to print (NULL: stdout) */
 	int json;                  /* --json */
@@ -48,6 +69,13 @@ struct gp_output_opts {
 	/* Clock for the periodic prints and the "time" fields, in ms (NULL: CLOCK_MONOTONIC). */
 	uint64_t (*now_ms)(void *user);
 	void *now_user;
+	/* Optional: called on the output's polling thread after each poll (the shim re-checks the
+	   offset of the GPU's clock there, off the application's threads). */
+	void (*tick)(void *user);
+	/* Optional: what clock probe times are on; the final report then begins with a "clock:"
+	   line (text) or a {"type":"clock"} object (JSON). Nonzero return: nothing printed. */
+	int (*clock)(void *user, struct gp_output_clock *c);
+	void *clock_user;          /* for tick and clock */
 };
 
 struct gp_output;

@@ -39,6 +39,9 @@ enum gp_show gp_output_classify(const char *name, const struct gp_map_desc *d, u
 uint64_t gp_output_now(struct gp_output *o);
 /* Print one JSON object as a line, and release it. */
 void gp_output_json(struct gp_output *o, json_object *j);
+/* The clock line of the final report, when opts.clock says what clock (run_output_clock.c;
+ * caller holds o->lock). */
+void gp_output_print_clock(struct gp_output *o);
 /* Print one map (one of the GP_SHOW_* table kinds); time in seconds for JSON. */
 void gp_output_print_map(struct gp_output *o, struct gp_map_inst *m, double time);
 

@@ -15,6 +15,8 @@ static void *poller(void *arg)
 	while (!o->stop) {
 		pthread_mutex_unlock(&o->stop_lock);
 		gp_output__poll(o);
+		if (o->o.tick)
+			o->o.tick(o->o.clock_user);
 		pthread_mutex_lock(&o->stop_lock);
 		struct timespec ts;
 		clock_gettime(CLOCK_REALTIME, &ts);

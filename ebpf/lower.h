@@ -76,7 +76,20 @@ struct gp_lower_opts {
 	   match.any.sync wait for every lane of it, however the code before it diverged or
 	   ptxas scheduled it; activemask only names the lanes that happen to run together. */
 	int site_mask;
+	/* Nonzero: the GPU's clock helpers return times on the host's clocks (DESIGN.md "One
+	   clock"): ktime_get_ns (5) adds the s64 at clock_addr + GP_CLOCK_WORD_KTIME (the host's
+	   CLOCK_MONOTONIC minus %globaltimer) to %globaltimer, get_globaltimer (502) the s64 at
+	   clock_addr + GP_CLOCK_WORD_REALTIME (CLOCK_REALTIME minus %globaltimer), the clocks
+	   the host helpers read. The shim measures the offsets when probes start and rewrites the
+	   words at each re-check; the address, not the offset, is in the PTX, so the text stays
+	   the same from run to run. Zero: both return %globaltimer itself. */
+	uint64_t clock_addr;
 };
+
+/* The two s64 words at gp_lower_opts.clock_addr (byte offsets). */
+#define GP_CLOCK_WORD_KTIME 0
+#define GP_CLOCK_WORD_REALTIME 8
+#define GP_CLOCK_WORDS_SIZE 16
 
 /* What emit_map_lookup knows of the address it emitted (flags). */
 #define GP_LOWER_WARP_UNIFORM 1

@@ -163,13 +163,28 @@ static void emit_probe_exit(struct lower_ctx *c)
 	lower_frame_return(c);
 }
 
+/* r0 = %globaltimer, plus the host's offset from it in the word at clock_addr + off when the
+ * probe runtime gave one (lower.h): host and device probes then compare times directly. The
+ * offset is loaded, not an immediate, so re-checks need no new code and the PTX repeats. */
+static void emit_clock(struct lower_ctx *c, unsigned off)
+{
+	lo_emit(c, "mov", ".u64", 2, R(c->r[0]), R("%globaltimer"));
+	if (!c->opts->clock_addr)
+		return;
+	lo_emit(c, "mov", ".u64", 2, R(c->t[0]), IMM(c->opts->clock_addr + off));
+	lo_emit(c, "ld", ".global.nc.u64", 2, R(c->t[0]), lo_addr(c, c->t[0], 0));
+	lo_emit(c, "add", ".s64", 3, R(c->r[0]), R(c->r[0]), R(c->t[0]));
+}
+
 /* One helper call by id, inline or through the maps runtime; r0 gets the result. */
 static int emit_helper(struct lower_ctx *c, int id)
 {
 	switch (id) {
-	case 5:   /* ktime_get_ns: the GPU's nanosecond clock */
-	case 502: /* get_globaltimer */
-		lo_emit(c, "mov", ".u64", 2, R(c->r[0]), R("%globaltimer"));
+	case 5:   /* ktime_get_ns: the GPU's nanosecond clock, on CLOCK_MONOTONIC's timeline */
+		emit_clock(c, GP_CLOCK_WORD_KTIME);
+		return 0;
+	case 502: /* get_globaltimer, on CLOCK_REALTIME's timeline */
+		emit_clock(c, GP_CLOCK_WORD_REALTIME);
 		return 0;
 	case 8:   /* get_smp_processor_id: the GPU's "CPU" is the SM (DESIGN.md) */
 	case 509: /* get_sm_id */

@@ -54,6 +54,10 @@ struct gp_nv_probes {
 	   device program calls it or the maps are in host memory (then an immediate). */
 	const struct gp_map_allocator *alloc;
 	uint64_t pid_tgid_addr;
+	/* The host clocks' offsets from %globaltimer (ebpf/lower.h clock_addr), after pid_tgid's
+	   word when a device program reads a clock: 0 when none does or there is no device
+	   memory (then device times stay %globaltimer). The shim writes the offsets. */
+	uint64_t clock_addr;
 	pthread_mutex_t lock;      /* lowering into modules and the cache */
 	struct nv_cache_entry *cache;
 };
@@ -210,6 +214,29 @@ static int place_pid_tgid(struct gp_nv_probes *ps, const struct gp_map_allocator
 	return 0;
 }
 
+/* The clock words (DESIGN.md "One clock"), zero until the shim measures the offsets. A failure
+ * costs only the correction, never the probes: clock_addr stays 0. */
+static void place_clock(struct gp_nv_probes *ps, const struct gp_map_allocator *a)
+{
+	int need = 0;
+	for (size_t k = 0; k < ps->ndev; k++)
+		need |= calls_helper(ps->dev_progs[k].prog, 5) || calls_helper(ps->dev_progs[k].prog, 502);
+	uint8_t zero[GP_CLOCK_WORDS_SIZE] = {0};
+	uint64_t addr = 0;
+	if (!need || !a->dev_alloc || !a->copy_to_dev || a->dev_alloc(a->user, sizeof(zero), &addr) ||
+	    !addr)
+		return;
+	if (a->copy_to_dev(a->user, addr, zero, sizeof(zero))) {
+		if (a->dev_free)
+			a->dev_free(a->user, addr);
+		return;
+	}
+	ps->alloc = a;
+	ps->clock_addr = addr;
+}
+
+uint64_t gp_nv_probes__clock_addr(const struct gp_nv_probes *ps) { return ps->clock_addr; }
+
 int gp_nv_probes__open(const char *const *paths, const int *cfg_index, size_t n,
 		       const struct gp_nv_probes_opts *opts, struct gp_nv_probes **out,
 		       char *err, size_t errlen)
@@ -248,6 +275,8 @@ int gp_nv_probes__open(const char *const *paths, const int *cfg_index, size_t n,
 	}
 	if (!rc && opts->alloc)
 		rc = place_pid_tgid(ps, opts->alloc, err, errlen);
+	if (!rc && opts->alloc)
+		place_clock(ps, opts->alloc);
 	if (rc) {
 		if (rc == -ENOMEM && !err[0])
 			snprintf(err, errlen, "out of memory");
@@ -264,6 +293,8 @@ void gp_nv_probes__close(struct gp_nv_probes *ps)
 		return;
 	if (ps->pid_tgid_addr && ps->alloc->dev_free)
 		ps->alloc->dev_free(ps->alloc->user, ps->pid_tgid_addr);
+	if (ps->clock_addr && ps->alloc->dev_free)
+		ps->alloc->dev_free(ps->alloc->user, ps->clock_addr);
 	for (size_t i = 0; i < ps->nobjs; i++) {
 		gp_maps_device__release(&ps->objs[i].dev);
 		if (ps->objs[i].set)
@@ -371,7 +402,8 @@ static int instrument_uncached(struct gp_nv_probes *ps, const char *ptx, size_t 
 			.warp_aggregate = m->target && !strncmp(m->target, "sm_", 3) &&
 					  atoi(m->target + 3) >= 70,
 			.pid_tgid = (uint64_t)getpid() << 32 | (uint64_t)getpid(),
-			.pid_tgid_addr = ps->pid_tgid_addr, .site_mask = probe.warp_sync};
+			.pid_tgid_addr = ps->pid_tgid_addr, .site_mask = probe.warp_sync,
+			.clock_addr = ps->clock_addr};
 		char lerr[256];
 		if (gp_lower_program(m, p->prog->insns, p->prog->ninsns, probe.func, &lo, lerr,
 				     sizeof(lerr))) {

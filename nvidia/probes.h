@@ -42,6 +42,11 @@ int gp_nv_probes__instrument(struct gp_nv_probes *ps, const char *ptx, size_t le
 
 /* Device programs count (sections with device attach points). */
 size_t gp_nv_probes__device_programs(const struct gp_nv_probes *ps);
+/* The device address of the clock words device programs add to %globaltimer (ebpf/lower.h
+ * clock_addr: CLOCK_MONOTONIC's offset at +GP_CLOCK_WORD_KTIME, CLOCK_REALTIME's at
+ * +GP_CLOCK_WORD_REALTIME), zero until written; 0 when no device program reads a clock or
+ * no device memory was given (then device times are %globaltimer itself). */
+uint64_t gp_nv_probes__clock_addr(const struct gp_nv_probes *ps);
 
 /* Map sets, one per object, for printing. */
 size_t gp_nv_probes__object_count(const struct gp_nv_probes *ps);

@@ -2,6 +2,7 @@
  * (a context is current then: the maps go into the application's context), never on the launch
  * path: launches of instrumented kernels are forwarded untouched. */
 #include "shim/probes.h"
+#include "shim/clock_sync.h"
 #include "shim/cubin_cache.h"
 #include "shim/jit_compile.h"
 #include "shim/log.h"
@@ -203,7 +204,9 @@ static void init(void)
 		probes = NULL;
 		return;
 	}
-	struct gp_output_opts oo = {0};
+	/* Before any instrumented kernel can run: device clock helpers read the offsets. */
+	shim_clock_start(ctx, &alloc, gp_nv_probes__clock_addr(probes));
+	struct gp_output_opts oo = {.tick = shim_clock_tick, .clock = shim_clock_report};
 	if (gp_output_opts__from_env(&oo, &output_file, err, sizeof(err)))
 		shim_msg("%s; printing to stderr", err);
 	if (have_cfg && !getenv(GP_ENV_INTERVAL) && cfg.interval_s)
@@ -564,6 +567,7 @@ void shim_probes_final(void)
 		SHIM_REAL(cuCtxGetCurrent)(&c);
 		if (c)
 			SHIM_REAL(cuCtxSynchronize)();
+		shim_clock_check(1);   /* the last offset, for the report's drift */
 		gp_output__stop_thread(output, 1);
 		if (output_file)
 			fflush(output_file);

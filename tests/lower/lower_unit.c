@@ -528,8 +528,46 @@ static void test_site_mask_and_pid_word(void)
 	}
 }
 
+/* opts->clock_addr (DESIGN.md "One clock"): ktime_get_ns adds the word at +0 to %globaltimer,
+ * get_globaltimer the word at +8, so a device time stamp lands on the host clock the host
+ * helper of the same id reads; without an address both stay %globaltimer itself. */
+static void test_clock_word(void)
+{
+	const struct bpf_insn prog[] = {
+		CALL(5),
+		I(BPF_ALU64 | BPF_MOV | BPF_X, 6, 0, 0, 0),
+		CALL(502),
+		I(BPF_ALU64 | BPF_SUB | BPF_X, 0, 6, 0, 0),
+		EXIT,
+	};
+	for (int on = 0; on <= 1; on++) {
+		ir_module *m = ir_module_new();
+		struct gp_lower_opts o = {.clock_addr = on ? 0x600000002000ull : 0};
+		char err[256];
+		int rc = gp_lower_program(m, prog, sizeof(prog) / sizeof(prog[0]), "clk", &o, err, sizeof(err));
+		CHECK(rc == 0, "clock_addr %d: %s", on, err);
+		size_t len;
+		char *text = ptx_print(m, &len);
+		const char *ktime = "mov.u64 \t%__gp_r0, %globaltimer;\n\tmov.u64 \t%__gp_t0, 0x600000002000;\n"
+				    "\tld.global.nc.u64 \t%__gp_t0, [%__gp_t0];\n\tadd.s64 \t%__gp_r0, %__gp_r0, %__gp_t0;";
+		const char *real = "mov.u64 \t%__gp_r0, %globaltimer;\n\tmov.u64 \t%__gp_t0, 0x600000002008;\n"
+				   "\tld.global.nc.u64 \t%__gp_t0, [%__gp_t0];\n\tadd.s64 \t%__gp_r0, %__gp_r0, %__gp_t0;";
+		if (on) {
+			CHECK(strstr(text, ktime) && strstr(text, real),
+			      "ktime_get_ns / get_globaltimer do not add their offset words:\n%s", text);
+		} else {
+			const char *a = strstr(text, "%globaltimer"), *b = a ? strstr(a + 1, "%globaltimer") : NULL;
+			CHECK(a && b && !strstr(text, "ld.global") && !strstr(text, "add.s64"),
+			      "without clock_addr both helpers must be %%globaltimer alone:\n%s", text);
+		}
+		free(text);
+		ir_module_free(m);
+	}
+}
+
 int main(int argc, char **argv)
 {
+	test_clock_word();
 	test_errors();
 	test_stack_size();
 	test_folded_counter();
