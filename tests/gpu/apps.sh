@@ -35,8 +35,12 @@
 #                     warm machine, so a second call does not build again)
 #   APPS_NATIVE_FAIL=run   also run the other configurations of programs that fail natively
 #                     (default: skip them, as they are not counted)
+#   APPS_BUILD_ONLY=1 build and stop (no GPU needed; .o files deleted): prebuild a SUBSET on the
+#                     build machine into APPS_WORK=$PWD/.carry/apps-work, carry .carry/apps-work
+#                     (and .carry/corpora), and pass the same APPS_WORK on the GPU machine
 #   APPS_DRY=1        no GPU needed: the same pipeline on whatever CORPORA holds (the ctest gives
 #                     it fake programs); device "dry run"
+#   APPS_WARMUP=0     no untimed native run before the timed ones (default: one, see below)
 # Exit 77 (SKIP) without a GPU or without the staged corpus; 1 when a program that passes
 # natively fails, differs, or breaks a probe check in some configuration; 0 otherwise.
 set -u
@@ -93,7 +97,11 @@ python3 "$tool" list "$CORPORA" "${SUBSET:-}" $([ "${APPS_SLOW:-0}" = 1 ] && ech
 nprog=$(wc -l <"$L/programs.tsv")
 echo "apps.sh: $nprog programs; configurations: $CONFIGS"
 
-if [ "$DRY" = 1 ]; then
+BUILD_ONLY=${APPS_BUILD_ONLY:-0}
+if [ "$BUILD_ONLY" = 1 ]; then
+	[ -x "$NVCC" ] || { echo "apps.sh: no nvcc at $NVCC (set NVCC)"; exit 2; }
+	echo "build only (APPS_BUILD_ONLY=1), $(uname -n)" >"$L/device.txt"
+elif [ "$DRY" = 1 ]; then
 	echo "dry run (APPS_DRY=1, no GPU), $(uname -n)" >"$L/device.txt"
 else
 	real=${GPUPROBE_REAL_LIBCUDA:-}
@@ -148,6 +156,14 @@ cat "$L"/build/*.status 2>/dev/null | sort >"$L/build.tsv"
 nfail=$(awk -F'\t' '$2 != "ok"' "$L/build.tsv" | wc -l)
 progress "== build done in $((($(us) - tb) / 1000000)) s: $((nprog - nfail)) built, $nfail failed$(awk -F'\t' '$2 != "ok" {printf " %s", $1}' "$L/build.tsv")"
 
+if [ "$BUILD_ONLY" = 1 ]; then   # prebuilt here, carried: object files are not needed to run
+	find "$WORK/progs" -name '*.o' -delete
+	du -sh "$WORK/progs"
+	echo "apps.sh: built into $WORK/progs; carry it and set APPS_WORK to its folder on the GPU machine"
+	[ "$nfail" = 0 ]
+	exit
+fi
+
 # ---- runs -----------------------------------------------------------------------------------
 elapsed() { echo $((($(us) - T0) / 1000000)); }
 TSV=$OUT/apps.tsv
@@ -174,11 +190,25 @@ while IFS=$'\t' read -r name kind src bcmd rcmd rule; do
 		stopped=1
 		continue
 	fi
-	native_wall="" native_ok=0
+	native_wall="" native_ok=0 warm_rc=0
+	# One untimed native run first (APPS_WARMUP=0: none): the page cache holds the program and its
+	# libraries and the driver's JIT cache its PTX before anything is timed, and its output, masked,
+	# must equal the timed native run's (else apps_mask.sed misses something this program prints).
+	if [ "${APPS_WARMUP:-1}" != 0 ]; then
+		mkdir -p "$WORK/cache/$name/base/cuda"
+		(cd "$d" && GP_L="" CUDA_CACHE_PATH=$WORK/cache/$name/base/cuda exec timeout -k 10 "$T_MAX" \
+			bash -c "$rcmd") >"$P/warmup.out" 2>&1 </dev/null
+		warm_rc=$?
+	fi
 	for cfg in $CONFIGS; do
 		now=$(elapsed)
 		if [ "$cfg" != native ] && [ "$MAX_SECONDS" != 0 ] && [ "$now" -ge "$MAX_SECONDS" ]; then
 			row "$name" "$cfg" "not run" - "" "" "" "-" "budget (MAX_SECONDS) spent"
+			continue
+		fi
+		if [ "$cfg" = native ] && { [ $warm_rc = 124 ] || [ $warm_rc = 137 ]; }; then
+			row "$name" native TIMEOUT - "" "" "" "-" "the untimed first run took over ${T_MAX} s"
+			progress "$name: TIMEOUT natively (first, untimed run over ${T_MAX} s)"
 			continue
 		fi
 		if [ "$cfg" != native ] && [ $native_ok = 0 ] && [ "${APPS_NATIVE_FAIL:-skip}" != run ]; then
@@ -219,7 +249,8 @@ while IFS=$'\t' read -r name kind src bcmd rcmd rule; do
 		wall=$(awk -v a="$t1" -v b="$(us)" 'BEGIN {printf "%.2f", (b - a) / 1e6}')
 		[ $rc = 124 ] && echo "apps.sh: killed after the ${t} s limit" >>"$o"
 		IFS=$'\037' read -r verdict same fl check notes < <(python3 "$tool" analyze --cfg "$cfg" \
-			--rule "$rule" --rc $rc --out "$o" --native "$P/native.out" --diff "$P/$cfg.diff" \
+			--rule "$rule" --rc $rc --out "$o" --diff "$P/$cfg.diff" \
+			--native "$([ "$cfg" = native ] && echo "$P/warmup.out" || echo "$P/native.out")" \
 			--json "$json")
 		ratio=""
 		if [ "$cfg" = native ]; then
@@ -239,6 +270,7 @@ while IFS=$'\t' read -r name kind src bcmd rcmd rule; do
 		# (d)'s JSON holds one line per block: keep the counts (in the table), not the file
 		[ "$probe" = d ] && rm -f "$json"
 		trim "$o"
+		[ "$cfg" = native ] && trim "$P/warmup.out"
 		[ -n "$json" ] && trim "$json"
 	done
 done <"$L/programs.tsv"

@@ -8,6 +8,7 @@
 #   differs    prints another result under probes            -> same_as_native = no
 #   mismatch   (a) leaves one exit uncounted                 -> EXITS != ENTRIES
 #   hang       (b) hangs                                     -> TIMEOUT
+#   noisy      prints a different (unmasked) value every run -> native's output "varies"
 #   natfail    fails natively                                -> the other configurations not run
 #   broken     does not build                                -> BUILD FAILED
 #   hb-cuda    a HeCBench-style Makefile program (make run LAUNCHER=...)
@@ -57,13 +58,14 @@ if [ -n "${GPUPROBE_JSON:-}" ]; then
 fi
 [ "$name" = hang ] && [ "$probe" = memcount ] && sleep 30
 if [ "$name" = differs ] && [ -n "$probe" ]; then echo "result 43"; else echo "result 42"; fi
+[ "$name" = noisy ] && echo "seed $RANDOM$RANDOM"
 [ "$name" = natfail ] && { echo "Test failed"; exit 1; }
 [ "$name" = hb-cuda ] && { echo "PASS"; exit 0; }
 echo "Test passed"
 EOF
 {
 	printf 'name\tcategory\tbuild\trun\tverdict\tnotes\n'
-	for n in good differs mismatch hang natfail; do
+	for n in good differs mismatch hang noisy natfail; do
 		mkdir -p "$C/cuda-samples/samples/$n"
 		printf '%s\tfake\tcp %s %s && chmod +x %s && test -n "$NVCC" && test -d "$COMMON"\t./%s %s\tTest passed\tfake\n' \
 			"$n" "$W/fake.sh" "$n" "$n" "$n" "$n"
@@ -103,6 +105,8 @@ expect "but the verdict is still the rule's" differs a-fresh verdict '^PASS$'
 expect "exits != entries caught" mismatch a-cached check '^EXITS != ENTRIES in 1 of 2 kernels \(11: 64 entries, 63 exits\)'
 expect "hang killed" hang b-fresh verdict '^TIMEOUT$'
 expect "next configuration runs after a hang" hang c-fresh verdict '^PASS$'
+expect "native output stable (first run vs timed run)" good native same_as_native '^yes$'
+expect "native output varies" noisy native same_as_native '^no$'
 expect "native failure" natfail native verdict '^FAIL'
 expect "native failure: rest not run" natfail shim verdict '^not run$'
 expect "build failure reported as such" broken native verdict '^BUILD FAILED$'
@@ -110,7 +114,7 @@ expect "build failure reason" broken native notes 'error: no'
 expect "Makefile program via LAUNCHER" hb-cuda a-fresh check '^exits = entries'
 expect "Makefile program passes" hb-cuda d-cached verdict '^PASS$'
 [ -f "$out/apps.md" ] && grep -q '^| good | PASS ' "$out/apps.md" && grep -q 'no probes, median' "$out/apps.md" &&
-	grep -q 'dry run' "$out/apps.md" && echo "ok: table written" || { echo "FAIL: apps.md"; fails=$((fails + 1)); }
+	grep -q 'dry run' "$out/apps.md" && grep -q 'between two native runs of: noisy' "$out/apps.md" && echo "ok: table written" || { echo "FAIL: apps.md"; fails=$((fails + 1)); }
 tar -tzf "$out/apps-logs.tgz" | grep -q 'apps/good/a-fresh.out' && echo "ok: log tarball" ||
 	{ echo "FAIL: apps-logs.tgz"; fails=$((fails + 1)); }
 [ -s "$out/apps/differs/a-fresh.diff" ] && echo "ok: diff kept" || { echo "FAIL: no differs diff"; fails=$((fails + 1)); }
