@@ -38,7 +38,8 @@ struct gp_map_set;
 /* The clocks probe times are on (DESIGN.md "One clock"). Host probes read the host's clocks
  * (bpf_ktime_get_ns CLOCK_MONOTONIC, bpf_get_globaltimer CLOCK_REALTIME); device probes read
  * the GPU's %globaltimer, plus the measured offset when corrected is set, so that both sides'
- * times compare. Offsets are host clock minus %globaltimer, +- their uncertainty.
+ * times compare. Offsets are host clock minus %globaltimer, +- their uncertainty. The
+ * timestamp field of device probes' contexts stays %globaltimer (add offset_ns to compare it).
  *   text: clock: probe times are on the host's clocks (...); CLOCK_REALTIME - %globaltimer =
  *         -5000123 ns +- 2100 at start, -5000098 ns +- 1900 at the last of 4 checks 12.3 s later
  *         (drift +25 ns; offset updated 0 times)

@@ -14,6 +14,7 @@ static void print_json(struct gp_output *o, const struct gp_output_clock *c)
 	json_object_object_add(j, "device", json_object_new_string(c->corrected ? "%globaltimer + offset"
 										: "%globaltimer"));
 	json_object_object_add(j, "corrected", json_object_new_boolean(c->corrected));
+	json_object_object_add(j, "context_timestamp", json_object_new_string("%globaltimer"));
 	if (!c->corrected) {
 		json_object_object_add(j, "why", json_object_new_string(c->why ? c->why : "not measured"));
 	} else {
@@ -47,7 +48,8 @@ void gp_output_print_clock(struct gp_output *o)
 	}
 	fprintf(o->o.out, "clock: probe times are on the host's clocks (bpf_ktime_get_ns: "
 		"CLOCK_MONOTONIC, bpf_get_globaltimer: CLOCK_REALTIME; on the GPU %%globaltimer + "
-		"offset); CLOCK_REALTIME - %%globaltimer = %" PRId64 " ns +- %" PRIu64 " at start",
+		"offset; device contexts' timestamp stays %%globaltimer); CLOCK_REALTIME - "
+		"%%globaltimer = %" PRId64 " ns +- %" PRIu64 " at start",
 		c.offset_ns, c.uncertainty_ns);
 	if (c.checks > 1)
 		fprintf(o->o.out, ", %" PRId64 " ns +- %" PRIu64 " at the last of %u checks %.1f s "

@@ -119,6 +119,23 @@ static int failed(const char *what, CUresult r)
 	return -1;
 }
 
+/* Every entry point used below, looked up once: a driver (or a test's fake) without one costs
+ * the correction, never a call through a null pointer. */
+static int have_entry_points(void)
+{
+#define NEED(name)                                                                         \
+	if (!SHIM_REAL(name)) {                                                            \
+		snprintf(why, sizeof(why), "the driver has no %s", #name);                 \
+		return -1;                                                                 \
+	}
+	NEED(cuModuleLoadData) NEED(cuModuleGetFunction) NEED(cuModuleUnload) NEED(cuStreamCreate)
+	NEED(cuStreamDestroy_v2) NEED(cuStreamSynchronize) NEED(cuMemHostAlloc)
+	NEED(cuMemFreeHost) NEED(cuMemHostGetDevicePointer_v2) NEED(cuLaunchKernel)
+	NEED(cuCtxPushCurrent_v2) NEED(cuCtxPopCurrent_v2)
+#undef NEED
+	return 0;
+}
+
 /* Our module, stream and pinned word in ctx (current). */
 static int setup(void)
 {
@@ -186,10 +203,12 @@ static int read_once(struct gp_clock_sample *s, uint64_t wait_ns)
 	return 0;
 }
 
-/* Whether a kernel left pending has finished (then the stream is ours again). */
+/* Whether a kernel left pending has finished (then the stream is ours again). Without
+ * cuStreamQuery it stays pending: no more re-checks, the applied offset stays. */
 static int idle(void)
 {
-	if (pending && SHIM_REAL(cuStreamQuery)(stream) == CUDA_SUCCESS)
+	shim_fnty_cuStreamQuery *q = SHIM_REAL(cuStreamQuery);
+	if (pending && q && q(stream) == CUDA_SUCCESS)
 		pending = 0;
 	return !pending;
 }
@@ -256,7 +275,7 @@ int shim_clock_start(CUcontext c, const struct gp_map_allocator *a, uint64_t add
 			 "%%globaltimer");
 	} else {
 		CUstreamCaptureMode m;
-		if (!(rc = enter(&m))) {
+		if (!(rc = have_entry_points()) && !(rc = enter(&m))) {
 			rc = setup();
 			leave(m);
 		}
@@ -266,7 +285,7 @@ int shim_clock_start(CUcontext c, const struct gp_map_allocator *a, uint64_t add
 			snprintf(why, sizeof(why), "the offset could not be written to the device");
 			rc = -1;
 		}
-		if (rc && !enter(&m)) {
+		if (rc && !have_entry_points() && !enter(&m)) {
 			teardown();
 			leave(m);
 		}

@@ -1,8 +1,8 @@
 // launchlate: the time from cuLaunchKernel on the host to each block of vectorAdd starting on
 // the GPU, as a log2 histogram in nanoseconds. A host probe (run by the shim's interpreter
 // around every cuLaunchKernel*) stores the launch time in a map the device probe reads: both
-// sides read the same clock, bpf_get_globaltimer (the GPU's %globaltimer; on the host
-// CLOCK_REALTIME, which the driver keeps %globaltimer in step with).
+// sides read one clock, bpf_get_globaltimer: CLOCK_REALTIME on the host, and on the GPU
+// %globaltimer plus the offset from it the shim measures (the two differ on some machines).
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
 #include <gpuprobe/gpuprobe.h>

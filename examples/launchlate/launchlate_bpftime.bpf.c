@@ -7,8 +7,11 @@
 // x86-64 ABI (a dim3 takes two: x | y << 32, then z).
 //
 // One difference from bpftime's: the host stamps bpf_get_globaltimer() (CLOCK_REALTIME on the
-// host, the clock %globaltimer follows) where bpftime's stamps bpf_ktime_get_ns() and adds an
-// offset its own loader measures; gpuprobe run has no such loader.
+// host) where bpftime's stamps bpf_ktime_get_ns() and adds an offset its own loader measures.
+// gpuprobe measures that offset itself (DESIGN.md "One clock"): the device's
+// bpf_get_globaltimer() is %globaltimer plus CLOCK_REALTIME's offset from it, its
+// bpf_ktime_get_ns() %globaltimer plus CLOCK_MONOTONIC's, so either helper compares with the
+// host's helper of the same id.
 //
 // Maps: host_launches[0] counts uprobe runs; last_launch[0..2] = func, gridDim, blockDim as the
 // probe read them (the latest launch); launch_ns[0] the latest launch time; the device probe,

@@ -212,6 +212,11 @@ if [ -x "$X/vec_add" ]; then
 	nl=$(val "$OUT/ex_launchlate.err" launches 0)
 	[ -n "$nl" ] && [ "$nl" -ge 2 ] && echo "PASS launchlate host probe saw $nl launches" || { echo "FAIL launchlate launches: '$nl'"; fail=1; }
 	check "launchlate histogram printed" 1 "$(grep -c '^@latency_ns_hist' "$OUT/ex_launchlate.err")"
+	# One clock: the host probe stamps CLOCK_REALTIME, the device probe %globaltimer plus the
+	# offset the shim measured (on the H100 VM the two clocks differ: 4 blocks "before their
+	# launch" without it). The report's clock line gives the offset and its uncertainty.
+	echo "launchlate $(grep '^clock: ' "$OUT/ex_launchlate.err" || echo 'clock: (no clock line)')"
+	check "launchlate device clock corrected" 1 "$(grep -c '^clock: probe times are on the host.s clocks' "$OUT/ex_launchlate.err")"
 	# bpftime's section forms (uprobe/./vec_add:<cudaLaunchKernel<char>>, kprobe/<vectorAdd>):
 	# the uprobe runs at each launch's driver call (vectorAdd and oddEven: 2), reads grid x|y<<32
 	# and grid z as PARM2/PARM3 (oddEven<<<4, 32>>> last: 4294967300 and 1), and the device probe
@@ -226,6 +231,7 @@ if [ -x "$X/vec_add" ]; then
 	check "launchlate_bpftime printk lines" 2 "$(grep -c 'cudaLaunchKernel from pid [0-9]*: grid.x 4$' "$OUT/ex_launchlate_bpftime.err")"
 	nl=$(val "$OUT/ex_launchlate_bpftime.err" no_launch 0)
 	check "launchlate_bpftime samples without a launch time" 0 "${nl:-0}"
+	check "launchlate_bpftime device clock corrected" 1 "$(grep -c '^clock: probe times are on the host.s clocks' "$OUT/ex_launchlate_bpftime.err")"
 	check "launchlate_bpftime histogram counts (one per vectorAdd launch)" 1 "$(awk '/^@launch_latency_hist/ {h = 1; next} /^@/ {h = 0} h && / \|/ {for (i = 1; i < NF; i++) if ($(i + 1) ~ /^\|/) s += $i} END {print s + 0}' "$OUT/ex_launchlate_bpftime.err")"
 	runex block-timeline block_timeline.bpf.o
 	check "block-timeline events" 8 "$(grep -c '^@timeline\[ring ' "$OUT/ex_block-timeline.err")"

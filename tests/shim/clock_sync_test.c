@@ -250,17 +250,17 @@ static void report_line(void)
 		const char *key = json ? "\"offset_ns\":" : "CLOCK_REALTIME - %globaltimer = ";
 		const char *at = strstr(buf, key);
 		long long v = at ? strtoll(at + strlen(key), NULL, 10) : 0;
-		if (json)
-			CHECK(!strncmp(buf, "{\"type\":\"clock\",\"ktime_get_ns\":\"CLOCK_MONOTONIC\","
-					    "\"get_globaltimer\":\"CLOCK_REALTIME\",\"device\":\"%globaltimer + "
-					    "offset\",\"corrected\":true,\"offset_ns\":", 140) &&
-			      strstr(buf, "\"uncertainty_ns\":") && strstr(buf, "\"checks\":1,"),
-			      "JSON clock object: %s", buf);
-		else
-			CHECK(!strncmp(buf, "clock: probe times are on the host's clocks (bpf_ktime_get_ns: "
-					    "CLOCK_MONOTONIC, bpf_get_globaltimer: CLOCK_REALTIME; on the GPU "
-					    "%globaltimer + offset); CLOCK_REALTIME - %globaltimer = ", 172) &&
-			      strstr(buf, " ns +- ") && !strchr(buf, '\n')[1], "text clock line: %s", buf);
+		const char *want = json
+			? "{\"type\":\"clock\",\"ktime_get_ns\":\"CLOCK_MONOTONIC\",\"get_globaltimer\":"
+			  "\"CLOCK_REALTIME\",\"device\":\"%globaltimer + offset\",\"corrected\":true,"
+			  "\"context_timestamp\":\"%globaltimer\",\"offset_ns\":"
+			: "clock: probe times are on the host's clocks (bpf_ktime_get_ns: CLOCK_MONOTONIC, "
+			  "bpf_get_globaltimer: CLOCK_REALTIME; on the GPU %globaltimer + offset; device "
+			  "contexts' timestamp stays %globaltimer); CLOCK_REALTIME - %globaltimer = ";
+		CHECK(!strncmp(buf, want, strlen(want)), "clock %s: %s", json ? "object" : "line", buf);
+		CHECK(json ? strstr(buf, "\"uncertainty_ns\":") && strstr(buf, "\"checks\":1,")
+			   : strstr(buf, " ns +- ") && !strchr(buf, '\n')[1],
+		      "clock %s: %s", json ? "object" : "line", buf);
 		CHECK(near(v, 7000000, 100000), "offset printed %lld, expected about 7000000", v);
 		printf("ok  report: %s", buf);
 		free(buf);
@@ -293,6 +293,17 @@ static void gpu_silent(void)
 	      "one reading, and the memory the GPU may still write is kept (%d launches, %d frees)",
 	      launches, host_frees);
 	printf("ok  a GPU that does not answer: not corrected (%s)\n", c.why);
+}
+
+static void entry_point_missing(void)
+{
+	shim_real_fn[SHIM_FN_cuMemHostGetDevicePointer_v2] = NULL;
+	CHECK(shim_clock_start((CUcontext)1, &A, WORD_ADDR) != 0 && launches == 0 && fk.streams == 0,
+	      "started without cuMemHostGetDevicePointer_v2");
+	struct gp_output_clock c;
+	shim_clock_report(NULL, &c);
+	CHECK(!c.corrected && !strcmp(c.why, "the driver has no cuMemHostGetDevicePointer_v2"), "why: %s", c.why);
+	printf("ok  a driver without an entry point we need: not corrected (%s)\n", c.why);
 }
 
 static void no_clock_probe(void)
@@ -331,6 +342,7 @@ int main(void)
 	bad += run(report_line, NULL);
 	bad += run(load_fails, NULL);
 	bad += run(gpu_silent, NULL);
+	bad += run(entry_point_missing, NULL);
 	bad += run(no_clock_probe, NULL);
 	printf(bad ? "clock_sync: %d cases failed\n" : "clock_sync: all cases passed\n", bad);
 	return bad ? 1 : 0;

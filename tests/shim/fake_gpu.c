@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 
 #ifndef MAP_FIXED_NOREPLACE
 #define MAP_FIXED_NOREPLACE 0x100000
@@ -140,6 +141,10 @@ static int kernel_args(const char *name, void **params, uint64_t *arg)
 		arg[2] = (uint64_t)*(int *)params[2];
 		return 0;
 	}
+	if (!strcmp(name, "gpuprobe_clock_read")) {   /* the shim's own clock kernel (u64 *out) */
+		arg[0] = *(uint64_t *)params[0];
+		return 0;
+	}
 	if (!strcmp(name, "vec_add")) {         /* (const float *a, const float *b, float *c, int n) */
 		for (int i = 0; i < 3; i++)
 			arg[i] = *(uint64_t *)params[i];
@@ -147,6 +152,18 @@ static int kernel_args(const char *name, void **params, uint64_t *arg)
 		return 0;
 	}
 	return -1;
+}
+
+/* The fake GPU's %globaltimer: CLOCK_REALTIME plus FAKE_GLOBALTIMER_OFFSET_NS (signed ns), for
+ * the shim's clock correction (shim/clock_sync.c): on the H100 test machine the GPU's clock is
+ * not the host's. */
+static uint64_t globaltimer(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_REALTIME, &t);
+	const char *o = getenv("FAKE_GLOBALTIMER_OFFSET_NS");
+	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec +
+	       (uint64_t)(o ? strtoll(o, NULL, 10) : 0);
 }
 
 /* Called with mu held. */
@@ -165,6 +182,10 @@ static int run(const struct work *w)
 	int kind;
 	if (find_fn(w->fn, &name, &kind))
 		return NOT_FOUND;
+	if (!strcmp(name, "gpuprobe_clock_read")) {   /* the shim's, not the application's */
+		__atomic_store_n((uint64_t *)(uintptr_t)w->arg[0], globaltimer(), __ATOMIC_RELEASE);
+		return OK;
+	}
 	launches[kind]++;
 	if (!strcmp(name, "scale")) {
 		float *x = (float *)(uintptr_t)w->arg[0], s;
