@@ -17,8 +17,9 @@
 # tests/gpu/apps_mask.sed (timings, rates, dates, addresses masked), whole-run wall time and its
 # ratio to native, the first-launch set-up time the shim logs under GPUPROBE_LOG=1 (sum of its
 # timed "probes:"/"module N:" lines), and for (a) exits = entries per kernel (from the JSON).
-# Output: $OUT/apps.tsv, $OUT/apps.md (paste into bench/RESULTS.md), $OUT/apps/ (logs: build/,
-# one folder per program), $OUT/apps-logs.tgz (all logs in one file).
+# Output: $OUT/apps.tsv, $OUT/apps.md (paste into bench/RESULTS.md), $OUT/apps-progress.log, and
+# $OUT/apps-logs.tgz: the logs (apps/build/, apps/<program>/<config>.{out,diff,json}), which stay
+# in $WORK/logs/apps too (APPS_LOGS=DIR: DIR/apps).
 #
 # usage: BUILD=$PWD/build-gpu tests/gpu/apps.sh
 # options (environment):
@@ -70,9 +71,14 @@ us() { local t=${EPOCHREALTIME/./}; echo $((10#$t)); }   # microseconds now (no 
 T0=$(us)
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
-L=$OUT/apps
+# Logs (one folder per program, build/) go to APPS_LOGS/apps, default $WORK/logs/apps, not under
+# $OUT: the device tool brings back at most 8 files from $OUT, so $OUT holds only apps.tsv (written
+# row by row, so it survives a kill), apps.md, apps-device.txt, apps-progress.log and apps-logs.tgz.
+L=${APPS_LOGS:-$WORK/logs}/apps
+rm -rf "$L"
 mkdir -p "$L/build"
-progress() { echo "$*" | tee -a "$L/progress.log"; }
+: >"$OUT/apps-progress.log"
+progress() { echo "$*" | tee -a "$L/progress.log" "$OUT/apps-progress.log"; }
 
 # ---- inputs ---------------------------------------------------------------------------------
 GP=$BUILD/bin/gpuprobe
@@ -246,7 +252,7 @@ while IFS=$'\t' read -r name kind src bcmd rcmd rule; do
 		(cd "$d" && GP_L=$launcher CUDA_CACHE_PATH=$cache/cuda GPUPROBE_CACHE_DIR=$cache/gpuprobe \
 			GPUPROBE_LOG=1 exec timeout -k 10 "$t" bash -c "$rcmd") >"$o" 2>&1 </dev/null
 		rc=$?
-		wall=$(awk -v a="$t1" -v b="$(us)" 'BEGIN {printf "%.2f", (b - a) / 1e6}')
+		wall=$(awk -v a="$t1" -v b="$(us)" 'BEGIN {printf "%.3f", (b - a) / 1e6}')
 		[ $rc = 124 ] && echo "apps.sh: killed after the ${t} s limit" >>"$o"
 		IFS=$'\037' read -r verdict same fl check notes < <(python3 "$tool" analyze --cfg "$cfg" \
 			--rule "$rule" --rc $rc --out "$o" --diff "$P/$cfg.diff" \
@@ -273,13 +279,16 @@ while IFS=$'\t' read -r name kind src bcmd rcmd rule; do
 		[ "$cfg" = native ] && trim "$P/warmup.out"
 		[ -n "$json" ] && trim "$json"
 	done
+	# the caches of the probe runs are done with (fresh ones are made anew); native's JIT cache stays
+	[ "${APPS_KEEP_CACHE:-0}" = 1 ] || rm -rf "$WORK/cache/$name/"[abcd]
 done <"$L/programs.tsv"
 
 # ---- table ----------------------------------------------------------------------------------
-python3 "$tool" table "$OUT/apps.md" "$TSV" --device "$L/device.txt"
-cat "$OUT/apps.md"
-du -sh "$L" | tee -a "$L/progress.log"
-tar -C "$OUT" -czf "$OUT/apps-logs.tgz" apps
+echo
+python3 "$tool" table "$OUT/apps.md" "$TSV" --device "$L/device.txt"   # prints the summary; the matrix is in apps.md
+cp "$L/device.txt" "$OUT/apps-device.txt"
+tar -C "$(dirname "$L")" -czf "$OUT/apps-logs.tgz" apps
+progress "logs: $(du -sh "$L" | cut -f1) in $L, $(du -h "$OUT/apps-logs.tgz" | cut -f1) in apps-logs.tgz"
 echo "apps.sh: $(elapsed) s; $OUT/apps.tsv, $OUT/apps.md, $OUT/apps-logs.tgz ($(du -h "$OUT/apps-logs.tgz" | cut -f1))"
 if [ $failures != 0 ]; then
 	echo "apps.sh: FAIL: $failures runs of programs that pass natively failed, differed from native or broke a probe check"

@@ -77,7 +77,7 @@ printf 'main:\n\tcp %s main && chmod +x main\nrun: main\n\t$(LAUNCHER) ./main hb
 	>"$C/app-regressions/hb-cuda/Makefile"
 
 out=$W/out
-APPS_DRY=1 BUILD=$BUILD CORPORA=$C OUT=$out APPS_WORK=$W/work APPS_MIN_TIMEOUT=3 APPS_TIMEOUT=20 \
+APPS_DRY=1 BUILD=$BUILD CORPORA=$C OUT=$out APPS_WORK=$W/work APPS_LOGS=$W/logs APPS_MIN_TIMEOUT=3 APPS_TIMEOUT=20 \
 	APPS_JOBS=2 bash "$root/tests/gpu/apps.sh" >"$W/log" 2>&1
 rc=$?
 cat "$W/log"
@@ -117,14 +117,14 @@ expect "Makefile program passes" hb-cuda d-cached verdict '^PASS$'
 	grep -q 'dry run' "$out/apps.md" && grep -q 'between two native runs of: noisy' "$out/apps.md" && echo "ok: table written" || { echo "FAIL: apps.md"; fails=$((fails + 1)); }
 tar -tzf "$out/apps-logs.tgz" | grep -q 'apps/good/a-fresh.out' && echo "ok: log tarball" ||
 	{ echo "FAIL: apps-logs.tgz"; fails=$((fails + 1)); }
-[ -s "$out/apps/differs/a-fresh.diff" ] && echo "ok: diff kept" || { echo "FAIL: no differs diff"; fails=$((fails + 1)); }
+[ -s "$W/logs/apps/differs/a-fresh.diff" ] && echo "ok: diff kept" || { echo "FAIL: no differs diff"; fails=$((fails + 1)); }
 
 # The budget: with MAX_SECONDS=4 and every run taking 2 s, the first program's third configuration
 # is not run, no further program starts, the table is still written; the build is not redone.
 out2=$W/out2
 FAKE_SLEEP=2 APPS_DRY=1 BUILD=$BUILD CORPORA=$C OUT=$out2 APPS_WORK=$W/work MAX_SECONDS=4 \
 	APPS_CONFIGS="shim a-fresh" SUBSET="good,differs,hb-*" bash "$root/tests/gpu/apps.sh" >"$W/log2" 2>&1
-grep -q 'built before' "$out2/apps/build.tsv" && echo "ok: builds reused" || { echo "FAIL: rebuilt"; fails=$((fails + 1)); }
+grep -q 'built before' "$W/work/logs/apps/build.tsv" && echo "ok: builds reused" || { echo "FAIL: rebuilt"; fails=$((fails + 1)); }
 n=$(tail -n +2 "$out2/apps.tsv" | cut -f1 | sort -u | wc -l)
 if grep -q 'budget: MAX_SECONDS=4 spent' "$W/log2" && [ "$n" -le 1 ] && [ -f "$out2/apps.md" ]; then
 	echo "ok: budget stops new programs ($n of 3 programs started: $(tail -n +2 "$out2/apps.tsv" | cut -f2,3 | tr '\t\n' ': '))"
@@ -132,6 +132,6 @@ else
 	echo "FAIL: budget ($n rows)"; cat "$W/log2"; fails=$((fails + 1))
 fi
 # Merging two runs' TSVs into one table
-python3 "$root/tests/gpu/apps_tool.py" table "$W/merged.md" "$out/apps.tsv" "$out2/apps.tsv" --device "$out/apps/device.txt" &&
+python3 "$root/tests/gpu/apps_tool.py" table "$W/merged.md" "$out/apps.tsv" "$out2/apps.tsv" --device "$out/apps-device.txt" &&
 	grep -q '^| hb-cuda ' "$W/merged.md" && echo "ok: merge" || { echo "FAIL: merge"; fails=$((fails + 1)); }
 [ $fails = 0 ] && echo "PASS: apps.sh dry run" || { echo "FAIL: $fails checks"; exit 1; }

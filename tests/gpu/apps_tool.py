@@ -282,8 +282,9 @@ def cmd_table(a):
              "wall time over native (native: seconds)." % (dev, len(order), len(built), len(native_pass)))
     L.append("")
     # summary per configuration
-    L.append("| configuration | run | pass (of native passes) | same output as native | median ratio | worst ratio |")
-    L.append("| --- | --- | --- | --- | --- | --- |")
+    L.append("| configuration | run | pass (of native passes) | same output as native | median ratio | worst ratio "
+             "| median set-up ms (shim's log) |")
+    L.append("| --- | --- | --- | --- | --- | --- | --- |")
     med = {}
     worst = {}
     for c in cfgs:
@@ -297,9 +298,12 @@ def cmd_table(a):
         m = statistics.median([r for r, _ in ratios]) if ratios else None
         w = max(ratios) if ratios else None
         med[c], worst[c] = m, w
-        L.append("| %s | %d | %d of %d | %d of %d | %s | %s |" % (
+        fl = [fnum(rows[(p, c)]["first_launch_ms"]) for p in ok]
+        fl = [x for x in fl if x is not None]
+        L.append("| %s | %d | %d of %d | %d of %d | %s | %s | %s |" % (
             c, len(ran), len(ok), len(counted), len(same), len(counted),
-            "%.3f" % m if m is not None else "-", "%.2f (%s)" % w if w else "-"))
+            "%.3f" % m if m is not None else "-", "%.2f (%s)" % w if w else "-",
+            "%.1f" % statistics.median(fl) if fl else "-"))
     L.append("")
 
     def tgt(label, c, limit, value=None):
@@ -327,6 +331,7 @@ def cmd_table(a):
     L.append("- every program that passes natively passes in every configuration run: %s" %
              ("yes" if all_ok else "**no**"))
     L.append("")
+    print("\n".join(L))   # the summary: apps.sh's output ends with it (the device tool returns the tail)
     # matrix
     L.append("| program | " + " | ".join(cfgs) + " |")
     L.append("| --- |" + " --- |" * len(cfgs))
