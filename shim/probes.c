@@ -2,8 +2,10 @@
  * (a context is current then: the maps go into the application's context), never on the launch
  * path: launches of instrumented kernels are forwarded untouched. */
 #include "shim/probes.h"
+#include "shim/capture.h"
 #include "shim/clock_sync.h"
 #include "shim/cubin_cache.h"
+#include "shim/fault.h"
 #include "shim/jit_compile.h"
 #include "shim/log.h"
 #include "shim/probes_internal.h"
@@ -36,9 +38,9 @@ int shim_probes_enabled;
  * - 0: neither; the driver gets the PTX (the cuFuncLoad check after the load remains). */
 enum { PRECOMPILE_NONE, PRECOMPILE_CHECK, PRECOMPILE_LINK };
 static int precompile_mode;
-/* GPUPROBE_TEST_FAULT=compile: the instrumented PTX gets a line no compiler accepts, so that
- * tests can watch the fallback to the original on a real driver. */
-static int fault_compile;
+/* GPUPROBE_TEST_FAULT (fault.h): compile gives the instrumented PTX a line no compiler accepts,
+ * so that tests can watch the fallback to the original on a real driver; the other steps fail
+ * where they happen below. */
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static struct gp_map_allocator alloc;
@@ -60,12 +62,11 @@ __attribute__((constructor)) static void probes_env(void)
 {
 	const char *p = getenv("GPUPROBE_PROBES"), *c = getenv("GPUPROBE_CONFIG");
 	shim_probes_enabled = (p && *p) || (c && *c);
-	const char *pc = getenv("GPUPROBE_PRECOMPILE"), *f = getenv("GPUPROBE_TEST_FAULT");
+	const char *pc = getenv("GPUPROBE_PRECOMPILE");
 	precompile_mode = !pc || !*pc || !strcmp(pc, "check") ? PRECOMPILE_CHECK
 			  : !strcmp(pc, "link") ? PRECOMPILE_LINK : PRECOMPILE_NONE;
 	if (pc && *pc && strcmp(pc, "check") && strcmp(pc, "link") && strcmp(pc, "0"))
 		shim_msg("GPUPROBE_PRECOMPILE=%s: expected check, link or 0; using 0", pc);
-	fault_compile = f && !strcmp(f, "compile");
 }
 
 static double now_ms(void)
@@ -154,7 +155,29 @@ static void atexit_final(void)
 /* Where a first launch with probes spends its set-up, logged on the "probes:" line: the issue 6
  * target (a cached instrumented module's first launch within 10% of the plain one) is about
  * these few milliseconds. */
+static void setup(void);
+
+/* Probes disabled: give back what the set-up made, so that nothing of ours stays half made and
+ * the application runs as it would without us. */
+static void setup_failed(void)
+{
+	probes_alloc_fini();
+	if (have_cfg)
+		gp_config__free(&cfg);
+	have_cfg = 0;
+}
+
+/* The set-up runs wherever the first module load or launch happens: inside an application's
+ * stream capture too (CUDA's lazy loading), so with capture relaxed (capture.h). */
 static void init(void)
+{
+	struct shim_relaxed r;
+	shim_relax(&r);
+	setup();
+	shim_unrelax(&r);
+}
+
+static void setup(void)
 {
 	double t_start = now_ms();
 	char err[1024] = "";
@@ -164,14 +187,20 @@ static void init(void)
 		return;
 	}
 	if (probes_alloc_init(&alloc, ctx, &device_sm)) {
-		shim_msg("probes: cannot set up map memory in the application's context; probes disabled");
+		shim_msg("probes: map memory: %s; probes disabled", probes_alloc_why());
 		return;
 	}
 	double t_alloc = now_ms();
+	if (shim_fault(SHIM_FAULT_CONFIG)) {
+		shim_msg("probes: configuration: GPUPROBE_TEST_FAULT=config; probes disabled");
+		setup_failed();
+		return;
+	}
 	const char *cpath = getenv("GPUPROBE_CONFIG");
 	if (cpath && *cpath) {
 		if (gp_config__load(cpath, &cfg, err, sizeof(err))) {
 			shim_msg("%s; probes disabled", err);
+			setup_failed();
 			return;
 		}
 		have_cfg = 1;
@@ -198,14 +227,19 @@ static void init(void)
 	int rc = n ? gp_nv_probes__open(paths, idx, n, &o, &probes, err, sizeof(err)) : -ENOENT;
 	double t_opened = now_ms();
 	free(list);
+	if (!rc && shim_fault(SHIM_FAULT_OBJECTS)) {
+		/* after the objects made their maps: every map must go back */
+		snprintf(err, sizeof(err), "probes: objects: GPUPROBE_TEST_FAULT=objects");
+		gp_nv_probes__close(probes);
+		rc = -ECANCELED;
+	}
 	if (rc) {
 		if (n)
 			shim_msg("%s; probes disabled", err);
 		probes = NULL;
+		setup_failed();
 		return;
 	}
-	/* Before any instrumented kernel can run: device clock helpers read the offsets. */
-	shim_clock_start(ctx, &alloc, gp_nv_probes__clock_addr(probes));
 	struct gp_output_opts oo = {.tick = shim_clock_tick, .clock = shim_clock_report};
 	if (gp_output_opts__from_env(&oo, &output_file, err, sizeof(err)))
 		shim_msg("%s; printing to stderr", err);
@@ -226,12 +260,21 @@ static void init(void)
 	if (!oo.out)
 		oo.out = stderr;
 	oo.kernel_name = kernel_name;
-	if (gp_output__open(&oo, &output)) {
-		shim_msg("probes: cannot set up the output; probes disabled");
+	if (shim_fault(SHIM_FAULT_OUTPUT) || gp_output__open(&oo, &output)) {
+		shim_msg("probes: output: cannot set it up%s; probes disabled",
+			 shim_fault(SHIM_FAULT_OUTPUT) ? " (GPUPROBE_TEST_FAULT=output)" : "");
+		output = NULL;
+		if (output_file)
+			fclose(output_file);
+		output_file = NULL;
 		gp_nv_probes__close(probes);
 		probes = NULL;
+		setup_failed();
 		return;
 	}
+	/* Before any instrumented kernel can run: device clock helpers read the offsets (once
+	 * the output is up: a failed set-up has nothing of the clock's to give back). */
+	shim_clock_start(ctx, &alloc, gp_nv_probes__clock_addr(probes));
 	for (size_t i = 0; i < gp_nv_probes__object_count(probes); i++)
 		gp_output__add_set(output, gp_nv_probes__maps(probes, i));
 	gp_output__start_thread(output, 0);
@@ -365,7 +408,7 @@ static int precompile(struct shim_image *img, const struct shim_module *m, const
 	}
 	pthread_once(&cache_once, cache_init);
 	char *faulty = NULL;
-	if (fault_compile) {
+	if (shim_fault(SHIM_FAULT_COMPILE)) {
 		static const char bad[] = "\n.gpuprobe_test_fault\n";
 		faulty = malloc(len + sizeof(bad));
 		if (!faulty)
@@ -477,10 +520,22 @@ static int precompile(struct shim_image *img, const struct shim_module *m, const
 	return 1;
 }
 
+static int transform(struct shim_image *img, const struct shim_module *m);
+
+/* Instrumenting and the compile check make driver calls of ours: relaxed (capture.h). */
 int shim_probes_transform(struct shim_image *img, const struct shim_module *m)
 {
 	if (!shim_probes_enabled || !img->data)
 		return 0;
+	struct shim_relaxed r;
+	shim_relax(&r);
+	int rc = transform(img, m);
+	shim_unrelax(&r);
+	return rc;
+}
+
+static int transform(struct shim_image *img, const struct shim_module *m)
+{
 	pthread_once(&init_once, init);
 	if (!probes || __atomic_load_n(&final_done, __ATOMIC_ACQUIRE))
 		return 0;
@@ -520,7 +575,9 @@ int shim_probes_transform(struct shim_image *img, const struct shim_module *m)
 	size_t out_len = 0;
 	struct gp_inst_stats st;
 	double t0 = now_ms();
-	int rc = gp_nv_probes__instrument(probes, ptx, len, &out, &out_len, &st, err, sizeof(err));
+	int rc = shim_fault(SHIM_FAULT_INSTRUMENT)
+		? (snprintf(err, sizeof(err), "GPUPROBE_TEST_FAULT=instrument"), -ECANCELED)
+		: gp_nv_probes__instrument(probes, ptx, len, &out, &out_len, &st, err, sizeof(err));
 	free(payload);
 	if (rc) {
 		shim_msg("module %u: not instrumented (%s); loaded unchanged", m->seq, err);
@@ -543,15 +600,19 @@ int shim_probes_transform(struct shim_image *img, const struct shim_module *m)
 	return 1;
 }
 
+/* Why the last check of this thread failed beyond its CUDA error (a test fault), or "". */
+static __thread char load_why[64];
+
 void shim_probes_load_failed(const struct shim_module *m, int rc, int cubin)
 {
 	const char *name = NULL;
 	shim_fnty_cuGetErrorName *gn = SHIM_REAL(cuGetErrorName);
 	if (gn)
 		gn((CUresult)rc, &name);
-	shim_msg("module %u: the instrumented %s did not load (%s, CUDA error %d); loaded the "
+	shim_msg("module %u: the instrumented %s did not load (%s, CUDA error %d%s%s); loaded the "
 		 "original without probes", m ? m->seq : 0, cubin ? "cubin" : "PTX",
-		 name ? name : "?", rc);
+		 name ? name : "?", rc, load_why[0] ? ": " : "", load_why);
+	load_why[0] = 0;
 }
 
 void shim_probes_final(void)
@@ -602,8 +663,25 @@ CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev)
 /* --- instrumented modules load lazily: compile every kernel now, while the original can still
  * be loaded instead (CUDA's lazy loading defers the JIT to the first lookup or launch) -------- */
 
-CUresult shim_probes_check_library(CUlibrary lib)
+/* GPUPROBE_TEST_FAULT=load, function: the instrumented module loaded, but is taken as if its
+ * load, or its first function's, had failed (it is unloaded; the original loads). */
+static CUresult check_fault(void)
 {
+	load_why[0] = 0;
+	if (!shim_fault(SHIM_FAULT_LOAD) && !shim_fault(SHIM_FAULT_FUNCTION))
+		return CUDA_SUCCESS;
+	int load = shim_fault(SHIM_FAULT_LOAD);
+	snprintf(load_why, sizeof(load_why), "GPUPROBE_TEST_FAULT=%s", load ? "load" : "function");
+	return load ? CUDA_ERROR_INVALID_IMAGE : CUDA_ERROR_NOT_FOUND;
+}
+
+static CUresult check_library(CUlibrary lib)
+{
+	CUresult fault = check_fault();
+	if (fault != CUDA_SUCCESS) {
+		SHIM_REAL(cuLibraryUnload)(lib);
+		return fault;
+	}
 	CUcontext ctx = NULL;
 	if (SHIM_REAL(cuCtxGetCurrent)(&ctx) != CUDA_SUCCESS || !ctx)
 		return CUDA_SUCCESS;   /* no context to load kernels into: left to the first use */
@@ -629,8 +707,13 @@ CUresult shim_probes_check_library(CUlibrary lib)
 	return rc;
 }
 
-CUresult shim_probes_check_module(CUmodule mod)
+static CUresult check_module(CUmodule mod)
 {
+	CUresult fault = check_fault();
+	if (fault != CUDA_SUCCESS) {
+		SHIM_REAL(cuModuleUnload)(mod);
+		return fault;
+	}
 	unsigned n = 0;
 	shim_fnty_cuFuncLoad *load = SHIM_REAL(cuFuncLoad);
 	CUresult rc = SHIM_REAL(cuModuleGetFunctionCount)(&n, mod);
@@ -642,5 +725,24 @@ CUresult shim_probes_check_module(CUmodule mod)
 	free(fs);
 	if (rc != CUDA_SUCCESS)
 		SHIM_REAL(cuModuleUnload)(mod);
+	return rc;
+}
+
+/* The checks load and unload code of ours: relaxed (capture.h). */
+CUresult shim_probes_check_library(CUlibrary lib)
+{
+	struct shim_relaxed r;
+	shim_relax(&r);
+	CUresult rc = check_library(lib);
+	shim_unrelax(&r);
+	return rc;
+}
+
+CUresult shim_probes_check_module(CUmodule mod)
+{
+	struct shim_relaxed r;
+	shim_relax(&r);
+	CUresult rc = check_module(mod);
+	shim_unrelax(&r);
 	return rc;
 }

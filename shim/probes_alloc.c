@@ -19,6 +19,8 @@
  * allocator falls back to cuMemAlloc / cuMemHostAlloc and says why once (GPUPROBE_LOG=1).
  * Correctness never depends on the hint: the maps work wherever they are. */
 #include "shim/probes_internal.h"
+#include "shim/capture.h"
+#include "shim/fault.h"
 #include "shim/log.h"
 
 #include <errno.h>
@@ -81,16 +83,36 @@ static CUmemAccessDesc dev_access[MAX_ACCESS];
 static size_t naccess;
 
 static void dev_free(void *u, uint64_t d);
+static const char *err_name(CUresult r);
+
+/* Every call of ours runs in the maps' context with the thread's stream-capture mode relaxed
+ * (capture.h): set-up at a launch inside an application's global-mode capture, the copier
+ * thread and host probes during one, must neither fail nor invalidate it. Nested push/pop
+ * pairs keep their modes on a short per-thread stack (deeper ones find the mode relaxed). */
+#define RELAX_DEPTH 8
+static __thread struct shim_relaxed relaxed[RELAX_DEPTH];
+static __thread unsigned relax_depth;
 
 static int push(void)
 {
-	return SHIM_REAL(cuCtxPushCurrent_v2)(alloc_ctx) == CUDA_SUCCESS ? 0 : -EIO;
+	struct shim_relaxed r;
+	shim_relax(&r);
+	if (SHIM_REAL(cuCtxPushCurrent_v2)(alloc_ctx) != CUDA_SUCCESS) {
+		shim_unrelax(&r);
+		return -EIO;
+	}
+	if (relax_depth < RELAX_DEPTH)
+		relaxed[relax_depth] = r;
+	relax_depth++;
+	return 0;
 }
 
 static void pop(void)
 {
 	CUcontext c;
 	SHIM_REAL(cuCtxPopCurrent_v2)(&c);
+	if (relax_depth && --relax_depth < RELAX_DEPTH)
+		shim_unrelax(&relaxed[relax_depth]);
 }
 
 static uint64_t round_up(uint64_t v, uint64_t a)
@@ -284,6 +306,9 @@ static uint64_t dev_fixed(size_t n)
 static int dev_alloc(void *u, size_t n, uint64_t *d)
 {
 	(void)u;
+	*d = 0;
+	if (shim_fault(SHIM_FAULT_DESCRIPTOR))
+		return -ENOMEM;   /* the first allocation of a map set is a map's descriptor */
 	if (push())
 		return -EIO;
 	pthread_mutex_lock(&lock);
@@ -527,21 +552,40 @@ static void placement_init(void)
 			 ")", dev_arena.base, host_arena.base);
 }
 
+static char init_why[200];
+
+const char *probes_alloc_why(void)
+{
+	return init_why;
+}
+
 int probes_alloc_init(struct gp_map_allocator *a, CUcontext ctx, unsigned *device_sm)
 {
 	alloc_ctx = ctx;
-	if (push())
+	init_why[0] = 0;
+	if (push()) {
+		snprintf(init_why, sizeof(init_why), "the application's context cannot be made current");
+		alloc_ctx = NULL;
 		return -EIO;
+	}
 	int nsm = 0, major = 0, minor = 0;
+	const char *step = "cuCtxGetDevice";
 	CUresult r = SHIM_REAL(cuCtxGetDevice)(&alloc_dev);
-	if (r == CUDA_SUCCESS)
+	if (r == CUDA_SUCCESS) {
+		step = "cuDeviceGetAttribute";
 		r = SHIM_REAL(cuDeviceGetAttribute)(&nsm, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, alloc_dev);
+	}
 	if (r == CUDA_SUCCESS)
 		r = SHIM_REAL(cuDeviceGetAttribute)(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, alloc_dev);
 	if (r == CUDA_SUCCESS)
 		r = SHIM_REAL(cuDeviceGetAttribute)(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, alloc_dev);
-	if (r == CUDA_SUCCESS)
-		r = SHIM_REAL(cuStreamCreate)(&alloc_stream, CU_STREAM_NON_BLOCKING);
+	if (r == CUDA_SUCCESS) {
+		/* GPUPROBE_TEST_FAULT=capture: refused as inside a capture, without the call. */
+		step = "cuStreamCreate";
+		r = shim_fault(SHIM_FAULT_CAPTURE)
+			? CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED
+			: SHIM_REAL(cuStreamCreate)(&alloc_stream, CU_STREAM_NON_BLOCKING);
+	}
 	if (r == CUDA_SUCCESS) {
 		pthread_mutex_lock(&lock);
 		placement_init();
@@ -549,7 +593,15 @@ int probes_alloc_init(struct gp_map_allocator *a, CUcontext ctx, unsigned *devic
 	}
 	pop();
 	if (r != CUDA_SUCCESS)
+		snprintf(init_why, sizeof(init_why), "%s: %s%s", step, err_name(r),
+			 shim_fault(SHIM_FAULT_CAPTURE) ? " (GPUPROBE_TEST_FAULT=capture)" : "");
+	else if (shim_fault(SHIM_FAULT_MEMORY))
+		snprintf(init_why, sizeof(init_why), "GPUPROBE_TEST_FAULT=memory");
+	if (init_why[0]) {
+		/* Nothing stays half made: the stream and the address range go back. */
+		probes_alloc_fini();
 		return -EIO;
+	}
 	*device_sm = (unsigned)(major * 10 + minor);
 	*a = (struct gp_map_allocator){
 		.nsms = (unsigned)nsm, .dev_alloc = dev_alloc, .dev_free = dev_free,

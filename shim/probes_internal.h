@@ -15,6 +15,10 @@
  * instrumented PTX (which holds map addresses) repeats and hits the driver's JIT cache. */
 int probes_alloc_init(struct gp_map_allocator *a, CUcontext ctx, unsigned *device_sm);
 
+/* Why probes_alloc_init failed, in a few words ("cuStreamCreate: CUDA_ERROR_..."). It gave back
+ * whatever it had made before failing. */
+const char *probes_alloc_why(void);
+
 /* Give back every piece of map memory, the address ranges and the copy stream. The maps made
  * through the allocator must not be used after. (Freeing the last device map gives the device
  * range back by itself.) */

@@ -71,7 +71,7 @@ declare -A line=(
 	[objects]='^gpuprobe: probes: objects: .*GPUPROBE_TEST_FAULT=objects.*; probes disabled$'
 	[output]='^gpuprobe: probes: output: .*GPUPROBE_TEST_FAULT=output.*; probes disabled$'
 	[capture]='^gpuprobe: probes: .*CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED.*; probes disabled$'
-	[instrument]='^gpuprobe: module 1: not instrumented \(GPUPROBE_TEST_FAULT=instrument\); loaded unchanged, probes disabled for it$'
+	[instrument]='^gpuprobe: module 1: not instrumented \(GPUPROBE_TEST_FAULT=instrument\); loaded unchanged$'
 	[compile]='^gpuprobe: module 1: the instrumented PTX did not compile \(.*\); loaded the original without probes$'
 	[load]='^gpuprobe: module 1: the instrumented PTX did not load \(.*GPUPROBE_TEST_FAULT=load.*\); loaded the original without probes$'
 	[function]='^gpuprobe: module 1: the instrumented PTX did not load \(.*GPUPROBE_TEST_FAULT=function.*\); loaded the original without probes$'
