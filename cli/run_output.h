@@ -55,6 +55,7 @@ struct gp_output_clock {
 	unsigned checks;           /* measurements, the first included */
 	unsigned updates;          /* re-checks that changed the offset the device applies */
 	double span_s;             /* seconds from the first check to the latest */
+	uint64_t resolution_ns;    /* the step by which %globaltimer advances (0: unknown) */
 };
 
 struct gp_output_opts {

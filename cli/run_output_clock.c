@@ -27,6 +27,8 @@ static void print_json(struct gp_output *o, const struct gp_output_clock *c)
 		json_object_object_add(j, "checks", json_object_new_int((int)c->checks));
 		json_object_object_add(j, "updates", json_object_new_int((int)c->updates));
 		json_object_object_add(j, "span_s", json_object_new_double(c->span_s));
+		if (c->resolution_ns)
+			json_object_object_add(j, "resolution_ns", json_object_new_uint64(c->resolution_ns));
 	}
 	gp_output_json(o, j);
 }
@@ -56,5 +58,7 @@ void gp_output_print_clock(struct gp_output *o)
 			"later (drift %+" PRId64 " ns; offset updated %u times)", c.last_offset_ns,
 			c.last_uncertainty_ns, c.checks, c.span_s, c.last_offset_ns - c.offset_ns,
 			c.updates);
+	if (c.resolution_ns)
+		fprintf(o->o.out, "; %%globaltimer ticks by %" PRIu64 " ns", c.resolution_ns);
 	fputc('\n', o->o.out);
 }

@@ -13,7 +13,7 @@ static int64_t offset_at_mid(uint64_t a, uint64_t b, uint64_t gpu)
 int gp_clock_estimate(const struct gp_clock_sample *s, size_t n, struct gp_clock_offset *out)
 {
 	const struct gp_clock_sample *best = NULL;
-	uint64_t best_rtt = 0;
+	uint64_t best_rtt = 0, res = 0;
 	unsigned used = 0;
 	for (size_t i = 0; i < n; i++) {
 		if (!s[i].gpu || s[i].real1 < s[i].real0 || s[i].mono1 < s[i].mono0)
@@ -22,6 +22,8 @@ int gp_clock_estimate(const struct gp_clock_sample *s, size_t n, struct gp_clock
 		if (s[i].real1 - s[i].real0 > rtt)
 			rtt = s[i].real1 - s[i].real0;   /* a step forward widens the window */
 		used++;
+		if (s[i].step && (!res || s[i].step < res))
+			res = s[i].step;
 		if (!best || rtt < best_rtt) {
 			best = &s[i];
 			best_rtt = rtt;
@@ -34,6 +36,7 @@ int gp_clock_estimate(const struct gp_clock_sample *s, size_t n, struct gp_clock
 	out->uncertainty_ns = (best_rtt + 1) / 2;
 	out->at_mono_ns = best->mono0 + (best->mono1 - best->mono0) / 2;
 	out->used = used;
+	out->resolution_ns = res;
 	return 0;
 }
 

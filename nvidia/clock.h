@@ -14,7 +14,8 @@
  * after its value arrived (ns). gpu == 0: the reading failed. */
 struct gp_clock_sample {
 	uint64_t real0, mono0;     /* CLOCK_REALTIME, CLOCK_MONOTONIC before */
-	uint64_t gpu;              /* %globaltimer */
+	uint64_t gpu;              /* %globaltimer, read just as it ticked */
+	uint64_t step;             /* by how much it ticked (0: unknown) */
 	uint64_t real1, mono1;     /* after */
 };
 
@@ -25,6 +26,7 @@ struct gp_clock_offset {
 	uint64_t uncertainty_ns;   /* the true offsets lie within +- this (half the round trip) */
 	uint64_t at_mono_ns;       /* when it was measured (CLOCK_MONOTONIC) */
 	unsigned used;             /* readings that counted */
+	uint64_t resolution_ns;    /* the smallest tick of %globaltimer seen (0: unknown) */
 };
 
 /* The best estimate from n readings (the one with the shortest round trip). Returns 0, or

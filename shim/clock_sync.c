@@ -31,18 +31,35 @@
 #define START_WAIT_NS 1000000000ull
 #define CHECK_WAIT_NS 2000000ull
 
-/* %globaltimer into *out; PTX 6.0 for sm_50 compiles on every GPU a current driver supports. */
+/* out[0] = %globaltimer just as it ticks, out[1] = the tick (stored first). %globaltimer
+ * advances in steps (about 1 us on recent GPUs, coarser on some): a value read at the step is
+ * the time at that instant, where one read at a random moment lags it by up to a step. The
+ * wait for the step is bounded (4M reads) in case the timer stands still. PTX 6.0 for sm_50
+ * compiles on every GPU a current driver supports. */
 static const char clock_ptx[] =
 	".version 6.0\n"
 	".target sm_50\n"
 	".address_size 64\n"
 	".visible .entry gpuprobe_clock_read(.param .u64 out)\n"
 	"{\n"
-	"\t.reg .u64 %rd<4>;\n"
+	"\t.reg .pred %p<3>;\n"
+	"\t.reg .u32 %r<2>;\n"
+	"\t.reg .u64 %rd<6>;\n"
 	"\tld.param.u64 %rd1, [out];\n"
 	"\tcvta.to.global.u64 %rd2, %rd1;\n"
+	"\tmov.u32 %r1, 0;\n"
 	"\tmov.u64 %rd3, %globaltimer;\n"
-	"\tst.volatile.global.u64 [%rd2], %rd3;\n"
+	"$gp_tick:\n"
+	"\tmov.u64 %rd4, %globaltimer;\n"
+	"\tadd.u32 %r1, %r1, 1;\n"
+	"\tsetp.eq.u64 %p1, %rd4, %rd3;\n"
+	"\tsetp.lt.u32 %p2, %r1, 4194304;\n"
+	"\tand.pred %p1, %p1, %p2;\n"
+	"\t@%p1 bra $gp_tick;\n"
+	"\tsub.u64 %rd5, %rd4, %rd3;\n"
+	"\tst.volatile.global.u64 [%rd2+8], %rd5;\n"
+	"\tmembar.sys;\n"
+	"\tst.volatile.global.u64 [%rd2], %rd4;\n"
 	"\tmembar.sys;\n"
 	"\tret;\n"
 	"}\n";
@@ -177,6 +194,7 @@ static void teardown(void)
 static int read_once(struct gp_clock_sample *s, uint64_t wait_ns)
 {
 	memset(s, 0, sizeof(*s));
+	__atomic_store_n(&pinned[1], 0, __ATOMIC_RELAXED);
 	__atomic_store_n(pinned, 0, __ATOMIC_RELEASE);
 	void *args[] = {&pinned_dev};
 	s->mono0 = now_ns(CLOCK_MONOTONIC);
@@ -200,6 +218,7 @@ static int read_once(struct gp_clock_sample *s, uint64_t wait_ns)
 	if ((r = SHIM_REAL(cuStreamSynchronize)(stream)) != CUDA_SUCCESS)
 		return failed("our clock kernel", r);
 	s->gpu = g;
+	s->step = __atomic_load_n(&pinned[1], __ATOMIC_ACQUIRE);
 	return 0;
 }
 
@@ -295,9 +314,9 @@ int shim_clock_start(CUcontext c, const struct gp_map_allocator *a, uint64_t add
 		started = 1;
 		next_check_ns = now_ns(CLOCK_MONOTONIC) + interval_ns;
 		shim_log("clock: CLOCK_REALTIME - %%globaltimer = %" PRId64 " ns +- %" PRIu64
-			 ", CLOCK_MONOTONIC - %%globaltimer = %" PRId64 " ns (best of %u readings); "
-			 "device probes' clock helpers add them", o.realtime_ns, o.uncertainty_ns,
-			 o.monotonic_ns, o.used);
+			 ", CLOCK_MONOTONIC - %%globaltimer = %" PRId64 " ns (best of %u readings; "
+			 "%%globaltimer ticks by %" PRIu64 " ns); device probes' clock helpers add them",
+			 o.realtime_ns, o.uncertainty_ns, o.monotonic_ns, o.used, o.resolution_ns);
 	} else if (addr) {
 		/* The final report's clock line says it too; keep the application's stderr as is. */
 		shim_log("clock: %s; device probes' times are the GPU's %%globaltimer, not the host's "
@@ -355,6 +374,7 @@ int shim_clock_report(void *user, struct gp_output_clock *c)
 		c->checks = hist.checks;
 		c->updates = hist.updates;
 		c->span_s = gp_clock_span_s(&hist);
+		c->resolution_ns = hist.first.resolution_ns;
 	}
 	pthread_mutex_unlock(&lock);
 	return 0;

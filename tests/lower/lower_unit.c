@@ -185,7 +185,8 @@ static void test_structure_and_ptxas(const char *ptxas)
 	add_directive(m, ".global .align 8 .b8 test_map[64];");
 	struct hook_log h = {0};
 	struct gp_lower_opts o = {.emit_map_ref = map_ref, .helper_func = helper_fn, .user = &h,
-				  .prefix = "__gp7_", .pid_tgid = 0x100000002ull};
+				  .prefix = "__gp7_", .pid_tgid = 0x100000002ull,
+				  .clock_addr = 0x600000002000ull};   /* ptxas sees the clock words' loads */
 	char err[256];
 	size_t n = sizeof(everything) / sizeof(everything[0]);
 	int rc = gp_lower_program(m, everything, n, "probe_all", &o, err, sizeof(err));

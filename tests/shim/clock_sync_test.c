@@ -14,6 +14,7 @@
 #include "cli/run_output.h"
 #include "ebpf/lower.h"
 #include "maps/maps.h"
+#include "nvidia/clock.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -77,7 +78,8 @@ static CUresult f_load(CUmodule *m, const void *image)
 	if (fail_load)
 		return CUDA_ERROR_INVALID_PTX;
 	const char *t = image;
-	if (!strstr(t, ".entry gpuprobe_clock_read") || !strstr(t, "%globaltimer"))
+	if (!strstr(t, ".entry gpuprobe_clock_read") || !strstr(t, "%globaltimer") ||
+	    !strstr(t, "st.volatile.global.u64 [%rd2+8]"))
 		return CUDA_ERROR_INVALID_IMAGE;
 	*m = CLOCK_MOD;
 	return CUDA_SUCCESS;
@@ -111,8 +113,9 @@ static CUresult f_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, un
 	launches++;
 	if (f != CLOCK_FN || gx * gy * gz * bx * by * bz != 1 || !params || extra)
 		return CUDA_ERROR_INVALID_VALUE;
-	if (!silent) {
+	if (!silent) {   /* the step first, as the kernel stores it */
 		uint64_t *out = (uint64_t *)(uintptr_t)*(CUdeviceptr *)params[0];
+		__atomic_store_n(&out[1], 32, __ATOMIC_RELAXED);
 		__atomic_store_n(out, globaltimer(), __ATOMIC_RELEASE);
 	}
 	return CUDA_SUCCESS;
@@ -165,6 +168,35 @@ static int near(int64_t got, int64_t want, uint64_t tol)
 	return got - want <= (int64_t)tol && want - got <= (int64_t)tol;
 }
 
+/* ---- the estimate (nvidia/clock.c) ---------------------------------------------------------- */
+
+/* The shortest window wins; failed readings and a CLOCK_REALTIME stepped back are skipped. */
+static void estimator(void)
+{
+	const struct gp_clock_sample s[] = {
+		{.real0 = 1000, .mono0 = 100, .gpu = 700, .real1 = 1400, .mono1 = 500, .step = 64},
+		{.real0 = 2000, .mono0 = 1100, .gpu = 1940, .real1 = 2100, .mono1 = 1200, .step = 32},
+		{.real0 = 3000, .mono0 = 2100, .gpu = 0, .real1 = 3010, .mono1 = 2110},
+		{.real0 = 4000, .mono0 = 3100, .gpu = 3990, .real1 = 3990, .mono1 = 3105},
+	};
+	struct gp_clock_offset o;
+	CHECK(gp_clock_estimate(s, 4, &o) == 0 && o.realtime_ns == 110 && o.monotonic_ns == -790 &&
+	      o.uncertainty_ns == 50 && o.used == 2 && o.resolution_ns == 32 && o.at_mono_ns == 1150,
+	      "estimate: %lld %lld +- %llu from %u, res %llu", (long long)o.realtime_ns,
+	      (long long)o.monotonic_ns, (unsigned long long)o.uncertainty_ns, o.used,
+	      (unsigned long long)o.resolution_ns);
+	CHECK(gp_clock_estimate(s + 2, 2, &o) != 0, "no usable reading must give no estimate");
+	struct gp_clock_history h = {0};
+	struct gp_clock_offset a = {.realtime_ns = 1000, .monotonic_ns = 10, .uncertainty_ns = 50};
+	struct gp_clock_offset b = a, c = a;
+	b.realtime_ns += 40;    /* within its uncertainty: not applied */
+	c.realtime_ns += 400;   /* drift: applied */
+	CHECK(gp_clock_history_add(&h, &a) == 1 && gp_clock_history_add(&h, &b) == 0 &&
+	      gp_clock_history_add(&h, &c) == 1 && h.checks == 3 && h.updates == 1 &&
+	      h.applied.realtime_ns == 1400 && gp_clock_drift_ns(&h) == 400, "history");
+	printf("ok  estimate: the shortest window's midpoint, +- half of it; re-checks apply drift only\n");
+}
+
 /* ---- cases (each in its own process) ------------------------------------------------------- */
 
 /* The GPU's clock is FAKE_GLOBALTIMER_OFFSET_NS from CLOCK_REALTIME: measured, written, used. */
@@ -177,6 +209,7 @@ static void measured(void)
 	      c.corrected, c.checks);
 	CHECK(c.uncertainty_ns < 1000000, "uncertainty %llu ns: the readings take no time here",
 	      (unsigned long long)c.uncertainty_ns);
+	CHECK(c.resolution_ns == 32, "resolution %llu, the fake ticks by 32", (unsigned long long)c.resolution_ns);
 	CHECK(near(c.offset_ns, -off, c.uncertainty_ns + 1000), "offset %lld ns, expected %lld +- %llu",
 	      (long long)c.offset_ns, (long long)-off, (unsigned long long)c.uncertainty_ns);
 	CHECK(word_writes == 1 && words[GP_CLOCK_WORD_REALTIME / 8] == c.offset_ns &&
@@ -258,8 +291,10 @@ static void report_line(void)
 			  "bpf_get_globaltimer: CLOCK_REALTIME; on the GPU %globaltimer + offset; device "
 			  "contexts' timestamp stays %globaltimer); CLOCK_REALTIME - %globaltimer = ";
 		CHECK(!strncmp(buf, want, strlen(want)), "clock %s: %s", json ? "object" : "line", buf);
-		CHECK(json ? strstr(buf, "\"uncertainty_ns\":") && strstr(buf, "\"checks\":1,")
-			   : strstr(buf, " ns +- ") && !strchr(buf, '\n')[1],
+		CHECK(json ? strstr(buf, "\"uncertainty_ns\":") && strstr(buf, "\"checks\":1,") &&
+			     strstr(buf, "\"resolution_ns\":32}")
+			   : strstr(buf, " ns +- ") && strstr(buf, " at start; %globaltimer ticks by 32 ns\n") &&
+			     !strchr(buf, '\n')[1],
 		      "clock %s: %s", json ? "object" : "line", buf);
 		CHECK(near(v, 7000000, 100000), "offset printed %lld, expected about 7000000", v);
 		printf("ok  report: %s", buf);
@@ -335,6 +370,7 @@ int main(void)
 {
 	setvbuf(stdout, NULL, _IONBF, 0);
 	int bad = 0;
+	bad += run(estimator, NULL);
 	bad += run(measured, NULL);
 	bad += run(measured, "-5000000");          /* GPU 5 ms behind: blocks "before" launches */
 	bad += run(measured, "2500000000");        /* GPU 2.5 s ahead */
