@@ -67,6 +67,11 @@ JOBS=${APPS_JOBS:-$(nproc)}
 CONFIGS=${APPS_CONFIGS:-shim a-fresh a-cached b-fresh b-cached c-fresh c-cached d-fresh d-cached}
 [ "${SANITIZER:-0}" = 1 ] && CONFIGS="$CONFIGS memcheck"
 CONFIGS=$(echo native $(echo " $CONFIGS " | sed 's/ native / /g'))   # native first, once
+for c in $CONFIGS; do
+	case $c in native | shim | memcheck | [abcd]-fresh | [abcd]-cached) ;;
+	*) echo "apps.sh: unknown configuration '$c' in APPS_CONFIGS"; exit 2 ;;
+	esac
+done
 us() { local t=${EPOCHREALTIME/./}; echo $((10#$t)); }   # microseconds now (no python: runs are many)
 T0=$(us)
 mkdir -p "$OUT"
@@ -79,6 +84,13 @@ rm -rf "$L"
 mkdir -p "$L/build"
 : >"$OUT/apps-progress.log"
 progress() { echo "$*" | tee -a "$L/progress.log" "$OUT/apps-progress.log"; }
+
+# Native runs must not meet the shim: no $BUILD/lib on LD_LIBRARY_PATH, no probe settings from the
+# caller (GPUPROBE_INLINE, _PRECOMPILE, _REAL_LIBCUDA and the like are kept, and named in the table).
+LD_LIBRARY_PATH=$(echo "${LD_LIBRARY_PATH:-}" | tr ':' '\n' | grep -vxF -e "$BUILD/lib" -e "$(realpath -m "$BUILD/lib")" | paste -sd:)
+[ -n "$LD_LIBRARY_PATH" ] && export LD_LIBRARY_PATH || unset LD_LIBRARY_PATH
+unset GPUPROBE_PROBES GPUPROBE_CONFIG GPUPROBE_JSON GPUPROBE_DUMP_DIR GPUPROBE_SHIM GPUPROBE_INTERVAL LD_AUDIT
+genv=$(env | grep '^GPUPROBE_' | sort | tr '\n' ' ')
 
 # ---- inputs ---------------------------------------------------------------------------------
 GP=$BUILD/bin/gpuprobe
@@ -121,7 +133,8 @@ else
 			"$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -1)"
 		printf ', CUDA %s, %s UTC' "$("$NVCC" --version | sed -n 's/.*release \([0-9.]*\).*/\1/p')" \
 			"$(date -u '+%Y-%m-%d %H:%M')"
-		printf ', gpuprobe %s\n' "$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?')"
+		printf ', gpuprobe %s%s\n' "$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?')" \
+			"${genv:+ (environment: $genv)}"
 	} >"$L/device.txt"
 	nvidia-smi >"$L/nvidia-smi.txt" 2>&1
 fi
@@ -182,7 +195,7 @@ SHIMLIB="$BUILD/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 CS=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
 failures=0
 stopped=0
-while IFS=$'\t' read -r name kind src bcmd rcmd rule; do
+while IFS=$'\t' read -r -u 3 name kind src bcmd rcmd rule; do
 	d=$WORK/progs/$name
 	P=$L/$name
 	mkdir -p "$P"
@@ -281,7 +294,7 @@ while IFS=$'\t' read -r name kind src bcmd rcmd rule; do
 	done
 	# the caches of the probe runs are done with (fresh ones are made anew); native's JIT cache stays
 	[ "${APPS_KEEP_CACHE:-0}" = 1 ] || rm -rf "$WORK/cache/$name/"[abcd]
-done <"$L/programs.tsv"
+done 3<"$L/programs.tsv"
 
 # ---- table ----------------------------------------------------------------------------------
 echo

@@ -44,6 +44,19 @@ SLOW = {"bf16TensorCoreGemm", "cudaTensorCoreGemm", "dmmaTensorCoreGemm", "immaT
 HECBENCH_RULE = "PASS, not: FAIL"
 
 
+# Named subsets (SUBSET=quick): "regressions", the six reproductions of issue 11; "quick", four of
+# them (not fma-cuda, 12.6 s natively, nor zoom-cuda) and ten short samples covering the ways
+# kernels arrive (runtime, driver API + fatbin/PTX, NVRTC, graphs, dynamic parallelism, cooperative
+# launch, textures, a library's SASS-only kernels): about 20 s natively in all, so with 11 runs
+# each and probes at 2-3x it fits one 10-minute device call with the build.
+PRESETS = {
+    "regressions": "chemv-cuda fft-cuda fma-cuda graphExecution-cuda groupnorm-cuda zoom-cuda",
+    "quick": "fft-cuda graphExecution-cuda groupnorm-cuda chemv-cuda vectorAdd matrixMulDrv "
+             "vectorAdd_nvrtc simpleTemplates jacobiCudaGraphs cdpSimpleQuicksort "
+             "reductionMultiBlockCG simpleTexture ptxjit simpleCUBLAS",
+}
+
+
 def list_programs(corpora, subset, slow):
     """name, kind, source dir, build command, run command, verdict rule (TSV, no header).
     Build commands run in a writable copy of the source dir with NVCC and COMMON set; run
@@ -72,7 +85,7 @@ def list_programs(corpora, subset, slow):
                 progs.append(p)
     progs += slow_tail
     if subset:
-        s = subset.strip()
+        s = " ".join(PRESETS.get(w, w) for w in re.split(r"[,\s]+", subset.strip()) if w)
         if re.fullmatch(r"\d+", s):
             progs = progs[:int(s)]
         elif re.fullmatch(r"\d*:\d*", s):

@@ -7,7 +7,8 @@
 #   memcount.bpf.o         (b) from app-regressions/probes/
 #   bb_insns.bpf.o         (c) tests/gpu/apps_probes/bb_insns.bpf.c
 #   block_ring.bpf.o       (d) tests/gpu/apps_probes/block_ring.bpf.c
-# usage: tests/gpu/stage_corpora.sh [DEST]   (SRC: the corpora, default $root/../shared/corpora)
+# usage: tests/gpu/stage_corpora.sh [DEST]   (SRC: the corpora, default $root/../shared/corpora;
+#        SUBSET as tests/gpu/apps.sh's: only those samples, to carry less; app-regressions whole)
 # then carry .carry/corpora (about 26 MB) with the build: see tests/gpu/apps.sh.
 # Exit 77 (SKIP) where the corpora or clang are absent (the GPU machine, under run-all.sh).
 set -eu
@@ -24,7 +25,17 @@ CLANG=${CLANG:-$(command -v clang || command -v clang-14 || true)}
 mkdir -p "$DEST"
 for c in cuda-samples app-regressions; do
 	rm -rf "${DEST:?}/$c"
-	cp -r "$SRC/$c" "$DEST/$c"
+	if [ -n "${SUBSET:-}" ] && [ $c = cuda-samples ]; then   # only the samples SUBSET names
+		mkdir -p "$DEST/$c/samples"
+		cp -r "$SRC/$c/Common" "$SRC/$c/README.md" "$SRC/$c/LICENSE" "$DEST/$c/"
+		for n in $(python3 "$root/tests/gpu/apps_tool.py" list "$SRC" "$SUBSET" --slow | awk -F'\t' '$2 == "sample" {print $1}'); do
+			cp -r "$SRC/$c/samples/$n" "$DEST/$c/samples/"
+		done
+		awk -F'\t' -v d="$DEST/$c/samples" 'NR == 1 || system("test -d \"" d "/" $1 "\"") == 0' \
+			"$SRC/$c/samples.tsv" >"$DEST/$c/samples.tsv"
+	else
+		cp -r "$SRC/$c" "$DEST/$c"
+	fi
 done
 mkdir -p "$DEST/probes"
 BUILD=${BUILD:-$root/build-gpu}
