@@ -8,7 +8,8 @@
 #include "cli/commands.def"
 #undef COMMAND
 
-/* Print "gpuprobe: " + message to stderr and return 1 (the exit status for bad input). */
+/* Print "gpuprobe: " + message to stderr and return 1 (the exit status for bad input). The
+ * message is escaped (bytes outside printable ASCII as \xNN): names in it come from files. */
 int cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Read a whole file into a malloc'd buffer with a trailing NUL (not counted in *len).

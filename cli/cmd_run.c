@@ -1,33 +1,43 @@
 /* gpuprobe run: start an application with the gpuprobe shim in place of libcuda.so.1.
  *
- * The shim is reached three ways at once, so that no way of loading the driver escapes it:
- * LD_LIBRARY_PATH (the CUDA runtime dlopens "libcuda.so.1" by name), and an LD_AUDIT module
- * that redirects loads by RUNPATH or absolute path. The real driver is found here, once, and
- * handed to the shim in GPUPROBE_REAL_LIBCUDA. Probe objects and the config file travel in
- * GPUPROBE_PROBES / GPUPROBE_CONFIG (absolute paths, checked readable here).
+ * Its own arguments, the configuration and every probe object are checked before the
+ * application starts (run_check.c): a mistake is one line and exit 2, never an application run
+ * without the probes the user asked for. The shim is reached two ways at once, so that no way
+ * of loading the driver escapes it: LD_LIBRARY_PATH (the CUDA runtime dlopens "libcuda.so.1" by
+ * name), and an LD_AUDIT module that redirects loads by RUNPATH or absolute path. The real
+ * driver is found here, with the shim's own test (shim/driver_find.h), and handed to the shim in
+ * GPUPROBE_REAL_LIBCUDA. Probe objects and the config file travel in GPUPROBE_PROBES /
+ * GPUPROBE_CONFIG (absolute paths). The application runs under run_child.c.
  */
 #include "cli/cli.h"
+#include "cli/run.h"
+#include "maps/config.h"
 #include "shim/driver_find.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
-#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 static void run_usage(FILE *out)
 {
 	fputs("usage: gpuprobe run [-c CONFIG] [-p PROG.bpf.o]... [--] APP [ARGS]\n\n"
 	      "Run APP with the gpuprobe shim as its libcuda.so.1, and the given probes attached.\n"
-	      "Exits with APP's exit status (128+N when APP is killed by signal N).\n\n"
+	      "Everything is checked before APP starts: the options, the configuration, and every\n"
+	      "probe object (opened and verified); a problem is one line and exit status 2.\n"
+	      "SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to gpuprobe are passed on to APP's process\n"
+	      "group. Exits with APP's exit status (128+N when APP is killed by signal N; 127: APP\n"
+	      "not found, 126: it cannot be run).\n\n"
 	      "options:\n"
-	      "  -c, --config FILE   probe configuration file\n"
-	      "  -p, --probe FILE    BPF object with probes to attach (repeatable)\n"
-	      "  -i, --interval N    print the maps every N seconds too (default: at exit)\n"
+	      "  -c, --config FILE   probe configuration file (default: $GPUPROBE_CONFIG)\n"
+	      "  -p, --probe FILE    BPF object with probes to attach (repeatable; $GPUPROBE_PROBES,\n"
+	      "                      ':'-separated, are attached too)\n"
+	      "  -i, --interval N    print the maps every N seconds too, 0 to 86400 (default: at exit)\n"
 	      "  --json FILE         JSON lines into FILE (\"-\": stdout) instead of text on stderr\n"
 	      "  -h, --help          this help\n\n"
 	      "Probe sections: see include/gpuprobe/gpuprobe.h. bpftime's uprobe/<binary>:cudaLaunchKernel\n"
@@ -68,18 +78,6 @@ static int find_lib_dir(char *out, size_t len)
 	return 0;
 }
 
-static int readable_elf(const char *path, void *ctx)
-{
-	(void)ctx;
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return -1;
-	char magic[4] = {0};
-	size_t n = fread(magic, 1, 4, f);
-	fclose(f);
-	return n == 4 && !memcmp(magic, "\177ELF", 4) ? 0 : -1;
-}
-
 /* VAR=first[:old] */
 static int env_prepend(const char *var, const char *first)
 {
@@ -94,22 +92,84 @@ static int env_prepend(const char *var, const char *first)
 	return rc;
 }
 
-/* Probe files decide what runs inside the application: like the shim, refuse any that someone
- * else could have changed (DESIGN.md: nothing is opened to others). */
-static int absolute_readable(const char *what, const char *path, char *out)
+/* The shim's test of a candidate (driver_check), here without keeping it loaded. */
+static int try_driver(const char *path, void *ctx)
 {
-	struct stat st;
-	if (!realpath(path, out) || access(out, R_OK) || stat(out, &st))
-		return cli_error("%s %s: %s", what, path, strerror(errno));
-	if (!S_ISREG(st.st_mode))
-		return cli_error("%s %s: not a regular file", what, path);
-	if (st.st_mode & (S_IWGRP | S_IWOTH))
-		return cli_error("%s %s is group- or world-writable: refusing it (chmod go-w %s)",
-				 what, path, path);
+	void *h = NULL;
+	char why[4096 + 128];
+	if (driver_check(path, ctx, NULL, &h, why, sizeof(why)))
+		return -1;
+	dlclose(h);
 	return 0;
 }
 
-int cmd_run(int argc, char **argv)
+/* The real driver for the shim, found and tested as the shim would; pinned so that the
+ * application's processes need not search. A GPUPROBE_REAL_LIBCUDA that fails the test is the
+ * user's mistake: said here, before the application runs without a driver. No driver at all is
+ * not an error here (a machine without NVIDIA's driver: the shim says so and the backends may
+ * serve). */
+static int pin_driver(const char *shim)
+{
+	char found[PATH_MAX], looked[2048];
+	const char *env = getenv("GPUPROBE_REAL_LIBCUDA");
+	if (!driver_find(shim, try_driver, (void *)shim, found, sizeof(found), looked, sizeof(looked)))
+		return setenv("GPUPROBE_REAL_LIBCUDA", found, 1) ? RUN_EXIT_USAGE : 0;
+	if (env && *env) {
+		cli_error("run: no usable driver: %s", looked);
+		return RUN_EXIT_USAGE;
+	}
+	return 0;
+}
+
+static int bad_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int bad_usage(const char *fmt, ...)
+{
+	char line[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	cli_error("run: %s (see 'gpuprobe run --help')", line);
+	return RUN_EXIT_USAGE;
+}
+
+struct run_args {
+	const char *config;
+	const char **probes;       /* -p, then $GPUPROBE_PROBES */
+	size_t nprobes;
+	char *env_probes;          /* the copy $GPUPROBE_PROBES' entries point into */
+	const char *interval, *json;
+};
+
+static int add_probe_arg(struct run_args *a, const char *path)
+{
+	if (!*path)
+		return bad_usage("-p needs a file name");
+	if (a->nprobes >= GP_CONFIG_MAX_PROBES) {
+		cli_error("run: more than %u probe objects", GP_CONFIG_MAX_PROBES);
+		return RUN_EXIT_USAGE;
+	}
+	if (!a->probes && !(a->probes = calloc(GP_CONFIG_MAX_PROBES, sizeof(*a->probes))))
+		return cli_error("out of memory"), RUN_EXIT_USAGE;
+	a->probes[a->nprobes++] = path;
+	return 0;
+}
+
+/* -i: what the shim's output accepts (GPUPROBE_INTERVAL), said here rather than ignored there. */
+static int check_interval(const char *s)
+{
+	char *end;
+	errno = 0;
+	unsigned long v = *s >= '0' && *s <= '9' ? strtoul(s, &end, 10) : 0;
+	if (*s < '0' || *s > '9' || *end || errno || v > 86400) {
+		cli_error("run: -i %s: the interval must be a whole number of seconds from 0 to 86400", s);
+		return RUN_EXIT_USAGE;
+	}
+	return 0;
+}
+
+/* Returns -1 to go on, else the exit status. */
+static int parse_args(int argc, char **argv, struct run_args *a)
 {
 	static const struct option opts[] = {
 		{"config", required_argument, NULL, 'c'},
@@ -119,117 +179,120 @@ int cmd_run(int argc, char **argv)
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
-	const char *config = NULL;
-	char *probes = NULL;
-	size_t probes_len = 0;
-	char abs[PATH_MAX];
-	int c;
+	int c, rc;
 	optind = 1;
 	opterr = 0;
-	/* '+': stop at the first non-option, so APP's own options stay APP's. */
-	while ((c = getopt_long(argc, argv, "+c:p:i:h", opts, NULL)) != -1) {
+	/* '+': stop at the first non-option, so APP's own options stay APP's; ':': a missing
+	 * argument is told apart from an unknown option. */
+	while ((c = getopt_long(argc, argv, "+:c:p:i:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
-			config = optarg;
+			if (a->config)
+				return bad_usage("-c given twice (one configuration file)");
+			if (!*optarg)
+				return bad_usage("-c needs a file name");
+			a->config = optarg;
 			break;
-		case 'p': {
-			if (absolute_readable("probe", optarg, abs)) {
-				free(probes);
-				return 1;
-			}
-			size_t add = strlen(abs) + 2;
-			char *np = realloc(probes, probes_len + add);
-			if (!np) {
-				free(probes);
-				return cli_error("out of memory");
-			}
-			probes = np;
-			probes_len += snprintf(probes + probes_len, add, "%s%s",
-					       probes_len ? ":" : "", abs);
+		case 'p':
+			if ((rc = add_probe_arg(a, optarg)))
+				return rc;
 			break;
-		}
 		case 'i':
+			if ((rc = check_interval(optarg)))
+				return rc;
+			a->interval = optarg;
+			break;
 		case 'J':
-			/* read by the shim's output (cli/run_output.h) */
-			setenv(c == 'i' ? "GPUPROBE_INTERVAL" : "GPUPROBE_JSON", optarg, 1);
+			if (!*optarg)
+				return bad_usage("--json needs a file name or -");
+			a->json = optarg;
 			break;
 		case 'h':
 			run_usage(stdout);
-			free(probes);
 			return 0;
+		case ':':
+			return bad_usage("option '%s' needs an argument", argv[optind - 1]);
 		default:
-			free(probes);
-			if (optopt)
-				return cli_error("run: unknown option '-%c' or missing argument "
-						 "(see 'gpuprobe run --help')", optopt);
-			return cli_error("run: unknown option '%s' (see 'gpuprobe run --help')",
-					 argv[optind - 1]);
+			if (optopt) {
+				char opt[3] = {'-', (char)optopt, 0};
+				return bad_usage("unknown option '%s'", opt);
+			}
+			return bad_usage("unknown option '%s'", argv[optind - 1]);
 		}
 	}
 	if (optind >= argc) {
-		free(probes);
-		return cli_error("run: no application given (usage: gpuprobe run [-p PROG.bpf.o]... "
-				 "-- APP [ARGS])");
+		cli_error("run: no application given (usage: gpuprobe run [-c CONFIG] [-p PROG.bpf.o]... "
+			  "-- APP [ARGS])");
+		return RUN_EXIT_USAGE;
 	}
+	/* What the environment already names is checked like the command line: the shim would
+	 * read it all the same. */
+	const char *env = getenv("GPUPROBE_CONFIG");
+	if (!a->config && env && *env)
+		a->config = env;
+	env = getenv("GPUPROBE_PROBES");
+	if (env && *env) {
+		if (!(a->env_probes = strdup(env)))
+			return cli_error("out of memory"), RUN_EXIT_USAGE;
+		for (char *save = NULL, *t = strtok_r(a->env_probes, ":", &save); t;
+		     t = strtok_r(NULL, ":", &save))
+			if ((rc = add_probe_arg(a, t)))
+				return rc;
+	}
+	return -1;
+}
 
+/* Everything the shim reads, into the environment the application inherits. */
+static int set_env(const struct run_args *a, const struct run_checked *ck, const char *lib,
+		   const char *shim, const char *audit)
+{
+	if (ck->config ? setenv("GPUPROBE_CONFIG", ck->config, 1) : unsetenv("GPUPROBE_CONFIG"))
+		return -1;
+	if (ck->probes ? setenv("GPUPROBE_PROBES", ck->probes, 1) : unsetenv("GPUPROBE_PROBES"))
+		return -1;
+	if (a->interval && setenv("GPUPROBE_INTERVAL", a->interval, 1))
+		return -1;
+	if (a->json && setenv("GPUPROBE_JSON", a->json, 1))
+		return -1;
+	if (setenv("GPUPROBE_SHIM", shim, 1))
+		return -1;
+	return env_prepend("LD_LIBRARY_PATH", lib) || env_prepend("LD_AUDIT", audit) ? -1 : 0;
+}
+
+int cmd_run(int argc, char **argv)
+{
+	struct run_args a = {0};
+	struct run_checked ck = {0};
+	int rc = parse_args(argc, argv, &a);
+	if (rc >= 0)
+		goto out;
+
+	if ((rc = run_check(a.config, a.probes, a.nprobes, &ck)))
+		goto out;
 	char lib[PATH_MAX], shim[PATH_MAX + 32], audit[PATH_MAX + 32];
+	rc = RUN_EXIT_USAGE;
 	if (find_lib_dir(lib, sizeof(lib))) {
-		free(probes);
-		return cli_error("run: cannot find gpuprobe's own directory");
+		cli_error("run: cannot find gpuprobe's own directory");
+		goto out;
 	}
 	snprintf(shim, sizeof(shim), "%s/libcuda.so.1", lib);
 	snprintf(audit, sizeof(audit), "%s/libgpuprobe-audit.so", lib);
 	if (access(shim, R_OK) || access(audit, R_OK)) {
-		free(probes);
-		return cli_error("run: the shim is missing (%s, %s): build the 'shim' and "
-				 "'gpuprobe-audit' targets", shim, audit);
+		cli_error("run: the shim is missing (%s, %s): build the 'shim' and 'gpuprobe-audit' "
+			  "targets", shim, audit);
+		goto out;
 	}
-
-	if (config) {
-		if (absolute_readable("config", config, abs)) {
-			free(probes);
-			return 1;
-		}
-		setenv("GPUPROBE_CONFIG", abs, 1);
+	if ((rc = pin_driver(shim)))
+		goto out;
+	if (set_env(&a, &ck, lib, shim, audit)) {
+		cli_error("run: cannot set the environment: %s", strerror(errno));
+		rc = RUN_EXIT_USAGE;
+		goto out;
 	}
-	if (probes)
-		setenv("GPUPROBE_PROBES", probes, 1);
-	free(probes);
-
-	/* Resolve the real driver once here; the shim still searches itself when none is found
-	 * (and then prints its own one line saying where it looked). */
-	const char *real = getenv("GPUPROBE_REAL_LIBCUDA");
-	if (!real || !*real) {
-		char found[PATH_MAX], looked[2048];
-		if (driver_find(shim, readable_elf, NULL, found, sizeof(found), looked,
-				sizeof(looked)) == 0)
-			setenv("GPUPROBE_REAL_LIBCUDA", found, 1);
-	}
-	setenv("GPUPROBE_SHIM", shim, 1);
-	if (env_prepend("LD_LIBRARY_PATH", lib) || env_prepend("LD_AUDIT", audit))
-		return cli_error("run: cannot set the environment: %s", strerror(errno));
-
-	fflush(NULL);
-	pid_t pid = fork();
-	if (pid < 0)
-		return cli_error("run: fork: %s", strerror(errno));
-	if (pid == 0) {
-		execvp(argv[optind], argv + optind);
-		fprintf(stderr, "gpuprobe: run: cannot start %s: %s\n", argv[optind],
-			strerror(errno));
-		_exit(errno == ENOENT ? 127 : 126);
-	}
-	/* The terminal's Ctrl-C reaches the app directly (same process group); we outlive it. */
-	signal(SIGINT, SIG_IGN);
-	signal(SIGQUIT, SIG_IGN);
-	int status;
-	while (waitpid(pid, &status, 0) < 0) {
-		if (errno != EINTR)
-			return cli_error("run: waitpid: %s", strerror(errno));
-	}
-	if (WIFEXITED(status))
-		return WEXITSTATUS(status);
-	if (WIFSIGNALED(status))
-		return 128 + WTERMSIG(status);
-	return 1;
+	rc = run_child(argv + optind);
+out:
+	run_checked_free(&ck);
+	free(a.probes);
+	free(a.env_probes);
+	return rc;
 }

@@ -1,5 +1,6 @@
 /* gpuprobe: the command. Dispatches to the subcommands listed in commands.def. */
 #include "cli/cli.h"
+#include "ptx-frontend/escape.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -30,12 +31,15 @@ static void usage(FILE *out)
 
 int cli_error(const char *fmt, ...)
 {
+	/* Names in messages come from files (objects, sections, keys, kernels): one line of
+	 * printable text, whatever bytes a file holds. */
+	char line[4096];
 	va_list ap;
-	fputs("gpuprobe: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
+	gp_escape_line(line, sizeof(line));
+	fprintf(stderr, "gpuprobe: %s\n", line);
 	return 1;
 }
 

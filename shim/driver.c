@@ -16,46 +16,13 @@ static pthread_once_t driver_once = PTHREAD_ONCE_INIT;
 static void *driver_handle;
 static const char *ctx_self;   /* our own file, set before the search */
 
-/* The path the shim opens the driver by: "DIR/./NAME". It names the same file, but no
- * application spells it that way, which matters under `gpuprobe run`: once an application has
- * dlopened "DIR/NAME" and the LD_AUDIT module sent it to the shim, the loader knows the shim by
- * that name and would hand the shim back for it; and the audit module leaves "/./libcuda"
- * names alone, however the dlopen reaches it (tools that wrap dlopen hide the caller). */
-static void alias_path(const char *path, char *out, size_t len)
-{
-	const char *slash = strrchr(path, '/');
-	if (!slash || (slash - path >= 2 && !strncmp(slash - 2, "/.", 2)))
-		snprintf(out, len, "%s", path);
-	else
-		snprintf(out, len, "%.*s/.%s", (int)(slash - path), path, slash);
-}
-
 static int try_dlopen(const char *path, void *ctx)
 {
-	char alias[4096 + 4];
-	alias_path(path, alias, sizeof(alias));
-	/* RTLD_LOCAL: the driver's symbols must not satisfy anyone else's lookups of cu* names;
-	 * RTLD_NOW: a broken candidate fails here, not at some later call. */
-	void *h = dlopen(alias, RTLD_NOW | RTLD_LOCAL);
-	if (!h) {
-		shim_log("cannot load driver candidate %s: %s", path, dlerror());
+	char why[4096 + 128];
+	if (driver_check(path, ctx_self, (const void *)cuInit, (void **)ctx, why, sizeof(why))) {
+		shim_log("%s", why);
 		return -1;
 	}
-	void *init = dlsym(h, "cuInit");
-	if (!init || !dlsym(h, "cuGetProcAddress")) {
-		shim_log("%s is not a CUDA driver (no cuInit/cuGetProcAddress)", path);
-		dlclose(h);
-		return -1;
-	}
-	/* Some loader redirection (an LD_AUDIT module, a symlink) may hand us ourselves back. */
-	Dl_info di;
-	if (init == (void *)cuInit || (dladdr(init, &di) && di.dli_fname &&
-				       driver_same_file(di.dli_fname, ctx_self))) {
-		shim_log("%s resolves back to the gpuprobe shim: skipped", path);
-		dlclose(h);
-		return -1;
-	}
-	*(void **)ctx = h;
 	return 0;
 }
 

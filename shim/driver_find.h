@@ -17,6 +17,13 @@ typedef int (*driver_try_fn)(const char *path, void *ctx);
 int driver_find(const char *self, driver_try_fn try_fn, void *ctx, char *out, size_t outlen,
 		char *looked, size_t lookedlen);
 
+/* The test a candidate must pass (driver_check.c), the same for the shim and `gpuprobe run`:
+ * it loads (dlopen RTLD_NOW | RTLD_LOCAL, by a path the LD_AUDIT module leaves alone), exports
+ * cuInit and cuGetProcAddress, and its cuInit is neither self_sym (the shim's own, may be NULL)
+ * nor in the file `self`. 0 with the handle in *handle, or -1 with one phrase in why. */
+int driver_check(const char *path, const char *self, const void *self_sym, void **handle,
+		 char *why, size_t whylen);
+
 /* 1 when a and b name the same file. */
 int driver_same_file(const char *a, const char *b);
 

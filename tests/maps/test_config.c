@@ -52,7 +52,7 @@ int main(void)
 	if (cfg.nprobes == 2) {
 		const char *slash = strrchr(EXAMPLE_CONFIG, '/');
 		char want[1024];
-		snprintf(want, sizeof(want), "%.*s/mem_trace/mem_trace.bpf.o",
+		snprintf(want, sizeof(want), "%.*s/mem_trace.bpf.o",
 			 (int)(slash - EXAMPLE_CONFIG), EXAMPLE_CONFIG);
 		CHECK_STR(cfg.probes[1].path, want);
 		CHECK_EQ(cfg.probes[0].nkernels, 0);

@@ -1,0 +1,30 @@
+/* gpuprobe run, in three steps with one file each: the command line (cmd_run.c), everything
+ * checked before the application starts (run_check.c), and the application itself: started in
+ * its own process group, signals passed on, its exit status returned (run_child.c). */
+#ifndef GPUPROBE_CLI_RUN_H
+#define GPUPROBE_CLI_RUN_H
+
+#include <stddef.h>
+
+/* Exit status for bad usage or bad input, before the application starts (as bpftrace, env). */
+#define RUN_EXIT_USAGE 2
+
+/* What the shim is handed, once run_check accepted it. */
+struct run_checked {
+	char *config;      /* absolute path of the configuration, or NULL */
+	char *probes;      /* -p objects, absolute, ':'-separated (GPUPROBE_PROBES), or NULL */
+};
+
+/* Parse the configuration (the shim's parser and limits) and open and verify every probe object,
+ * the configuration's and the -p ones, as the shim will. Returns 0, or RUN_EXIT_USAGE after
+ * one line on stderr naming the file (FILE:LINE:COL for the configuration's content). */
+int run_check(const char *config, const char *const *probes, size_t nprobes,
+	      struct run_checked *out);
+void run_checked_free(struct run_checked *c);
+
+/* Start argv[0] (searched in PATH) in a process group of its own, give it the terminal when
+ * gpuprobe has it, pass SIGINT, SIGTERM, SIGHUP and SIGQUIT on to its group, and wait.
+ * Returns its exit status, 128 + N when signal N killed it, 126/127 when it cannot start. */
+int run_child(char *const *argv);
+
+#endif
