@@ -349,6 +349,8 @@ static int unique_keys(struct parse *p)
 			if (scalar(k))
 				keys[cnt++] = k;
 		}
+		if (cnt < 2)   /* nothing to compare (and keys is still NULL for {}) */
+			continue;
 		qsort(keys, cnt, sizeof(*keys), cmp_key);
 		for (size_t i = 1; i < cnt; i++) {
 			if (strcmp(scalar(keys[i - 1]), scalar(keys[i])))

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Build every libFuzzer target (fuzz/<name>_fuzz.c -> fuzz_<name>) with clang, ASan and UBSan into
 # build-fuzz/, then run each for FUZZ_SECONDS (default 30) on a working corpus seeded from
-# tests/*/fuzz-seeds/<name>/. Crashing inputs land in build-fuzz/fuzz-artifacts/<name>/; turn
+# tests/*/fuzz-seeds/<name>/ (and fuzz/<name>.dict as its dictionary, where there is one).
+# Crashing inputs land in build-fuzz/fuzz-artifacts/<name>/; turn
 # each into a regression test in that area's tests. Exits non-zero if any target fails to build
 # or crashes.
 # Usage: scripts/fuzz.sh [NAME...]   (default: every target)   env: FUZZ_SECONDS, CC, CXX
@@ -45,11 +46,13 @@ for name in "${names[@]}"; do
 	for d in tests/*/fuzz-seeds/"$name"; do
 		[ -d "$d" ] && seeds+=("$d")
 	done
-	echo "fuzz.sh: fuzz_$name for ${FUZZ_SECONDS}s (seeds: ${seeds[*]:-none})"
+	dict=()
+	[ -f "fuzz/$name.dict" ] && dict=(-dict="fuzz/$name.dict")
+	echo "fuzz.sh: fuzz_$name for ${FUZZ_SECONDS}s (seeds: ${seeds[*]:-none}${dict:+; ${dict[*]}})"
 	# New inputs go to the first corpus directory only: the committed seeds stay untouched.
 	if ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 		"build-fuzz/bin/fuzz_$name" -max_total_time="$FUZZ_SECONDS" -rss_limit_mb=2048 -timeout=20 \
-		-artifact_prefix="$artifacts" -print_final_stats=1 "$corpus" "${seeds[@]}" \
+		-artifact_prefix="$artifacts" "${dict[@]}" -print_final_stats=1 "$corpus" "${seeds[@]}" \
 		>"build-fuzz/fuzz_$name.log" 2>&1; then
 		result[$name]="ok ($(grep -m1 -oE 'stat::number_of_executed_units: *[0-9]+' "build-fuzz/fuzz_$name.log" | grep -oE '[0-9]+$') runs)"
 	else

@@ -103,6 +103,19 @@ static void repeated_keys(void)
 	       "t.yaml:2:1: key 'probes' repeated (first at line 1, column 1): YAML keys are unique");
 }
 
+/* Empty mappings: the repeated-key check once passed qsort a NULL array (UBSan, found by
+ * fuzz_config on "!!mapt: {}"). */
+static void empty(void)
+{
+	static const char *const ok[] = {"{}\n", "!!mapt: {}\n", "maps: {}\nkernels: {}\noutput: {}\n"};
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		struct gp_config cfg;
+		char err[512] = "";
+		CHECK_EQ(gp_config__parse(ok[i], strlen(ok[i]), "t.yaml", NULL, &cfg, err, sizeof(err)), 0);
+		gp_config__free(&cfg);
+	}
+}
+
 static void limits(void)
 {
 	/* 100,000 nested '[': libyaml alone took 12.8 s */
@@ -240,6 +253,7 @@ static void big_file(void)
 int main(void)
 {
 	repeated_keys();
+	empty();
 	limits();
 	escaped();
 	CHECK(mkdtemp(tmpdir) != NULL);
