@@ -8,6 +8,7 @@
  * Every driver call here runs with this thread's capture mode relaxed, so a stream capture the
  * application has in progress on another thread is never invalidated by us. */
 #include "shim/clock_sync.h"
+#include "shim/capture.h"
 #include "shim/log.h"
 
 #include "cli/run_output.h"
@@ -86,39 +87,22 @@ static uint64_t now_ns(clockid_t id)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* This thread's stream-capture mode becomes relaxed; give back what it was. */
-static CUstreamCaptureMode relax(void)
+/* Our calls run in the maps' context with capture relaxed (capture.h); 0, or -1 with why set. */
+static int enter(struct shim_relaxed *m)
 {
-	CUstreamCaptureMode m = CU_STREAM_CAPTURE_MODE_RELAXED;
-	shim_fnty_cuThreadExchangeStreamCaptureMode *x = SHIM_REAL(cuThreadExchangeStreamCaptureMode);
-	if (!x || x(&m) != CUDA_SUCCESS)
-		m = CU_STREAM_CAPTURE_MODE_RELAXED;   /* nothing to give back */
-	return m;
-}
-
-static void unrelax(CUstreamCaptureMode m)
-{
-	shim_fnty_cuThreadExchangeStreamCaptureMode *x = SHIM_REAL(cuThreadExchangeStreamCaptureMode);
-	if (x)
-		x(&m);
-}
-
-/* Our calls run in the maps' context with capture relaxed; 0, or -1 with why set. */
-static int enter(CUstreamCaptureMode *m)
-{
-	*m = relax();
+	shim_relax(m);
 	if (SHIM_REAL(cuCtxPushCurrent_v2)(ctx) == CUDA_SUCCESS)
 		return 0;
-	unrelax(*m);
+	shim_unrelax(m);
 	snprintf(why, sizeof(why), "the maps' context cannot be made current");
 	return -1;
 }
 
-static void leave(CUstreamCaptureMode m)
+static void leave(const struct shim_relaxed *m)
 {
 	CUcontext c;
 	SHIM_REAL(cuCtxPopCurrent_v2)(&c);
-	unrelax(m);
+	shim_unrelax(m);
 }
 
 static const char *err_name(CUresult r)
@@ -237,7 +221,7 @@ static int measure(unsigned n, uint64_t wait_ns, struct gp_clock_offset *o)
 	struct gp_clock_sample s[START_READINGS];
 	if (n > START_READINGS)
 		n = START_READINGS;
-	CUstreamCaptureMode m;
+	struct shim_relaxed m;
 	if (enter(&m))
 		return -1;
 	int rc = idle() ? 0 : 1;
@@ -245,7 +229,7 @@ static int measure(unsigned n, uint64_t wait_ns, struct gp_clock_offset *o)
 	while (!rc && got < n)
 		if (!(rc = read_once(&s[got], wait_ns)))
 			got++;
-	leave(m);
+	leave(&m);
 	if (rc)
 		return -1;
 	if (gp_clock_estimate(s, got, o)) {
@@ -261,9 +245,10 @@ static int apply(const struct gp_clock_offset *o)
 	int64_t w[GP_CLOCK_WORDS_SIZE / 8] = {0};
 	w[GP_CLOCK_WORD_KTIME / 8] = o->monotonic_ns;
 	w[GP_CLOCK_WORD_REALTIME / 8] = o->realtime_ns;
-	CUstreamCaptureMode m = relax();
+	struct shim_relaxed m;
+	shim_relax(&m);
 	int rc = alloc->copy_to_dev(alloc->user, word_addr, w, sizeof(w));
-	unrelax(m);
+	shim_unrelax(&m);
 	return rc;
 }
 
@@ -293,10 +278,10 @@ int shim_clock_start(CUcontext c, const struct gp_map_allocator *a, uint64_t add
 		snprintf(why, sizeof(why), "no device probe reads a clock; context time stamps are "
 			 "%%globaltimer");
 	} else {
-		CUstreamCaptureMode m;
+		struct shim_relaxed m;
 		if (!(rc = have_entry_points()) && !(rc = enter(&m))) {
 			rc = setup();
-			leave(m);
+			leave(&m);
 		}
 		if (!rc)
 			rc = measure(START_READINGS, START_WAIT_NS, &o);
@@ -306,7 +291,7 @@ int shim_clock_start(CUcontext c, const struct gp_map_allocator *a, uint64_t add
 		}
 		if (rc && !have_entry_points() && !enter(&m)) {
 			teardown();
-			leave(m);
+			leave(&m);
 		}
 	}
 	if (!rc) {
