@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "ebpf/object_internal.h"
+#include "ptx-frontend/escape.h"
 
 #ifndef EM_BPF
 #define EM_BPF 247
@@ -21,10 +22,9 @@ int ld_fail(struct loader *ld, int code, const char *fmt, ...)
 	va_end(ap);
 	if (ld->err && ld->errlen) {
 		snprintf(ld->err, ld->errlen, "%s: %s", ld->name, msg);
-		/* names come from the object: keep the message one printable line */
-		for (char *c = ld->err; *c; c++)
-			if ((unsigned char)*c < 0x20 || *c == 0x7f)
-				*c = '?';
+		/* names come from the object: keep the message one printable line, and say which
+		 * bytes they held (an escape sequence or a C1 control would reach the terminal) */
+		gp_escape_line(ld->err, ld->errlen);
 	}
 	return -code;
 }

@@ -413,11 +413,14 @@ static uint8_t *slurp(const char *name, size_t *size)
 	return buf;
 }
 
+static char last_err[512];   /* expect_error's last message */
+
 static void expect_error(const void *data, size_t size, const char *name, int want_rc, const char *want)
 {
 	struct gp_object *o = NULL;
 	char err[512] = "";
 	int rc = gp_object__open_mem(data, size, name, &o, err, sizeof err);
+	memcpy(last_err, err, sizeof(err));
 	CHECK(rc == want_rc && o == NULL, "%s: rc %d, want %d (%s)", name, rc, want_rc, err);
 	CHECK(strchr(err, '\n') == NULL, "%s: error is not one line: %s", name, err);
 	if (want)
@@ -568,6 +571,22 @@ static void test_bad_objects(void)
 	snprintf(want, sizeof want, "hugefn.o: function 'use_globals': offset 0 size 1048576 outside section"
 		 " 'host/entry/cu*' (%llu bytes)", (unsigned long long)code_size);
 	expect_error(img, size, "hugefn.o", -EINVAL, want);
+
+	/* hostile names reach messages escaped (issue 12): an ESC in a section name (refused as
+	 * not printable), a C1 control byte (0x9b, CSI on 8-bit terminals) in one that passes */
+	uint16_t shstrndx;
+	memcpy(&shstrndx, orig + 0x3e, 2);
+	uint32_t name_off;
+	memcpy(&name_off, shdr(orig, code), 4);
+	uint8_t *name_at = img + sh_u64(orig, shstrndx, 24) + name_off;
+	memcpy(img, orig, size);
+	name_at[0] = 0x1b;
+	expect_error(img, size, "esc.o", -EINVAL,
+		     "esc.o: program 'use_globals' in section '\\x1bost/entry/cu*': names must be printable");
+	memcpy(img, orig, size);
+	name_at[0] = 0x9b;
+	expect_error(img, size, "csi.o", -EINVAL, NULL);
+	CHECK(strstr(last_err, "'\\x9bost/entry/cu*'") != NULL, "csi.o: the name is not escaped: %s", last_err);
 
 	/* corrupted BTF (found by fuzzing: Debian 12's libbpf crashes or hangs on these) */
 	free(orig);
