@@ -230,8 +230,9 @@ static int measure(unsigned n, uint64_t wait_ns, struct gp_clock_offset *o)
 		if (!(rc = read_once(&s[got], wait_ns)))
 			got++;
 	leave(&m);
-	if (rc)
-		return -1;
+	if (rc < 0 || !got)
+		return -1;   /* readings before a GPU that stopped answering still count */
+	rc = 0;
 	if (gp_clock_estimate(s, got, o)) {
 		snprintf(why, sizeof(why), "the GPU did not answer our clock kernel");
 		rc = -1;
@@ -296,7 +297,7 @@ int shim_clock_start(CUcontext c, const struct gp_map_allocator *a, uint64_t add
 	}
 	if (!rc) {
 		gp_clock_history_add(&hist, &o);
-		started = 1;
+		__atomic_store_n(&started, 1, __ATOMIC_RELEASE);
 		next_check_ns = now_ns(CLOCK_MONOTONIC) + interval_ns;
 		shim_log("clock: CLOCK_REALTIME - %%globaltimer = %" PRId64 " ns +- %" PRIu64
 			 ", CLOCK_MONOTONIC - %%globaltimer = %" PRId64 " ns (best of %u readings; "
