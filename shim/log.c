@@ -1,5 +1,6 @@
 /* Messages and the environment the shim reads once at load time. */
 #include "shim/log.h"
+#include "ptx-frontend/escape.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -25,9 +26,10 @@ void shim_msg(const char *fmt, ...)
 	va_end(ap);
 	if (m < 0)
 		return;
-	n += m;
-	if (n > (int)sizeof(line) - 2)
-		n = sizeof(line) - 2;
+	/* names in messages come from files (objects, sections, kernels, the configuration): one
+	 * printable line, other bytes as \xNN, whatever a hostile file holds */
+	gp_escape_line(line + n, sizeof(line) - n - 1);
+	n = (int)strlen(line);
 	line[n++] = '\n';
 	ssize_t w = write(STDERR_FILENO, line, n);
 	(void)w;
