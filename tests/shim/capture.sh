@@ -51,8 +51,8 @@ else
 	bad "probes: $(rep probes 'captures invalidated')"
 fi
 if [ "$(rep probes 'launches of (original|instrumented)' | xargs)" = \
-     "launches of original code: 0 launches of instrumented code: 10" ]; then
-	ok "probes: all 10 launches (6 captured, 2 built graph nodes, 2 plain) ran instrumented code"
+     "launches of original code: 0 launches of instrumented code: 12" ]; then
+	ok "probes: all 12 launches (6 captured, 4 of a built graph's node, 2 plain) ran instrumented code"
 else
 	bad "probes: launches: $(rep probes 'launches of' | xargs)"; show probes.err
 fi

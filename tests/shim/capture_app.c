@@ -1,8 +1,8 @@
 /* An application of CUDA graphs, as graphExecution (HeCBench) is under CUDA's lazy loading:
  * the stream is captured in global mode and its module is loaded inside the capture, at the
  * first launch (the CUDA runtime's lazy cuLibraryLoadData); the graph is then replayed. Also a
- * graph built by hand (cuGraphAddKernelNode_v2 with a function of cuKernelGetFunction) and
- * plain launches. It prints its results on stdout; tests/shim/capture.sh compares them with the
+ * graph built by hand (cuGraphAddKernelNode_v2 with a function of cuKernelGetFunction, then
+ * changed with cuGraphExecKernelNodeSetParams_v2) and plain launches. It prints its results on stdout; tests/shim/capture.sh compares them with the
  * same run without the shim. Driver API through dlopen("libcuda.so.1"): LD_LIBRARY_PATH picks
  * the shim or the driver behind it.
  * usage: capture_app FATBIN (with kernels scale and vec_add, tests/shim/kernels.cu)
@@ -141,7 +141,7 @@ int main(int argc, char **argv)
 	/* 2. A graph built node by node, with the function of the kernel. */
 	CALL(cuKernelGetFunction, (void **, void *), &fscale, kscale);
 	float three = 3.0f;
-	void *scale_z[] = {&dz, &three, &n};
+	void *scale_z[] = {&dz, &three, &n}, *scale_args_z2[] = {&dz, &two, &n};
 	struct node_params np = {.func = fscale, .g = {4, 1, 1}, .b = {256, 1, 1},
 				 .params = scale_z};
 	CALL(cuGraphCreate, (void **, unsigned), &graph2, 0);
@@ -156,6 +156,15 @@ int main(int argc, char **argv)
 	     stream);
 	CALL(cuStreamSynchronize, (void *), stream);
 	result("built graph, two launches", 9.0f);
+	/* the node changed in the executable graph: scale by 2 instead, twice more */
+	np.params = scale_args_z2;
+	CALL(cuGraphExecKernelNodeSetParams_v2, (void *, void *, const void *), exec2, node, &np);
+	CALL(cuGraphLaunch, (void *, void *), exec2, stream);
+	CALL(cuGraphLaunch, (void *, void *), exec2, stream);
+	CALL(cuMemcpyDtoHAsync_v2, (void *, CUdeviceptr, size_t, void *), hy, dz, sizeof(hy),
+	     stream);
+	CALL(cuStreamSynchronize, (void *), stream);
+	result("built graph, node changed, two more launches", 36.0f);
 
 	/* 3. The same work launched into the stream. */
 	CALL(cuMemcpyHtoDAsync_v2, (CUdeviceptr, const void *, size_t, void *), dx, hx, sizeof(hx),

@@ -166,6 +166,13 @@ CUresult cuGraphAddKernelNode_v2(void **node, void *graph, const void *deps, siz
 	return OK;
 }
 
+CUresult cuGraphExecKernelNodeSetParams_v2(void *exec, void *node,
+					   const struct kernel_node_params_v2 *p)
+{
+	return fake_gpu_exec_kernel_set(exec, node, (uintptr_t)(p->func ? p->func : p->kern), p->g,
+					p->b, p->params);
+}
+
 /* JIT linking: the "cubin" is a bare ELF header (no sections, so no kernels). */
 static unsigned char linked_cubin[64] = {0x7f, 'E', 'L', 'F', 2, 1, 1, 0, [16] = 1, 0, 190, 0, 1,
 					 [52] = 64, 0, [58] = 64, 0};

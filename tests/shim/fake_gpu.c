@@ -455,6 +455,7 @@ CUresult cuThreadExchangeStreamCaptureMode(int *mode)
 /* ---- graphs ------------------------------------------------------------------------------ */
 
 #define MAX_GRAPHS 256
+#define NODE_BASE 0x7000000u
 static struct graph *graphs[MAX_GRAPHS];
 
 static int graph_known(const void *g)
@@ -506,9 +507,29 @@ int fake_gpu_graph_kernel(void **node, void *graph, uintptr_t fn, const unsigned
 	if (graph_known(graph)) {
 		struct work w = {.type = W_KERNEL, .fn = fn,
 				 .threads = grid[0] * grid[1] * grid[2] * block[0] * block[1] * block[2]};
+		struct worklist *l = &((struct graph *)graph)->nodes;
 		rc = find_fn(fn, &name, &kind) || kernel_args(name, params, w.arg)
-			? INVALID_VALUE : push_work(&((struct graph *)graph)->nodes, &w);
-		*node = (void *)fn;
+			? INVALID_VALUE : push_work(l, &w);
+		*node = (void *)(uintptr_t)(NODE_BASE + l->n - 1);   /* the node's index */
+	}
+	pthread_mutex_unlock(&mu);
+	return rc;
+}
+
+int fake_gpu_exec_kernel_set(void *exec, void *node, uintptr_t fn, const unsigned grid[3],
+			     const unsigned block[3], void **params)
+{
+	pthread_mutex_lock(&mu);
+	struct graph *e = exec;
+	size_t i = (uintptr_t)node - NODE_BASE;
+	const char *name;
+	int kind, rc = INVALID_VALUE;
+	struct work w = {.type = W_KERNEL, .fn = fn,
+			 .threads = grid[0] * grid[1] * grid[2] * block[0] * block[1] * block[2]};
+	if (graph_known(e) && e->exec && i < e->nodes.n && e->nodes.w[i].type == W_KERNEL &&
+	    !find_fn(fn, &name, &kind) && !kernel_args(name, params, w.arg)) {
+		e->nodes.w[i] = w;
+		rc = OK;
 	}
 	pthread_mutex_unlock(&mu);
 	return rc;

@@ -25,6 +25,9 @@ int fake_gpu_launch(uintptr_t fn, const unsigned grid[3], const unsigned block[3
 /* cuGraphAddKernelNode_v2 into a graph made by cuGraphCreate: -1 when graph is not one. */
 int fake_gpu_graph_kernel(void **node, void *graph, uintptr_t fn, const unsigned grid[3],
 			  const unsigned block[3], void **params);
+/* cuGraphExecKernelNodeSetParams_v2: node (of cuGraphAddKernelNode_v2) of exec runs fn now. */
+int fake_gpu_exec_kernel_set(void *exec, void *node, uintptr_t fn, const unsigned grid[3],
+			     const unsigned block[3], void **params);
 /* A potentially unsafe call (memory allocation, module unload, ...) by this thread: 0, or
  * FAKE_ERR_CAPTURE_UNSUPPORTED after invalidating the captures that prohibit it. */
 int fake_gpu_unsafe(const char *what);

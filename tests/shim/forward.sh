@@ -16,7 +16,7 @@ cat "$tmp/out"
 exports=$(nm -D --defined-only "$shim" | grep -c ' cu')
 absent='PTX absent (cannot be instrumented: rebuild with -arch=sm_XX or -gencode arch=compute_XX,code=compute_XX to embed PTX)'
 cat >"$tmp/want" <<WANT
-gpuprobe: real driver $fake (83 of $exports exports present; missing: cuArray3DCreate, cuArray3DCreate_v2, cuArray3DGetDescriptor, ...)
+gpuprobe: real driver $fake (84 of $exports exports present; missing: cuArray3DCreate, cuArray3DCreate_v2, cuArray3DGetDescriptor, ...)
 gpuprobe: cuCtxCreate_v2: the real driver does not export it
 gpuprobe: cuGetProcAddress(cuFakeHidden): the driver returned an unnamed address: passed through unintercepted
 gpuprobe: module 1: PTX written to $tmp/dump/module-0001.ptx
