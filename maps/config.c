@@ -147,6 +147,8 @@ static int strings(struct parse *p, const yaml_node_t *n, const char *what, char
 static int probe_entry(struct parse *p, const yaml_node_t *e, struct gp_config_probe *pr)
 {
 	if (scalar(e)) {   /* "- counter.bpf.o" */
+		if (!*scalar(e))   /* "-" alone: the folder itself, not a file */
+			return at(p, e, "a probe needs a path");
 		pr->line = (unsigned)e->start_mark.line + 1;
 		pr->col = (unsigned)e->start_mark.column + 1;
 		return (pr->path = path_value(p, scalar(e))) ? 0 : -ENOMEM;

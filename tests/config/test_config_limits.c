@@ -176,6 +176,10 @@ static void limits(void)
 	expect_len(text, big, "t.yaml: 1048577 bytes is larger than the 1048576-byte limit for a probe configuration");
 	free(text);
 
+	/* an empty entry is no path (it resolved to the configuration's folder) */
+	expect("probes:\n  -\n  - a.o\n", "t.yaml:2:4: a probe needs a path");
+	expect("probes:\n  - path: \"\"\n", "t.yaml:2:11: path must be a file name");
+
 	/* one document */
 	expect("output: {top: 1}\n---\noutput: {top: 2}\n",
 	       "t.yaml:2:1: a second YAML document: a probe configuration is one document");
