@@ -56,6 +56,13 @@ struct gp_output_clock {
 	unsigned updates;          /* re-checks that changed the offset the device applies */
 	double span_s;             /* seconds from the first check to the latest */
 	uint64_t resolution_ns;    /* the step by which %globaltimer advances (0: unknown) */
+	/* Each check (the latest ones when there were many), oldest first: JSON "history". */
+	const struct gp_output_clock_check {
+		double time_s;             /* since the first check */
+		int64_t offset_ns;         /* CLOCK_REALTIME - %globaltimer */
+		uint64_t uncertainty_ns;
+	} *history;
+	unsigned nhistory;
 };
 
 struct gp_output_opts {

@@ -29,6 +29,16 @@ static void print_json(struct gp_output *o, const struct gp_output_clock *c)
 		json_object_object_add(j, "span_s", json_object_new_double(c->span_s));
 		if (c->resolution_ns)
 			json_object_object_add(j, "resolution_ns", json_object_new_uint64(c->resolution_ns));
+		json_object *h = json_object_new_array();
+		for (unsigned i = 0; i < c->nhistory; i++) {
+			json_object *e = json_object_new_object();
+			json_object_object_add(e, "time_s", json_object_new_double(c->history[i].time_s));
+			json_object_object_add(e, "offset_ns", json_object_new_int64(c->history[i].offset_ns));
+			json_object_object_add(e, "uncertainty_ns",
+					       json_object_new_uint64(c->history[i].uncertainty_ns));
+			json_object_array_add(h, e);
+		}
+		json_object_object_add(j, "history", h);
 	}
 	gp_output_json(o, j);
 }

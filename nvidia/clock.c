@@ -47,6 +47,7 @@ static uint64_t absdiff(int64_t a, int64_t b)
 
 int gp_clock_history_add(struct gp_clock_history *h, const struct gp_clock_offset *o)
 {
+	h->recent[h->checks % GP_CLOCK_KEPT] = *o;
 	if (!h->checks++) {
 		h->first = h->last = h->applied = *o;
 		return 1;
@@ -58,6 +59,17 @@ int gp_clock_history_add(struct gp_clock_history *h, const struct gp_clock_offse
 	h->applied = *o;
 	h->updates++;
 	return 1;
+}
+
+unsigned gp_clock_history_kept(const struct gp_clock_history *h)
+{
+	return h->checks < GP_CLOCK_KEPT ? h->checks : GP_CLOCK_KEPT;
+}
+
+const struct gp_clock_offset *gp_clock_history_at(const struct gp_clock_history *h, unsigned i)
+{
+	unsigned oldest = h->checks <= GP_CLOCK_KEPT ? 0 : h->checks % GP_CLOCK_KEPT;
+	return &h->recent[(oldest + i) % GP_CLOCK_KEPT];
 }
 
 int64_t gp_clock_drift_ns(const struct gp_clock_history *h)

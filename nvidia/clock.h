@@ -33,13 +33,20 @@ struct gp_clock_offset {
  * -EINVAL when no reading is usable (all failed, or a host clock went backwards). */
 int gp_clock_estimate(const struct gp_clock_sample *s, size_t n, struct gp_clock_offset *out);
 
-/* Measurements over a run: the first (when probes started), the latest, and the one the device
- * helpers apply now. */
+/* Measurements over a run: the first (when probes started), the latest, the one the device
+ * helpers apply now, and the latest GP_CLOCK_KEPT of all (oldest first from recent[0] when
+ * checks <= GP_CLOCK_KEPT; a ring otherwise, see gp_clock_history_at). */
+#define GP_CLOCK_KEPT 64
 struct gp_clock_history {
 	struct gp_clock_offset first, last, applied;
 	unsigned checks;           /* measurements, the first included */
 	unsigned updates;          /* times the applied offset changed after the first */
+	struct gp_clock_offset recent[GP_CLOCK_KEPT];
 };
+
+/* How many measurements are kept, and the i-th of them, oldest first. */
+unsigned gp_clock_history_kept(const struct gp_clock_history *h);
+const struct gp_clock_offset *gp_clock_history_at(const struct gp_clock_history *h, unsigned i);
 
 /* Record measurement o. Returns 1 when the device should apply it (the first measurement, or one
  * that disagrees with the applied offset by more than its own uncertainty: drift or a step of

@@ -78,6 +78,7 @@ static uint64_t word_addr;
 static struct gp_clock_history hist;
 static char why[200] = "not measured";
 static uint64_t interval_ns = 5000000000ull, next_check_ns;
+static struct gp_output_clock_check checks_out[GP_CLOCK_KEPT];   /* for the report */
 static int pending;            /* our kernel has not answered: the stream is not idle */
 
 static uint64_t now_ns(clockid_t id)
@@ -321,7 +322,11 @@ void shim_clock_check(int force)
 	if (started && (force || (interval_ns && now >= next_check_ns)) &&
 	    !measure(CHECK_READINGS, CHECK_WAIT_NS, &o)) {
 		next_check_ns = now + interval_ns;
-		if (gp_clock_history_add(&hist, &o)) {
+		int moved = gp_clock_history_add(&hist, &o);
+		shim_log("clock: check %u: CLOCK_REALTIME - %%globaltimer = %" PRId64 " ns +- %" PRIu64
+			 " (%+" PRId64 " ns since start)", hist.checks, o.realtime_ns, o.uncertainty_ns,
+			 gp_clock_drift_ns(&hist));
+		if (moved) {
 			if (apply(&o))
 				shim_msg("clock: a re-checked offset could not be written to the device");
 			else
@@ -361,6 +366,14 @@ int shim_clock_report(void *user, struct gp_output_clock *c)
 		c->updates = hist.updates;
 		c->span_s = gp_clock_span_s(&hist);
 		c->resolution_ns = hist.first.resolution_ns;
+		c->nhistory = gp_clock_history_kept(&hist);
+		for (unsigned i = 0; i < c->nhistory; i++) {
+			const struct gp_clock_offset *o = gp_clock_history_at(&hist, i);
+			checks_out[i] = (struct gp_output_clock_check){
+				.time_s = (double)(int64_t)(o->at_mono_ns - hist.first.at_mono_ns) / 1e9,
+				.offset_ns = o->realtime_ns, .uncertainty_ns = o->uncertainty_ns};
+		}
+		c->history = checks_out;
 	}
 	pthread_mutex_unlock(&lock);
 	return 0;

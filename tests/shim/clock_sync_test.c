@@ -194,7 +194,17 @@ static void estimator(void)
 	CHECK(gp_clock_history_add(&h, &a) == 1 && gp_clock_history_add(&h, &b) == 0 &&
 	      gp_clock_history_add(&h, &c) == 1 && h.checks == 3 && h.updates == 1 &&
 	      h.applied.realtime_ns == 1400 && gp_clock_drift_ns(&h) == 400, "history");
-	printf("ok  estimate: the shortest window's midpoint, +- half of it; re-checks apply drift only\n");
+	struct gp_clock_history r = {0};
+	for (int i = 0; i < GP_CLOCK_KEPT + 6; i++) {
+		struct gp_clock_offset x = {.realtime_ns = i, .at_mono_ns = (uint64_t)i};
+		gp_clock_history_add(&r, &x);
+	}
+	CHECK(gp_clock_history_kept(&r) == GP_CLOCK_KEPT && gp_clock_history_at(&r, 0)->realtime_ns == 6 &&
+	      gp_clock_history_at(&r, GP_CLOCK_KEPT - 1)->realtime_ns == GP_CLOCK_KEPT + 5 &&
+	      r.first.realtime_ns == 0, "kept %u, oldest %lld", gp_clock_history_kept(&r),
+	      (long long)gp_clock_history_at(&r, 0)->realtime_ns);
+	printf("ok  estimate: the shortest window's midpoint, +- half of it; re-checks apply drift "
+	       "only; the latest %d checks kept\n", GP_CLOCK_KEPT);
 }
 
 /* ---- cases (each in its own process) ------------------------------------------------------- */
@@ -277,6 +287,10 @@ static void rechecks(void)
 	shim_clock_check(1);
 	shim_clock_report(NULL, &c);
 	CHECK(c.checks == 4 && c.updates == 1, "after the pending kernel: %u checks", c.checks);
+	CHECK(c.nhistory == 4 && c.history[0].offset_ns == c.offset_ns && c.history[0].time_s == 0 &&
+	      c.history[3].offset_ns == c.last_offset_ns && c.history[3].time_s > 0 &&
+	      near(c.history[2].offset_ns - c.history[1].offset_ns, 3000000, 2000),
+	      "history of %u checks", c.nhistory);
 	CHECK(unrelaxed_calls == 0 && mode == CU_STREAM_CAPTURE_MODE_GLOBAL, "capture mode");
 	printf("ok  re-checks: unchanged offset kept, 3 ms of drift written (%+lld ns), a busy GPU "
 	       "skipped in %.1f ms\n", (long long)(c.last_offset_ns - c.offset_ns), ms);
@@ -309,7 +323,7 @@ static void report_line(void)
 			  "contexts' timestamp stays %globaltimer); CLOCK_REALTIME - %globaltimer = ";
 		CHECK(!strncmp(buf, want, strlen(want)), "clock %s: %s", json ? "object" : "line", buf);
 		CHECK(json ? strstr(buf, "\"uncertainty_ns\":") && strstr(buf, "\"checks\":1,") &&
-			     strstr(buf, "\"resolution_ns\":32}")
+			     strstr(buf, "\"resolution_ns\":32,\"history\":[{\"time_s\":0.0,\"offset_ns\":")
 			   : strstr(buf, " ns +- ") && strstr(buf, " at start; %globaltimer ticks by 32 ns\n") &&
 			     !strchr(buf, '\n')[1],
 		      "clock %s: %s", json ? "object" : "line", buf);
