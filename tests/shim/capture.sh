@@ -62,8 +62,11 @@ else
 	bad "probes: the shim printed"; shim_lines probes
 fi
 
-# 2. A fault at each set-up step. Set-up steps disable probes; module steps load that module's
-# original. Expected line for each (a regular expression).
+# 2. A fault at each set-up step. Set-up steps disable probes (one line); module steps load that
+# module's original (one line), or, where kernels are instrumented one at a time at their first
+# launch (shim/lazy.h), run each kernel without probes (one line per kernel). Module steps run
+# both ways (GPUPROBE_LAZY=0: whole modules at load). Each line, as a regular expression:
+K='kernel [a-z_]+ \(module 1\)'
 declare -A line=(
 	[memory]='^gpuprobe: probes: map memory: .*GPUPROBE_TEST_FAULT=memory.*; probes disabled$'
 	[descriptor]="^gpuprobe: .*maps: map 'enter': cannot allocate its descriptor .*; probes disabled$"
@@ -71,39 +74,45 @@ declare -A line=(
 	[objects]='^gpuprobe: probes: objects: .*GPUPROBE_TEST_FAULT=objects.*; probes disabled$'
 	[output]='^gpuprobe: probes: output: .*GPUPROBE_TEST_FAULT=output.*; probes disabled$'
 	[capture]='^gpuprobe: probes: .*CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED.*; probes disabled$'
-	[instrument]='^gpuprobe: module 1: not instrumented \(GPUPROBE_TEST_FAULT=instrument\); loaded unchanged$'
-	[compile]='^gpuprobe: module 1: the instrumented PTX did not compile \(.*\); loaded the original without probes$'
-	[load]='^gpuprobe: module 1: the instrumented PTX did not load \(.*GPUPROBE_TEST_FAULT=load.*\); loaded the original without probes$'
-	[function]='^gpuprobe: module 1: the instrumented PTX did not load \(.*GPUPROBE_TEST_FAULT=function.*\); loaded the original without probes$'
+	[instrument]="^gpuprobe: (module 1|$K): not instrumented \(GPUPROBE_TEST_FAULT=instrument\); (loaded unchanged|runs without probes)\$"
+	[compile]="^gpuprobe: (module 1: the instrumented PTX|$K: the instrumented kernel) did not compile \(.*\); (loaded the original|runs) without probes\$"
+	[load]="^gpuprobe: (module 1: the instrumented PTX|$K: the instrumented kernel) did not (load|compile) \(.*GPUPROBE_TEST_FAULT=load.*\); (loaded the original|runs) without probes\$"
+	[function]="^gpuprobe: (module 1: the instrumented PTX|$K: the instrumented kernel) did not (load|compile) \(.*GPUPROBE_TEST_FAULT=function.*\); (loaded the original|runs) without probes\$"
 )
 setup="memory descriptor config objects output capture"
-for f in $setup instrument compile load function; do
-	run "f-$f" "$shimdir" GPUPROBE_PROBES="$probe" GPUPROBE_TEST_FAULT="$f"
+for f in $setup instrument compile load function instrument/whole compile/whole load/whole function/whole; do
+	envs=(GPUPROBE_PROBES="$probe" GPUPROBE_TEST_FAULT="${f%/whole}")
+	case $f in */whole) envs+=(GPUPROBE_LAZY=0) ;; esac
+	name=f-${f/\//-}
 	what="fault $f"
-	if cmp -s "$tmp/native.out" "$tmp/f-$f.out" && [ "$(cat "$tmp/f-$f.rc")" = 0 ]; then
+	f=${f%/whole}
+	run "$name" "$shimdir" "${envs[@]}"
+	if cmp -s "$tmp/native.out" "$tmp/$name.out" && [ "$(cat "$tmp/$name.rc")" = 0 ]; then
 		ok "$what: output byte-identical to native"
 	else
-		bad "$what: output differs (exit $(cat "$tmp/f-$f.rc"))"; show "f-$f.out" "f-$f.err" "f-$f.rep"
+		bad "$what: output differs (exit $(cat "$tmp/$name.rc"))"; show "$name.out" "$name.err" "$name.rep"
 	fi
-	lines=$(shim_lines "f-$f")
-	if [ "$(printf '%s\n' "$lines" | grep -c .)" = 1 ] && printf '%s\n' "$lines" | grep -qE "${line[$f]}"; then
-		ok "$what: one line: $lines"
+	lines=$(shim_lines "$name")
+	n=$(printf '%s\n' "$lines" | grep -c .)
+	if [ "$n" -ge 1 ] && [ "$(printf '%s\n' "$lines" | grep -cE "${line[$f]}")" = "$n" ] &&
+	   { [ "$n" = 1 ] || ! case " $setup " in *" $f "*) true ;; *) false ;; esac; }; then
+		ok "$what: $(printf '%s\n' "$lines" | head -1)${lines:+$([ "$n" -gt 1 ] && echo " (+$((n - 1)) such lines)")}"
 	else
-		bad "$what: expected one line matching ${line[$f]}, got:"; printf '%s\n' "$lines"
+		bad "$what: expected lines matching ${line[$f]}, got:"; printf '%s\n' "$lines"
 	fi
-	got=$(rep "f-$f" 'captures invalidated|launches of instrumented' | xargs)
+	got=$(rep "$name" 'captures invalidated|launches of instrumented' | xargs)
 	if [ "$got" = "launches of instrumented code: 0 captures invalidated: 0" ]; then
 		ok "$what: only original code ran, no capture invalidated"
 	else
 		bad "$what: $got"
 	fi
-	if [ "$(rep "f-$f" 'live modules')" = "live modules: 0" ]; then
+	if [ "$(rep "$name" 'live modules')" = "live modules: 0" ]; then
 		ok "$what: no module of ours left loaded"
 	else
-		bad "$what: modules left loaded:"; rep "f-$f" 'live module'
+		bad "$what: modules left loaded:"; rep "$name" 'live module'
 	fi
 	case " $setup " in *" $f "*)
-		got=$(rep "f-$f" 'live (streams|allocations|reservations)' | xargs)
+		got=$(rep "$name" 'live (streams|allocations|reservations)' | xargs)
 		want="live streams: 0 live allocations: 0, host: 0, registered: 0 live reservations: 0, handles: 0, mappings: 0"
 		if [ "$got" = "$want" ]; then
 			ok "$what: nothing of ours left allocated"
