@@ -88,6 +88,10 @@ progress() { echo "$*" | tee -a "$L/progress.log" "$OUT/apps-progress.log"; }
 # Native runs must not meet the shim: no $BUILD/lib on LD_LIBRARY_PATH, no probe settings from the
 # caller (GPUPROBE_INLINE, _PRECOMPILE, _REAL_LIBCUDA and the like are kept, and named in the table).
 LD_LIBRARY_PATH=$(echo "${LD_LIBRARY_PATH:-}" | tr ':' '\n' | grep -vxF -e "$BUILD/lib" -e "$(realpath -m "$BUILD/lib")" | paste -sd:)
+# The toolkit's libraries (NVRTC, nvJitLink, cuBLAS ... that samples link) for every run alike.
+for c in "$(dirname "$NVCC")/../lib64" "$(dirname "$NVCC")/../targets/x86_64-linux/lib"; do
+	[ -d "$c" ] && { LD_LIBRARY_PATH=${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}$(realpath "$c"); break; }
+done
 [ -n "$LD_LIBRARY_PATH" ] && export LD_LIBRARY_PATH || unset LD_LIBRARY_PATH
 unset GPUPROBE_PROBES GPUPROBE_CONFIG GPUPROBE_JSON GPUPROBE_DUMP_DIR GPUPROBE_SHIM GPUPROBE_INTERVAL LD_AUDIT
 genv=$(env | grep '^GPUPROBE_' | sort | tr '\n' ' ')
