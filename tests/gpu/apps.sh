@@ -21,9 +21,15 @@
 # $OUT/apps-logs.tgz: the logs (apps/build/, apps/<program>/<config>.{out,diff,json}), which stay
 # in $WORK/logs/apps too (APPS_LOGS=DIR: DIR/apps).
 #
-# usage: BUILD=$PWD/build-gpu tests/gpu/apps.sh
+# usage: BUILD=$PWD/build-gpu tests/gpu/apps.sh   (also from run-all.sh with APPS=1)
+# One 10-minute device call, prebuilt here (build machine):
+#   SUBSET=quick tests/gpu/stage_corpora.sh && APPS_BUILD_ONLY=1 SUBSET=quick \
+#     APPS_WORK=$PWD/.carry/apps-work BUILD=$PWD/build-gpu tests/gpu/apps.sh
+#   then on the GPU machine, carrying build-gpu, .carry/corpora and .carry/apps-work:
+#   BUILD=$PWD/build-gpu APPS_WORK=$PWD/.carry/apps-work SUBSET=quick MAX_SECONDS=480 tests/gpu/apps.sh
 # options (environment):
-#   SUBSET=N | A:B | "name,glob*"   part of the corpus: the first N, a slice, names (default all)
+#   SUBSET=N | A:B | "name,glob*" | quick | regressions   part of the corpus: the first N, a
+#                     slice, names, presets (apps_tool.py PRESETS; quick fits one 10-minute call)
 #   MAX_SECONDS=S     overall budget: no program starts after S seconds (build included); the
 #                     running one is cut short ("not run"); the table is still written (0: none)
 #   APPS_TIMEOUT=120  per-run limit (s); after native, each run gets min(APPS_TIMEOUT,
