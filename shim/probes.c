@@ -157,14 +157,15 @@ static void atexit_final(void)
  * these few milliseconds. */
 static void setup(void);
 
-/* Probes disabled: give back what the set-up made, so that nothing of ours stays half made and
- * the application runs as it would without us. */
+/* Probes disabled: give back what the set-up made, so that nothing of ours stays half made, and
+ * from now on forward every module, function and launch as the shim does without probes. */
 static void setup_failed(void)
 {
 	probes_alloc_fini();
 	if (have_cfg)
 		gp_config__free(&cfg);
 	have_cfg = 0;
+	__atomic_store_n(&shim_probes_enabled, 0, __ATOMIC_RELAXED);
 }
 
 /* The set-up runs wherever the first module load or launch happens: inside an application's
@@ -184,6 +185,7 @@ static void setup(void)
 	CUcontext ctx = NULL;
 	if (SHIM_REAL(cuCtxGetCurrent)(&ctx) != CUDA_SUCCESS || !ctx) {
 		shim_msg("probes: no current context at the first module load; probes disabled");
+		setup_failed();
 		return;
 	}
 	if (probes_alloc_init(&alloc, ctx, &device_sm)) {
