@@ -8,8 +8,9 @@
 /* Nonzero when launches must be looked at (GPUPROBE_LOG today; probes later). Read relaxed. */
 extern int shim_launch_watch;
 
-/* Record the kernel handle (CUfunction or CUkernel) of module m under name. */
-void shim_kernel_record(const void *handle, const struct shim_module *m, const char *name);
+/* Record the kernel handle (CUfunction, or a CUkernel when is_kernel) of module m under name. */
+void shim_kernel_record(const void *handle, const struct shim_module *m, const char *name,
+			int is_kernel);
 
 /* First-launch bookkeeping; called only when shim_launch_watch is set. */
 void shim_launch_slow(const void *f, const char *api);

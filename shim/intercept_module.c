@@ -2,6 +2,7 @@
  * load_begin() (inspect, then shim_module_transform) and load_end() (record, log). */
 #include "shim/intercept.h"
 #include "shim/image.h"
+#include "shim/lazy.h"
 #include "shim/log.h"
 #include "shim/probes.h"
 #include "shim/transform.h"
@@ -92,6 +93,8 @@ static int load_retry(struct load *l, CUresult rc)
 static CUresult load_end(struct load *l, const void *handle, CUresult rc)
 {
 	struct shim_module *m = l->m;
+	if (m)
+		shim_lazy_loaded(m, handle, !strncmp(m->api, "cuLibrary", 9), rc);
 	if (m && rc == CUDA_SUCCESS) {
 		registry_put(REGISTRY_MODULES, handle, m);
 		shim_log("module %u via %s%s%s: %s; %u kernels; PTX %s", m->seq, m->api,
@@ -307,7 +310,8 @@ CUresult cuLinkDestroy(CUlinkState state)
 
 /* --- kernel lookups ------------------------------------------------------------------------ */
 
-void shim_kernel_record(const void *handle, const struct shim_module *m, const char *name)
+void shim_kernel_record(const void *handle, const struct shim_module *m, const char *name,
+			int is_kernel)
 {
 	const struct shim_kernel *old = registry_get(REGISTRY_KERNELS, handle);
 	if (old && old->module == m && old->name && name && !strcmp(old->name, name))
@@ -318,6 +322,7 @@ void shim_kernel_record(const void *handle, const struct shim_module *m, const c
 	k->module = m;
 	k->name = name ? strdup(name) : NULL;
 	k->has_ptx = m && m->has_ptx;
+	shim_lazy_kernel_init(k, handle, is_kernel);
 	registry_put(REGISTRY_KERNELS, handle, k);
 }
 
@@ -326,7 +331,7 @@ CUresult cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const char *name)
 	REAL_OR_FAIL(cuModuleGetFunction, real);
 	CUresult rc = real(hfunc, hmod, name);
 	if (rc == CUDA_SUCCESS)
-		shim_kernel_record(*hfunc, registry_get(REGISTRY_MODULES, hmod), name);
+		shim_kernel_record(*hfunc, registry_get(REGISTRY_MODULES, hmod), name, 0);
 	return rc;
 }
 
@@ -335,7 +340,7 @@ CUresult cuLibraryGetKernel(CUkernel *pKernel, CUlibrary library, const char *na
 	REAL_OR_FAIL(cuLibraryGetKernel, real);
 	CUresult rc = real(pKernel, library, name);
 	if (rc == CUDA_SUCCESS)
-		shim_kernel_record(*pKernel, registry_get(REGISTRY_MODULES, library), name);
+		shim_kernel_record(*pKernel, registry_get(REGISTRY_MODULES, library), name, 1);
 	return rc;
 }
 
@@ -374,7 +379,7 @@ CUresult cuModuleEnumerateFunctions(CUfunction *functions, unsigned int numFunct
 		const char *name = NULL;
 		if (get_name && get_name(&name, functions[i]) != CUDA_SUCCESS)
 			name = NULL;
-		shim_kernel_record(functions[i], m, name);
+		shim_kernel_record(functions[i], m, name, 0);
 	}
 	return rc;
 }
@@ -389,7 +394,61 @@ CUresult cuLibraryEnumerateKernels(CUkernel *kernels, unsigned int numKernels, C
 		const char *name = NULL;
 		if (get_name && get_name(&name, kernels[i]) != CUDA_SUCCESS)
 			name = NULL;
-		shim_kernel_record(kernels[i], m, name);
+		shim_kernel_record(kernels[i], m, name, 1);
 	}
+	return rc;
+}
+
+/* --- unloads and attributes: the per-kernel instrumented functions follow the original ------ */
+
+CUresult cuModuleUnload(CUmodule hmod)
+{
+	if (__builtin_expect(shim_lazy_enabled, 0))
+		shim_lazy_unload(hmod);
+	REAL_OR_FAIL(cuModuleUnload, real);
+	return real(hmod);
+}
+
+CUresult cuLibraryUnload(CUlibrary library)
+{
+	if (__builtin_expect(shim_lazy_enabled, 0))
+		shim_lazy_unload(library);
+	REAL_OR_FAIL(cuLibraryUnload, real);
+	return real(library);
+}
+
+CUresult cuFuncSetAttribute(CUfunction hfunc, CUfunction_attribute attrib, int value)
+{
+	REAL_OR_FAIL(cuFuncSetAttribute, real);
+	CUresult rc = real(hfunc, attrib, value);
+	if (rc == CUDA_SUCCESS && shim_lazy_enabled)
+		shim_lazy_func_attribute(hfunc, attrib, value);
+	return rc;
+}
+
+CUresult cuKernelSetAttribute(CUfunction_attribute attrib, int val, CUkernel kernel, CUdevice dev)
+{
+	REAL_OR_FAIL(cuKernelSetAttribute, real);
+	CUresult rc = real(attrib, val, kernel, dev);
+	if (rc == CUDA_SUCCESS && shim_lazy_enabled)
+		shim_lazy_func_attribute(kernel, attrib, val);
+	return rc;
+}
+
+CUresult cuFuncSetCacheConfig(CUfunction hfunc, CUfunc_cache config)
+{
+	REAL_OR_FAIL(cuFuncSetCacheConfig, real);
+	CUresult rc = real(hfunc, config);
+	if (rc == CUDA_SUCCESS && shim_lazy_enabled)
+		shim_lazy_cache_config(hfunc, config);
+	return rc;
+}
+
+CUresult cuKernelSetCacheConfig(CUkernel kernel, CUfunc_cache config, CUdevice dev)
+{
+	REAL_OR_FAIL(cuKernelSetCacheConfig, real);
+	CUresult rc = real(kernel, config, dev);
+	if (rc == CUDA_SUCCESS && shim_lazy_enabled)
+		shim_lazy_cache_config(kernel, config);
 	return rc;
 }

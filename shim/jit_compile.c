@@ -4,6 +4,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -243,5 +244,31 @@ CUresult jit_check_ptx(const char *ptx, size_t len, unsigned app_n, const CUjit_
 	if (again != CUDA_SUCCESS)
 		jit_first_error(error_log, r->error, sizeof(r->error));
 	free(error_log);
+	return rc;
+}
+
+CUresult jit_load_module(const char *ptx, const struct jit_options *o, CUmodule *mod, char *error,
+			 size_t errlen)
+{
+	if (errlen)
+		error[0] = 0;
+	shim_fnty_cuModuleLoadDataEx *load = SHIM_REAL(cuModuleLoadDataEx);
+	if (!load) {
+		snprintf(error, errlen, "the driver has no cuModuleLoadDataEx");
+		return CUDA_ERROR_NOT_FOUND;
+	}
+	char *logs = calloc(2, LOG_BYTES);   /* the error log, then the info log */
+	if (!logs) {
+		snprintf(error, errlen, "out of memory");
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	CUjit_option opt[JIT_MAX_OPTIONS];
+	void *val[JIT_MAX_OPTIONS];
+	options_with_logs(o, opt, val, logs, logs + LOG_BYTES);
+	CUresult rc = load(mod, ptx, o->n, opt, val);
+	logs[LOG_BYTES - 1] = 0;
+	if (rc != CUDA_SUCCESS)
+		jit_first_error(logs, error, errlen);
+	free(logs);
 	return rc;
 }

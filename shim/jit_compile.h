@@ -52,6 +52,13 @@ CUresult jit_compile_ptx(const char *ptx, size_t len, const struct jit_options *
 CUresult jit_check_ptx(const char *ptx, size_t len, unsigned app_n, const CUjit_option *app_opts,
 		       void *const *app_vals, const struct jit_options *o, struct jit_result *r);
 
+/* Load len bytes of NUL-terminated PTX as a module of the current context with o's options and
+ * our log buffers (the per-kernel modules of lazy.c): CUDA_SUCCESS and *mod, or the driver's error
+ * with the compiler's first error line in error. The functions are not loaded yet (lazy loading
+ * may defer the JIT to cuFuncLoad: jit_load_function). */
+CUresult jit_load_module(const char *ptx, const struct jit_options *o, CUmodule *mod, char *error,
+			 size_t errlen);
+
 /* The line a compiler log names its (first) error in: the first line saying "error" or "fatal",
  * else the first non-empty line; runs of blanks squeezed. "" for an empty log. */
 void jit_first_error(const char *log, char *out, size_t len);

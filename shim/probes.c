@@ -602,6 +602,22 @@ static int transform(struct shim_image *img, const struct shim_module *m)
 	return 1;
 }
 
+struct gp_nv_probes *shim_probes_pipeline(unsigned *sm)
+{
+	if (!shim_probes_enabled)
+		return NULL;
+	pthread_once(&init_once, init);
+	if (!probes || __atomic_load_n(&final_done, __ATOMIC_ACQUIRE))
+		return NULL;
+	*sm = device_sm;
+	return probes;
+}
+
+void shim_probes_note_kernels(const char *ptx, size_t len)
+{
+	remember_names(ptx, len);
+}
+
 /* Why the last check of this thread failed beyond its CUDA error (a test fault), or "". */
 static __thread char load_why[64];
 

@@ -29,6 +29,15 @@ void shim_probes_load_failed(const struct shim_module *m, int rc, int cubin);
 CUresult shim_probes_check_library(CUlibrary lib);
 CUresult shim_probes_check_module(CUmodule mod);
 
+/* For kernels instrumented one at a time at their first launch (lazy.c): the probe runtime set
+ * up (once), its pipeline and the device's compute capability in *sm; NULL when probes are off or
+ * disabled. */
+struct gp_nv_probes;
+struct gp_nv_probes *shim_probes_pipeline(unsigned *sm);
+
+/* Remember the kernel names of a module's PTX for the output's per-kernel tables. */
+void shim_probes_note_kernels(const char *ptx, size_t len);
+
 /* Final snapshot and report, once (context teardown or exit). */
 void shim_probes_final(void);
 

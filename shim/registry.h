@@ -16,6 +16,9 @@ struct shim_module {
 	const char *origin;        /* file path, or NULL for an image in memory */
 	int has_ptx;               /* some PTX the driver could JIT (ours to instrument later) */
 	unsigned kernels;          /* kernel count, when known from the image */
+	/* Set when the module's kernels are instrumented one at a time at their first launch
+	 * (lazy.h); the module itself was loaded exactly as the application gave it. */
+	struct lazy_module *lazy;
 };
 
 struct shim_kernel {
@@ -23,6 +26,7 @@ struct shim_kernel {
 	const char *name;
 	int has_ptx;
 	int launched;              /* set (atomically) at the first launch */
+	struct lazy_kernel *lazy;  /* module->lazy's kernels: what runs instead, per context */
 };
 
 enum registry_kind { REGISTRY_MODULES, REGISTRY_KERNELS, REGISTRY_LINKS };

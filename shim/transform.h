@@ -8,7 +8,8 @@
 /* Called for every module image on every load path, after inspection, before the driver sees
  * it. To load something else, set img->data/size/kind (and img->owned, freed after the load)
  * and return 1; return 0 to load the image exactly as given. On any failure it must return 0
- * (never break the application). Instrumentation (issue 5) plugs in here. */
-int shim_module_transform(struct shim_image *img, const struct shim_module *m);
+ * (never break the application). Instrumentation (issue 5) plugs in here; a module whose
+ * kernels are instrumented one at a time at their first launch (lazy.h) loads as given. */
+int shim_module_transform(struct shim_image *img, struct shim_module *m);
 
 #endif

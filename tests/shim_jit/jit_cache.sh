@@ -20,6 +20,7 @@ run() {
 	while [ $# -gt 0 ] && [ "$1" != -- ]; do envs+=("$1"); shift; done
 	[ "${1:-}" = -- ] && shift
 	env GPUPROBE_LOG=1 GPUPROBE_PROBES="$probe" GPUPROBE_REAL_LIBCUDA="$fake" GPUPROBE_PRECOMPILE=link \
+		GPUPROBE_LAZY=0 \
 		GPUPROBE_CACHE_DIR="$tmp/cache" "${envs[@]}" \
 		"$bin" "$shim" "$fake" "$ptx" "$@" >"$tmp/$name.out" 2>"$tmp/$name.err"
 	local rc=$?
@@ -32,6 +33,8 @@ lines() { grep -E '^gpuprobe: (module [0-9]+: |cubin cache)' "$tmp/$1.err" | sed
 hash_of() { sed -nE "s/^$2: .* hash=([0-9a-f]{16}) .*/\1/p" "$tmp/$1.out"; }
 entries() { find "$tmp/cache" -name '*.cubin' 2>/dev/null | wc -l; }
 
+# Whole modules instrumented at load (GPUPROBE_LAZY=0: what a module whose kernels cannot be split
+# out gets; per-kernel instrumentation is tests/shim_lazy).
 # Sections 1-7 use GPUPROBE_PRECOMPILE=link (the JIT linker and the cubin cache); section 8 the
 # default, check (the driver's own JIT compiles once at load; the load then takes its cached code).
 
