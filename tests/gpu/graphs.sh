@@ -143,7 +143,7 @@ probes_run() {   # NAME [ENV=VALUE...]
 	if c=$(counts "$name"); then pass "$name: $c"; else fail "$name: $c"; fi
 }
 rm -rf "$OUT/cache"
-probes_run probes-fresh
+probes_run probes-fresh GPUPROBE_LOG=1   # the set-up's steps in probes-fresh.err
 probes_run probes-cached
 probes_run probes-whole GPUPROBE_LAZY=0
 
