@@ -7,7 +7,8 @@
 # What it makes (each area's own build step, nothing duplicated here):
 #   cmake Release build of gpuprobe, the shim (lib/libcuda.so.1), the audit library, the maps
 #   GPU runner, the lowering GPU runner and its inputs (targets lower_gpu_inputs, lower_gpu_stack), the SPIR-V
-#   conformance runner and e2e app, launch_latency;
+#   conformance runner and e2e app, launch_latency; graphs.sh's graph_app (gpu-graphs/) and probe
+#   (tests/shim/capture.bpf.o);
 #   tests/e2e/build.sh (probe objects, pattern, cub_algos, CuPy script; libbpf/json-c/yaml in lib/);
 #   examples/build.sh (example probes and apps into BUILD/examples);
 #   tests/gpu/apps/build.sh BUILD/gpu-apps (the shim's GPU apps);
@@ -22,7 +23,7 @@ mkdir -p "$B/lib"
 cmake -S "$root" -B "$B" -DCMAKE_BUILD_TYPE=Release >/dev/null
 # Targets one at a time: an area whose target is absent or broken is reported, the rest still built.
 for t in gpuprobe shim gpuprobe-audit gpu_maps_run lower_gpu_run lower_gpu_inputs lower_gpu_stack \
-	spirv_conformance spirv_e2e spirv_e2e_app launch_latency; do
+	spirv_conformance spirv_e2e spirv_e2e_app launch_latency shim_graph_app shim_capture_probe; do
 	cmake --build "$B" --target "$t" -j2 >"$B/prepare-$t.log" 2>&1 ||
 		echo "prepare.sh: target $t failed (see $B/prepare-$t.log)"
 done
