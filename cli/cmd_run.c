@@ -137,6 +137,7 @@ struct run_args {
 	const char *config;
 	const char **probes;       /* -p, then $GPUPROBE_PROBES */
 	size_t nprobes;
+	size_t first_env;          /* probes[first_env..] are $GPUPROBE_PROBES' */
 	char *env_probes;          /* the copy $GPUPROBE_PROBES' entries point into */
 	const char *interval, *json;
 };
@@ -231,6 +232,7 @@ static int parse_args(int argc, char **argv, struct run_args *a)
 	if (!a->config && env && *env)
 		a->config = env;
 	env = getenv("GPUPROBE_PROBES");
+	a->first_env = a->nprobes;
 	if (env && *env) {
 		if (!(a->env_probes = strdup(env)))
 			return cli_error("out of memory"), RUN_EXIT_USAGE;
@@ -267,7 +269,7 @@ int cmd_run(int argc, char **argv)
 	if (rc >= 0)
 		goto out;
 
-	if ((rc = run_check(a.config, a.probes, a.nprobes, &ck)))
+	if ((rc = run_check(a.config, a.probes, a.nprobes, a.first_env, &ck)))
 		goto out;
 	char lib[PATH_MAX], shim[PATH_MAX + 32], audit[PATH_MAX + 32];
 	rc = RUN_EXIT_USAGE;

@@ -153,7 +153,7 @@ static int add_probe(struct run_checked *out, size_t *len, const char *path)
 	return 0;
 }
 
-int run_check(const char *config, const char *const *probes, size_t nprobes,
+int run_check(const char *config, const char *const *probes, size_t nprobes, size_t first_env,
 	      struct run_checked *out)
 {
 	memset(out, 0, sizeof(*out));
@@ -178,7 +178,7 @@ int run_check(const char *config, const char *const *probes, size_t nprobes,
 	}
 	size_t len = 0;
 	for (size_t i = 0; !rc && i < nprobes; i++)
-		if (!(rc = check_probe("", probes[i])))
+		if (!(rc = check_probe(i >= first_env ? "GPUPROBE_PROBES: " : "", probes[i])))
 			rc = add_probe(out, &len, probes[i]);
 	gp_config__free(&cfg);
 	if (rc)

@@ -93,7 +93,7 @@ chmod 666 "$work/true.o"
 check 2 "gpuprobe: $work/true.o: refusing a probe object that everyone can write (mode 0666); run: chmod go-w $work/true.o" \
 	-p "$work/true.o" -- sh -c "$app"
 extra_env="GPUPROBE_PROBES=$work/none.bpf.o"
-check 2 "gpuprobe: probe object $work/none.bpf.o does not exist" -- sh -c "$app"
+check 2 "gpuprobe: GPUPROBE_PROBES: probe object $work/none.bpf.o does not exist" -- sh -c "$app"
 
 # the driver the shim is pinned to: the shim's own test
 extra_env="GPUPROBE_REAL_LIBCUDA=/etc/passwd"
