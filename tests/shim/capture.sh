@@ -62,6 +62,22 @@ else
 	bad "probes: the shim printed"; shim_lines probes
 fi
 
+# The collector thread snapshots the maps every second (GPUPROBE_INTERVAL=1) while the
+# application keeps its global-mode capture open 2.5 s: its copies must not break it either.
+run copier "$shimdir" GPUPROBE_PROBES="$probe" GPUPROBE_INTERVAL=1 CAPTURE_APP_WAIT_MS=2500
+if cmp -s "$tmp/native.out" "$tmp/copier.out" && [ "$(cat "$tmp/copier.rc")" = 0 ] &&
+   [ "$(rep copier 'captures invalidated')" = "captures invalidated: 0" ]; then
+	ok "copier: snapshots during the application's capture leave it valid"
+else
+	bad "copier: exit $(cat "$tmp/copier.rc"), $(rep copier 'captures invalidated')"; show copier.out copier.err
+fi
+n=$(rep copier 'unsafe calls from other threads' | sed 's/.*: //')
+if [ "${n:-0}" -ge 2 ] && [ "$(grep -c '^--- [0-9.]*s ---$' "$tmp/copier.err")" -ge 2 ]; then
+	ok "copier: two snapshots, $n calls of the collector thread met the open capture"
+else
+	bad "copier: the collector thread did not run during the capture ($n calls)"; show copier.err copier.rep
+fi
+
 # 2. A fault at each set-up step. Set-up steps disable probes (one line); module steps load that
 # module's original (one line), or, where kernels are instrumented one at a time at their first
 # launch (shim/lazy.h), run each kernel without probes (one line per kernel). Module steps run

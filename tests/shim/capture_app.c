@@ -5,12 +5,14 @@
  * changed with cuGraphExecKernelNodeSetParams_v2) and plain launches. It prints its results on stdout; tests/shim/capture.sh compares them with the
  * same run without the shim. Driver API through dlopen("libcuda.so.1"): LD_LIBRARY_PATH picks
  * the shim or the driver behind it.
- * usage: capture_app FATBIN (with kernels scale and vec_add, tests/shim/kernels.cu)
+ * usage: capture_app FATBIN (with kernels scale and vec_add, tests/shim/kernels.cu); environment
+ * CAPTURE_APP_WAIT_MS=N keeps the capture open N ms
  * Exits 1 at the first call that fails, naming it (the real application crashes there). */
 #include <dlfcn.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 typedef int CUresult;
 typedef unsigned long long CUdeviceptr;
@@ -125,6 +127,10 @@ int main(int argc, char **argv)
 	     kadd, 4, 1, 1, 256, 1, 1, 0, stream, add_args, NULL);
 	CALL(cuMemcpyDtoHAsync_v2, (void *, CUdeviceptr, size_t, void *), hy, dy, sizeof(hy),
 	     stream);
+	/* CAPTURE_APP_WAIT_MS=N: the capture stays open N ms (other threads' calls meet it) */
+	const char *wait = getenv("CAPTURE_APP_WAIT_MS");
+	if (wait && atoi(wait) > 0)
+		usleep((useconds_t)atoi(wait) * 1000);
 	CALL(cuStreamEndCapture, (void *, void **), stream, &graph);
 	printf("capture: ok\n");
 	CALL(cuGraphInstantiateWithFlags, (void **, void *, unsigned long long), &exec, graph, 0);

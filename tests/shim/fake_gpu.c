@@ -236,6 +236,21 @@ static struct stream *streams[MAX_STREAMS];
 static int live_streams;
 static __thread int thread_mode = MODE_GLOBAL;
 static unsigned long invalidations;
+/* Calls (work, unsafe calls) from a thread while another thread's global-mode capture is open:
+ * what a test of the shim's own threads during an application's capture looks for. */
+static unsigned long foreign_calls;
+
+/* Called with mu held. */
+static void note_foreign(void)
+{
+	pthread_t self = pthread_self();
+	for (int i = 0; i < MAX_STREAMS; i++)
+		if (streams[i] && streams[i]->capturing && streams[i]->mode == MODE_GLOBAL &&
+		    !pthread_equal(streams[i]->thread, self)) {
+			foreign_calls++;
+			return;
+		}
+}
 static char invalidated_by[256];
 
 static void invalidate(struct stream *s, const char *what)
@@ -249,8 +264,12 @@ static void invalidate(struct stream *s, const char *what)
 
 int fake_gpu_unsafe(const char *what)
 {
-	if (thread_mode == MODE_RELAXED)
+	if (thread_mode == MODE_RELAXED) {
+		pthread_mutex_lock(&mu);
+		note_foreign();
+		pthread_mutex_unlock(&mu);
 		return OK;
+	}
 	int hit = 0;
 	pthread_t self = pthread_self();
 	pthread_mutex_lock(&mu);
@@ -266,6 +285,7 @@ int fake_gpu_unsafe(const char *what)
 			hit = 1;
 		}
 	}
+	note_foreign();
 	pthread_mutex_unlock(&mu);
 	return hit ? FAKE_ERR_CAPTURE_UNSUPPORTED : OK;
 }
@@ -855,6 +875,7 @@ __attribute__((destructor)) static void fake_gpu_report(void)
 	fprintf(f, "launches of compiled cubins: %lu\n", launches[IMG_CUBIN]);
 	fprintf(f, "captures invalidated: %lu%s%s\n", invalidations, invalidations ? " by " : "",
 		invalidated_by);
+	fprintf(f, "unsafe calls from other threads during a global capture: %lu\n", foreign_calls);
 	fprintf(f, "live modules: %d\n", modules);
 	for (int i = 0; i < nimages; i++)
 		if (images[i].live)
