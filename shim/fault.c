@@ -1,4 +1,5 @@
 /* GPUPROBE_TEST_FAULT (fault.h): read once at load time. */
+#define _GNU_SOURCE   /* secure_getenv: nothing honoured in a setuid process */
 #include "shim/fault.h"
 #include "shim/log.h"
 
@@ -22,7 +23,7 @@ const char *shim_fault_name(enum shim_fault_step s)
 
 __attribute__((constructor)) static void shim_fault_env(void)
 {
-	const char *v = getenv("GPUPROBE_TEST_FAULT");
+	const char *v = secure_getenv("GPUPROBE_TEST_FAULT");
 	if (!v || !*v)
 		return;
 	const char *p = v;
