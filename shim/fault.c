@@ -1,5 +1,5 @@
 /* GPUPROBE_TEST_FAULT (fault.h): read once at load time. */
-#define _GNU_SOURCE   /* secure_getenv: nothing honoured in a setuid process */
+/* secure_getenv (_GNU_SOURCE comes from the build): nothing honoured in a setuid process */
 #include "shim/fault.h"
 #include "shim/log.h"
 
