@@ -372,6 +372,17 @@ static void entry_point_missing(void)
 	printf("ok  a driver without an entry point we need: not corrected (%s)\n", c.why);
 }
 
+static void switched_off(void)
+{
+	setenv("GPUPROBE_CLOCK", "0", 1);
+	CHECK(shim_clock_start((CUcontext)1, &A, WORD_ADDR) != 0 && launches == 0 && word_writes == 0,
+	      "GPUPROBE_CLOCK=0 measured or wrote");
+	struct gp_output_clock c;
+	CHECK(shim_clock_report(NULL, &c) == 0 && !c.corrected && !strcmp(c.why, "GPUPROBE_CLOCK=0"),
+	      "why: %s", c.why);
+	printf("ok  GPUPROBE_CLOCK=0: not corrected, said so\n");
+}
+
 static void no_clock_probe(void)
 {
 	CHECK(shim_clock_start((CUcontext)1, &A, 0) != 0 && launches == 0 && fk.streams == 0,
@@ -410,6 +421,7 @@ int main(void)
 	bad += run(load_fails, NULL);
 	bad += run(gpu_silent, NULL);
 	bad += run(entry_point_missing, NULL);
+	bad += run(switched_off, "-5000000");
 	bad += run(no_clock_probe, NULL);
 	printf(bad ? "clock_sync: %d cases failed\n" : "clock_sync: all cases passed\n", bad);
 	return bad ? 1 : 0;
