@@ -190,6 +190,7 @@ static void setup(void)
 	}
 	if (probes_alloc_init(&alloc, ctx, &device_sm)) {
 		shim_msg("probes: map memory: %s; probes disabled", probes_alloc_why());
+		setup_failed();   /* the allocator gave its part back already */
 		return;
 	}
 	double t_alloc = now_ms();
