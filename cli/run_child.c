@@ -37,17 +37,16 @@ static void forward(int sig)
 	errno = e;
 }
 
-/* The controlling terminal when gpuprobe's group is its foreground, else -1. */
-static int foreground_tty(void)
+/* The controlling terminal, or -1 without one. */
+static int controlling_tty(void)
 {
-	int fd = open("/dev/tty", O_RDWR | O_CLOEXEC | O_NOCTTY);
-	if (fd < 0)
-		return -1;
-	if (tcgetpgrp(fd) != getpgrp()) {
-		close(fd);
-		return -1;
-	}
-	return fd;
+	return open("/dev/tty", O_RDWR | O_CLOEXEC | O_NOCTTY);
+}
+
+/* Whether group pgid has the terminal. */
+static int has_tty(int tty, pid_t pgid)
+{
+	return tty >= 0 && tcgetpgrp(tty) == pgid;
 }
 
 struct saved {
@@ -63,15 +62,15 @@ static void restore(const struct saved *s)
 	sigprocmask(SIG_SETMASK, &s->mask, NULL);
 }
 
-static void start_app(char *const *argv, int tty, pid_t parent, const struct saved *s)
+static void start_app(char *const *argv, int tty, int fg, pid_t parent, const struct saved *s)
 {
 	setpgid(0, 0);
 	/* Here as well as in the parent: the application may read the terminal before the parent
 	 * runs again. SIGTTOU is still ignored, so a background group may take it. */
-	if (tty >= 0) {
+	if (fg)
 		tcsetpgrp(tty, getpgrp());
+	if (tty >= 0)
 		close(tty);
-	}
 	prctl(PR_SET_PDEATHSIG, SIGTERM);
 	if (getppid() != parent)   /* gpuprobe died before the line above */
 		_exit(128 + SIGTERM);
@@ -84,7 +83,8 @@ static void start_app(char *const *argv, int tty, pid_t parent, const struct sav
 	_exit(e == ENOENT ? 127 : 126);
 }
 
-/* Wait for the application; with a terminal, follow its stops as a shell's job would. */
+/* Wait for the application; with a terminal, follow its job-control stops as a shell's job
+ * would. */
 static int wait_app(pid_t pid, int tty)
 {
 	int st;
@@ -97,11 +97,17 @@ static int wait_app(pid_t pid, int tty)
 		}
 		if (!WIFSTOPPED(st))
 			break;
-		/* Stopped (Ctrl-Z): take the terminal back and stop too, so that the user's shell
-		 * sees a stopped job; on `fg` (or `bg`) resume the application. */
-		tcsetpgrp(tty, getpgrp());
+		/* Ctrl-Z, or the application read or wrote the terminal from the background: take the
+		 * terminal back and stop too, so that the user's shell sees a stopped job; on `fg` give
+		 * the terminal to the application again, on `fg` or `bg` resume it. A SIGSTOP someone
+		 * sent the application is theirs to undo: gpuprobe keeps waiting. */
+		int sig = WSTOPSIG(st);
+		if (sig != SIGTSTP && sig != SIGTTIN && sig != SIGTTOU)
+			continue;
+		if (has_tty(tty, pid))
+			tcsetpgrp(tty, getpgrp());
 		kill(getpid(), SIGSTOP);
-		if (tcgetpgrp(tty) == getpgrp())
+		if (has_tty(tty, getpgrp()))
 			tcsetpgrp(tty, pid);
 		kill(-pid, SIGCONT);
 	}
@@ -140,19 +146,20 @@ int run_child(char *const *argv)
 	sigemptyset(&ign.sa_mask);
 	sigaction(SIGTTOU, &ign, &s.ttou);
 
-	int tty = foreground_tty();
+	int tty = controlling_tty();
+	int fg = has_tty(tty, getpgrp());   /* gpuprobe is in the foreground: the app will be */
 	pid_t self = getpid();
 	fflush(NULL);
 	pid_t pid = fork();
 	if (pid == 0)
-		start_app(argv, tty, self, &s);
+		start_app(argv, tty, fg, self, &s);
 	int status;
 	if (pid < 0) {
 		cli_error("run: cannot start %s: fork: %s", argv[0], strerror(errno));
 		status = 126;
 	} else {
 		setpgid(pid, pid);   /* both sides, whichever runs first */
-		if (tty >= 0)
+		if (fg)
 			tcsetpgrp(tty, pid);
 		app_pgid = pid;
 		sigprocmask(SIG_SETMASK, &s.mask, NULL);
@@ -160,7 +167,8 @@ int run_child(char *const *argv)
 		app_pgid = 0;
 	}
 	if (tty >= 0) {
-		tcsetpgrp(tty, getpgrp());
+		if (pid > 0 && has_tty(tty, pid))
+			tcsetpgrp(tty, getpgrp());
 		close(tty);
 	}
 	restore(&s);
