@@ -411,6 +411,7 @@ static int instrument_uncached(struct gp_nv_probes *ps, const char *ptx, size_t 
 			rc = -EINVAL;
 			goto done;
 		}
+		probe.reconverge = probe.warp_sync || gp_instrument_func_branches(m, probe.func);
 		ip[nip++] = probe;
 	}
 	if (!nip)

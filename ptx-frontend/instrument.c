@@ -240,8 +240,19 @@ static void call_probe(struct fn *fn, struct inst_emit *e, const char *func)
 		ie_insn(e, "mov.u64 %%__gp_d0, __gp_ctx");
 		ie_insn(e, "cvta.local.u64 %%__gp_d0, %%__gp_d0");
 	}
-	if (e->warp_sync)
-		ie_insn(e, "activemask.b32 %%__gp_wm");   /* reuse_site_masks may drop it */
+	/* A site of a probe that can branch reconverges the lanes that entered it before the
+	 * application's next instruction: map code branches (a hash insert, a spin on a busy slot),
+	 * and independent thread scheduling need not bring the lanes together again by itself. Application code after an entry site may hold an aligned
+	 * barrier (bar.sync is barrier.sync.aligned: the first lanes of a warp to arrive mark the
+	 * whole warp's arrival), so a warp left split by the probe let the other warps of fft-cuda's
+	 * blocks pass __syncthreads before the lane that inserted the map's key had written its
+	 * shared-memory transpose: one block of results wrong per insert (H100, 2026-11-25).
+	 * The mask is captured before the call; reuse_site_masks may drop the capture. A
+	 * straight-line probe needs neither: its lanes leave as they came, and a bar.warp.sync after
+	 * each of CUB's onesweep kernel's 360 out-of-line calls made ptxas fail (C7600). */
+	bool sync = e->warp_sync || e->reconverge;
+	if (sync)
+		ie_insn(e, "activemask.b32 %%__gp_wm");
 	ie_block(e, 1);
 	ie_decl(e, ".param", ".b64", "__gp_arg", -1, 0, NULL);
 	ie_decl(e, ".param", ".b64", "__gp_ret", -1, 0, NULL);
@@ -254,7 +265,7 @@ static void call_probe(struct fn *fn, struct inst_emit *e, const char *func)
 		ie_insn(e, "call (__gp_ret), %s, (__gp_arg)", func);
 	}
 	ie_block(e, 0);
-	if (e->warp_sync)
+	if (sync)
 		ie_insn(e, "bar.warp.sync %%__gp_wm");
 	fn->st->sites++;
 }
@@ -357,6 +368,7 @@ static void site_entry(struct fn *fn, const struct gp_inst_probe *p, unsigned k)
 	struct inst_emit e = at(fn, fn->entry);
 	e.ctx_unread = p->ctx_unread;
 	e.warp_sync = p->warp_sync;
+	e.reconverge = p->reconverge;
 	if (p->attach == GP_ATTACH_KERNEL_ENTRY) {
 		kernel_ctx_call(fn, &e, p->func);
 	} else if (p->attach == GP_ATTACH_BLOCK_BEGIN) {
@@ -406,6 +418,7 @@ static void site_leave(struct fn *fn, const struct gp_inst_probe *p, unsigned k,
 	struct inst_emit e = at(fn, s);
 	e.ctx_unread = p->ctx_unread;
 	e.warp_sync = p->warp_sync;
+	e.reconverge = p->reconverge;
 	const char *skip = guard_skip(fn, &e, &s->insn);
 	if (p->attach == GP_ATTACH_KERNEL_EXIT) {
 		kernel_ctx_call(fn, &e, p->func);
@@ -479,6 +492,7 @@ static void site_mem(struct fn *fn, const struct gp_inst_probe *p, ir_stmt *s, u
 	struct inst_emit e = at(fn, s);
 	e.ctx_unread = p->ctx_unread;
 	e.warp_sync = p->warp_sync;
+	e.reconverge = p->reconverge;
 	const char *skip = guard_skip(fn, &e, in);
 	if (!a->name) {
 		ie_insn(&e, "mov.u64 %%__gp_d1, %lld", (long long)a->ival);
@@ -512,6 +526,7 @@ static void site_barrier(struct fn *fn, const struct gp_inst_probe *p, ir_stmt *
 	struct inst_emit e = at(fn, p->barrier_after ? s->next : s);
 	e.ctx_unread = p->ctx_unread;
 	e.warp_sync = p->warp_sync;
+	e.reconverge = p->reconverge;
 	const char *skip = guard_skip(fn, &e, in);
 	const char *id = "0";
 	if (in->nops && in->ops[0].kind == IR_OPND_INT)
@@ -534,6 +549,7 @@ static void site_bb(struct fn *fn, const struct gp_inst_probe *p, ir_stmt *s, un
 	struct inst_emit e = at(fn, s);
 	e.ctx_unread = p->ctx_unread;
 	e.warp_sync = p->warp_sync;
+	e.reconverge = p->reconverge;
 	st32i(&e, offsetof(struct gp_bb_ctx, bb_index), bb);
 	st32i(&e, offsetof(struct gp_bb_ctx, insn_index), index);
 	st32i(&e, offsetof(struct gp_bb_ctx, line), s->src_line);
@@ -642,6 +658,21 @@ static void drop_unused_ctx(ir_func *f)
 		ir_stmt_remove(f, decl);
 }
 
+bool gp_instrument_func_branches(const ir_module *m, const char *name)
+{
+	const ir_func *f = ir_module_find_func(m, name);
+	if (!f)
+		return true;   /* unknown: assume it may */
+	for (const ir_stmt *s = f->first; s; s = s->next) {
+		if (s->kind != IR_STMT_INSN)
+			continue;
+		const ir_insn *in = &s->insn;
+		if (!in->info || (in->info->flags & (IR_F_BRANCH | IR_F_CALL)))
+			return true;
+	}
+	return false;
+}
+
 static bool is_generated(const ir_stmt *s, const char *opcode, const char *operand)
 {
 	const ir_insn *in = &s->insn;
@@ -650,7 +681,7 @@ static bool is_generated(const ir_stmt *s, const char *opcode, const char *opera
 	       !strcmp(in->ops[0].name, operand);
 }
 
-/* A site of a warp-helper probe takes the mask of the site before it in the same basic block
+/* A site takes the mask of the site before it in the same basic block
  * instead of capturing its own: the previous probe ended with bar.warp.sync of that mask, and
  * with no label, branch, call, exit or guarded skip between, every one of those lanes reaches
  * this site once. An activemask here would name only the lanes that happen to run together,

@@ -23,6 +23,7 @@
 #ifndef GPUPROBE_PTX_INSTRUMENT_H
 #define GPUPROBE_PTX_INSTRUMENT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -41,16 +42,24 @@ struct gp_inst_probe {
 	/* Bit i: bytes 4i..4i+3 of the context are never read by the probe, so the site does not
 	 * fill them (all set: no context at all, r1 = 0). 0 fills everything. */
 	uint64_t ctx_unread;
-	/* The probe uses warp-collective helpers (515/516): each site captures activemask before
-	 * the call and bar.warp.syncs it after, so lanes that diverged inside one probe meet again
-	 * before the next site's collective (independent thread scheduling does not promise it). */
+	/* The probe uses warp-collective helpers (515/516): the mask every site captures before the
+	 * call (and bar.warp.syncs after it, whatever the probe) is passed to the probe, whose
+	 * helpers match over it (gp_lower_opts.site_mask). */
 	int warp_sync;
+	/* The probe can branch (gp_instrument_func_branches): each site captures activemask before
+	 * the call and bar.warp.syncs it after, so the lanes leave the site together. Set with
+	 * warp_sync too. */
+	int reconverge;
 };
 
 struct gp_inst_stats {
 	unsigned sites;            /* probe calls spliced in */
 	unsigned functions;        /* functions instrumented */
 };
+
+/* Whether the function named in m can branch or call (so the lanes that enter it together may
+ * leave it apart): true also when there is no such function. */
+bool gp_instrument_func_branches(const ir_module *m, const char *name);
 
 /* Whether probe p has at least one site in m (to skip lowering probes that would not be used). */
 int gp_instrument_matches(const ir_module *m, const struct gp_inst_probe *p);

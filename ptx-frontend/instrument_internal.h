@@ -13,7 +13,8 @@ struct inst_emit {
 	ir_stmt *pos;     /* insert before this statement (NULL: append) */
 	int failed;       /* a line could not be read (a bug in the pass) */
 	uint64_t ctx_unread;  /* context words the probe never reads: not filled (gp_inst_probe) */
-	int warp_sync;        /* reconverge the lanes that entered the probe (gp_inst_probe) */
+	int warp_sync;        /* pass the site's mask to the probe (gp_inst_probe) */
+	int reconverge;       /* reconverge the lanes that entered the probe (gp_inst_probe) */
 };
 
 /* "@!%p1 bra __gp_L3", "st.local.u32 [__gp_ctx+8], %__gp_s0", "call (__gp_ret), f, (__gp_arg)" */

@@ -16,6 +16,7 @@ done
 NVCC=/usr/local/cuda/bin/nvcc
 "$NVCC" -arch=sm_90 -o "$out/pattern" "$src/tests/e2e/apps/pattern.cu"
 "$NVCC" -arch=sm_90 -o "$out/cub_algos" "$src/tests/e2e/apps/cub_algos.cu"
+"$NVCC" -arch=sm_90 -o "$out/transpose" "$src/tests/e2e/apps/transpose.cu"
 cp "$src/tests/e2e/apps/cupy_kernel.py" "$out/"
 for l in libbpf.so.1 libjson-c.so.5 libyaml-0.so.2; do
 	cp -L "/usr/lib/x86_64-linux-gnu/$l" "$build/lib/" 2>/dev/null || cp -L "/lib/x86_64-linux-gnu/$l" "$build/lib/"

@@ -37,7 +37,11 @@ check "ptxas: no spills" "0 bytes spill stores, 0 bytes spill loads" \
 K=$(awk '/\.entry _Z4vadd/ {f=1} f {print} f && /^}/ {exit}' "$W/va.inst.ptx")
 n() { grep -c -- "$1" <<<"$K"; }
 check "calls left in the kernel" 0 "$(n 'call')"
-check "sites (activemask, one per site)" 3 "$(n 'activemask\.b32')"
+check "sites (the ring's activemask, one per site)" 3 "$(n 'activemask\.b32[[:space:]]*%__gpi')"
+# The probe branches, so its lanes reconverge after each site (ptx-frontend/instrument.c): the
+# three sites share one basic block, so one capture of the mask and three bar.warp.syncs of it.
+check "site mask captured once (same basic block)" 1 "$(n 'activemask\.b32[[:space:]]*%__gp_wm')"
+check "lanes reconverged after each site" 3 "$(n 'bar\.warp\.sync[[:space:]]*%__gp_wm')"
 check "lane ranks (lanemask_lt)" 3 "$(n '%lanemask_lt')"
 check "groups: same ring, same record size (match.any)" 6 "$(n 'match\.any\.sync\.b64')"
 check "positions handed out (shfl.sync.idx: offset; k and k1)" 6 "$(n 'shfl\.sync\.idx\.b32')"

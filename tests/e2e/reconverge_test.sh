@@ -1,0 +1,44 @@
+#!/bin/bash
+# CI (no GPU): the lanes that enter a probe site leave it together when the probe can branch.
+# fft-cuda with an entry probe counting into a HASH map computed one block of wrong results per
+# key inserted (H100, 2026-11-25): the inserting lane ran the long insert path while the other
+# lanes of its warp went on to the application's first __syncthreads; bar.sync is aligned, so
+# those lanes marked the whole warp as arrived and the block's other warp read shared memory
+# the inserting lane had not yet written. Since then a site of a probe that branches is
+#   activemask.b32 %__gp_wm ... probe ... bar.warp.sync %__gp_wm
+# directly before the application's next instruction, inlined or out of line; a straight-line
+# probe (all_mem: one red.add per access) gets neither (ptxas failed with C7600 on CUB's onesweep
+# kernel given a bar.warp.sync after each of 360 out-of-line calls). tests/gpu/reconverge.sh
+# runs the kernel (tests/e2e/apps/transpose.cu) on the GPU.
+# usage: reconverge_test.sh GPUPROBE SRC_DIR WORK_DIR
+set -u
+GP=$1 SRC=$2 W=$3
+mkdir -p "$W"
+CLANG=${CLANG:-$(command -v clang || command -v clang-14)}
+NVCC=${NVCC:-/usr/local/cuda/bin/nvcc}
+PTXAS=${PTXAS:-/usr/local/cuda/bin/ptxas}
+fail=0
+check() { if [ "$2" = "$3" ]; then echo "ok   $1: $3"; else echo "FAIL $1: expected '$2', got '$3'"; fail=1; fi; }
+for p in block_insert all_mem; do
+	"$CLANG" -target bpf -O2 -g -I/usr/include/x86_64-linux-gnu -I"$SRC/include" \
+		-c "$SRC/tests/e2e/probes/$p.bpf.c" -o "$W/$p.bpf.o" || exit 2
+done
+"$NVCC" -arch=sm_90 -ptx "$SRC/tests/e2e/apps/transpose.cu" -o "$W/transpose.ptx" || exit 2
+body() { awk '/\.entry _Z16transpose_blocks/ {f=1} f {print} f && /^}/ {exit}' "$1"; }
+# The first application instruction of the kernel (its first ld.param) and what comes right
+# before it; the capture before the probe's first instruction.
+before_app() { body "$1" | sed 's/^[[:space:]]*//' | grep -v '^$' | grep -B1 -m1 '^ld\.param' | head -1; }
+for mode in inline call; do
+	[ $mode = call ] && export GPUPROBE_INLINE=0 || unset GPUPROBE_INLINE
+	"$GP" ptx instrument -p "$W/block_insert.bpf.o" "$W/transpose.ptx" -o "$W/hash_$mode.ptx" 2>"$W/hash_$mode.err"
+	check "$mode: instrumented" 0 $?
+	check "$mode: the entry site ends with bar.warp.sync of the captured mask" \
+		"bar.warp.sync %__gp_wm;" "$(before_app "$W/hash_$mode.ptx" | tr -s ' \t' ' ')"
+	check "$mode: one capture of the mask" 1 "$(body "$W/hash_$mode.ptx" | grep -c 'activemask\.b32[[:space:]]*%__gp_wm')"
+	"$PTXAS" -arch=sm_90 "$W/hash_$mode.ptx" -o "$W/hash_$mode.cubin"
+	check "$mode: ptxas sm_90" 0 $?
+	"$GP" ptx instrument -p "$W/all_mem.bpf.o" "$W/transpose.ptx" -o "$W/mem_$mode.ptx" 2>"$W/mem_$mode.err"
+	check "$mode: straight-line probe: no capture, no reconvergence" "0 0" \
+		"$(body "$W/mem_$mode.ptx" | grep -c 'activemask\.b32[[:space:]]*%__gp_wm') $(body "$W/mem_$mode.ptx" | grep -c 'bar\.warp\.sync')"
+done
+exit $fail
