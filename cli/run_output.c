@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static uint64_t mono_ms(void *user)
 {
@@ -139,11 +140,34 @@ static void hex_bytes(char *dst, const uint8_t *p, size_t n)
 	dst[2 * n] = 0;
 }
 
+/* One record, one write(): a reader (or a kill at any moment) sees whole lines only. Whatever
+ * stdio holds for the stream goes first, to keep the order. Streams without a descriptor (a
+ * memory stream in tests) get the two stdio calls. */
 void gp_output_json(struct gp_output *o, json_object *j)
 {
-	fputs(json_object_to_json_string_ext(j, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE),
-	      o->o.out);
-	fputc('\n', o->o.out);
+	size_t n = 0;
+	const char *s = json_object_to_json_string_length(
+		j, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &n);
+	int fd = fileno(o->o.out);
+	char *line = fd >= 0 ? malloc(n + 1) : NULL;
+	if (!line) {
+		fputs(s, o->o.out);
+		fputc('\n', o->o.out);
+		json_object_put(j);
+		return;
+	}
+	memcpy(line, s, n);
+	line[n] = '\n';
+	fflush(o->o.out);
+	for (size_t done = 0; done < n + 1;) {
+		ssize_t w = write(fd, line + done, n + 1 - done);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			break;
+		done += (size_t)w;
+	}
+	free(line);
 	json_object_put(j);
 }
 

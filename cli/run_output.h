@@ -19,7 +19,8 @@
  *   @launches_by_kernel[vecAdd(float*, int)]: 4      kernel-keyed, top N, largest last
  *   @events: 12 lost                                  at exit, rings that lost records
  * Maps print as one block, headed "--- <seconds>s ---" for periodic prints (-i N).
- * JSON (--json): one object per line:
+ * JSON (--json): one object per line, each written whole by one write() (never a torn record):
+ *   {"type":"process","pid":4242,"ppid":4200}        first, in a file (whose output it is)
  *   {"type":"printk","text":"..."}
  *   {"type":"event","map":"events","ring":3,"data":"0100000000000000ff00000000000000"}
  *   {"type":"map","name":"counts","time":1.5,"data":{"7":12}}                    counts
@@ -115,7 +116,11 @@ void gp_output__stop_thread(struct gp_output *o, int final);
 
 /* Output options `gpuprobe run` hands to the shim through the environment, and the shim reads:
  *   GPUPROBE_INTERVAL=N     print the maps every N seconds
- *   GPUPROBE_JSON=PATH      JSON lines into PATH (created mode 0600, truncated), "-" for stdout
+ *   GPUPROBE_JSON=PATH      JSON lines into PATH, "-" for stdout. One process of a run owns
+ *                           PATH (created 0600, or the user's own regular file, truncated): under
+ *                           `gpuprobe run` (GPUPROBE_RUN_PID) the application it started, else
+ *                           the first live one; every other process that uses CUDA (a forked or
+ *                           exec'd child, a spawned worker) writes PATH.PID
  *   GPUPROBE_TOP=N          rows of count tables
  * Fills opts (out, json, interval_ms, top_n); *opened is the file to fclose at the end, or NULL.
  * Returns 0, or -EINVAL / -errno with one line in err. */
@@ -123,6 +128,11 @@ void gp_output__stop_thread(struct gp_output *o, int final);
 #define GP_ENV_JSON "GPUPROBE_JSON"
 #define GP_ENV_TOP "GPUPROBE_TOP"
 int gp_output_opts__from_env(struct gp_output_opts *opts, FILE **opened, char *err, size_t errlen);
+/* An output file for JSON lines: PATH, or PATH.PID when another process of the run owns PATH
+ * (above; common/safe_open.h, gp_open_output); unbuffered, its first record the process's. used gets the path; NULL with errno and
+ * one line in err ("<what>PATH: cannot write it: ...", what e.g. "GPUPROBE_JSON="). */
+FILE *gp_output_file_open(const char *what, const char *path, char *used, size_t usedlen,
+			  char *err, size_t errlen);
 
 /* Demangle a C++ (Itanium) name; returns a malloc'd string, or a copy of name when it is not
  * mangled. */

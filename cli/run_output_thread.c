@@ -1,5 +1,7 @@
 /* The output's own polling thread, and its options from the environment (run_output.h). */
 #include "cli/run_output_internal.h"
+#include "common/env.h"
+#include "common/safe_open.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -61,50 +63,69 @@ void gp_output__stop_thread(struct gp_output *o, int final)
 		gp_output__print_final(o);
 }
 
-static int env_uint(const char *name, unsigned max, unsigned *out, char *err, size_t errlen)
-{
-	const char *s = getenv(name);
-	if (!s || !*s)
-		return 0;
-	char *end;
-	errno = 0;
-	unsigned long v = strtoul(s, &end, 10);
-	if (*end || errno || *s == '-' || v > max) {
-		snprintf(err, errlen, "%s=%s: expected a whole number from 0 to %u", name, s, max);
-		return -EINVAL;
-	}
-	*out = (unsigned)v;
-	return 0;
-}
-
 int gp_output_opts__from_env(struct gp_output_opts *opts, FILE **opened, char *err, size_t errlen)
 {
 	*opened = NULL;
-	unsigned interval = 0, top = 0;
-	int rc = env_uint(GP_ENV_INTERVAL, 86400, &interval, err, errlen);
-	if (!rc)
-		rc = env_uint(GP_ENV_TOP, 1000000, &top, err, errlen);
-	if (rc)
+	uint64_t interval = 0, top = 0;
+	/* the environment table (common/env.c) checks the ranges; the caller says the one line */
+	int rc = gp_env_uint_try(GP_VAR_INTERVAL, &interval, err, errlen);
+	if (rc >= 0)
+		rc = gp_env_uint_try(GP_VAR_TOP, &top, err, errlen);
+	if (rc < 0)
 		return rc;
-	opts->interval_ms = interval * 1000;
+	opts->interval_ms = (unsigned)interval * 1000;
 	if (top)
-		opts->top_n = top;
-	const char *json = getenv(GP_ENV_JSON);
-	if (json && *json) {
+		opts->top_n = (unsigned)top;
+	const char *json = gp_env_str(GP_VAR_JSON);
+	if (json) {
 		opts->json = 1;
 		if (strcmp(json, "-")) {
-			/* the user's file only: 0600, no following a planted symlink */
-			int fd = open(json, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
-			FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
-			if (!f) {
-				int e = errno;
-				if (fd >= 0)
-					close(fd);
-				snprintf(err, errlen, "%s=%s: cannot write it: %s", GP_ENV_JSON, json, strerror(e));
-				return -e;
-			}
+			FILE *f = gp_output_file_open(GP_ENV_JSON "=", json, NULL, 0, err, errlen);
+			if (!f)
+				return -errno;
 			opts->out = *opened = f;
 		}
 	}
 	return 0;
+}
+
+FILE *gp_output_file_open(const char *what, const char *path, char *used, size_t usedlen,
+			  char *err, size_t errlen)
+{
+	char why[512] = "", mine[4096];
+	/* the user's own file only, 0600, no link followed, no FIFO, no one else's. Under
+	 * `gpuprobe run` (GPUPROBE_RUN_PID: its PID) the application, its direct child, owns PATH
+	 * and every other process of the run writes PATH.PID; without it, the first live process
+	 * owns PATH (common/safe_open.h) */
+	uint64_t run = 0;
+	gp_env_uint_get(GP_VAR_RUN_PID, &run);
+	enum gp_output_how how = !run ? GP_OUTPUT_FIRST
+		: (uint64_t)getppid() == run ? GP_OUTPUT_OWN : GP_OUTPUT_OTHER;
+	int fd = gp_open_output(path, how, mine, sizeof(mine), why, sizeof(why));
+	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+	if (!f) {
+		int e = fd < 0 ? -fd : errno;
+		if (fd >= 0)
+			close(fd);
+		/* why starts with the path it names: keep what follows */
+		size_t n = strlen(path);
+		const char *r = !strncmp(why, path, n) && why[n] == ':' ? why + n + 2 : why;
+		if (e == ENOENT || !*r)
+			r = strerror(e);
+		snprintf(err, errlen, "%s%s: cannot write it: %s", what, path, r);
+		errno = e;
+		return NULL;
+	}
+	/* No stdio buffer: each record reaches the file in one write (gp_output_json), so a kill
+	 * leaves no torn record and a forked child has no copy of buffered records to flush. */
+	setvbuf(f, NULL, _IONBF, 0);
+	/* The first record says whose output this is: several processes of one run (workers,
+	 * exec'd children) each write a file of their own. */
+	char rec[128];
+	int n = snprintf(rec, sizeof(rec), "{\"type\":\"process\",\"pid\":%ld,\"ppid\":%ld}\n",
+			 (long)getpid(), (long)getppid());
+	(void)!write(fileno(f), rec, (size_t)n);   /* a failure here fails the records too */
+	if (used && usedlen)
+		snprintf(used, usedlen, "%s", mine);
+	return f;
 }

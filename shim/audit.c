@@ -7,6 +7,8 @@
  * la_objopen learns which objects the shim and the driver are, and la_objsearch's cookie names
  * the object that asked (when no dlopen wrapper hides it).
  */
+#include "common/env.h"
+
 #include <dlfcn.h>
 #include <limits.h>
 #include <link.h>
@@ -24,8 +26,8 @@ static uintptr_t *driver_cookies[8];
 
 static void find_shim(void)
 {
-	const char *env = getenv("GPUPROBE_SHIM");
-	if (env && *env) {
+	const char *env = gp_env_str(GP_VAR_SHIM);
+	if (env) {
 		snprintf(shim_path, sizeof(shim_path), "%s", env);
 	} else {
 		/* Beside this module: build/lib/libgpuprobe-audit.so -> build/lib/libcuda.so.1 */

@@ -1,7 +1,13 @@
 /* The cubin cache (cubin_cache.h). No locks: every writer renames a complete private temporary
- * file over the entry, so readers see an old entry, a new one, or none. */
+ * file over the entry, so readers see an old entry, a new one, or none. The directory is opened
+ * once and checked (common/safe_open.h); entries are opened relative to that descriptor, so a
+ * directory swapped for a link afterwards (its parent writable by someone else) is never read. */
 #include "shim/cubin_cache.h"
 #include "shim/sha256.h"
+#include "common/env.h"
+#include "common/safe_open.h"
+
+#include <pthread.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -81,39 +87,26 @@ void cubin_key_make(const struct cubin_key_input *in, struct cubin_key *k)
 
 int cubin_cache_enabled(void)
 {
-	const char *v = getenv("GPUPROBE_CACHE");
-	return !(v && !strcmp(v, "0"));
+	return gp_env_flag(GP_VAR_CACHE);
 }
 
-/* mkdir -p, each missing component 0700. */
-static int make_dirs(const char *path)
-{
-	char buf[PATH_MAX];
-	if (snprintf(buf, sizeof(buf), "%s", path) >= (int)sizeof(buf))
-		return -ENAMETOOLONG;
-	for (char *p = buf + 1;; p++) {
-		if (*p != '/' && *p)
-			continue;
-		char c = *p;
-		*p = 0;
-		if (mkdir(buf, 0700) && errno != EEXIST)
-			return -errno;
-		*p = c;
-		if (!c)
-			return 0;
-	}
-}
+/* The directory cubin_cache_dir checked last, held open: get and put on that path go through this
+ * descriptor. Any other path (tests) is opened and checked again for the one call. */
+static pthread_mutex_t held_lock = PTHREAD_MUTEX_INITIALIZER;
+static char held_path[PATH_MAX];
+static int held_fd = -1;
 
 int cubin_cache_dir(char *out, size_t len, char *why, size_t whylen)
 {
-	const char *d = getenv("GPUPROBE_CACHE_DIR"), *x = getenv("XDG_CACHE_HOME");
-	const char *home = getenv("HOME");
+	const char *d = gp_env_str(GP_VAR_CACHE_DIR), *x = gp_env_str(GP_VAR_XDG_CACHE_HOME);
+	const char *home = gp_env_str(GP_VAR_HOME);
 	int n;
-	if (d && *d)
+	out[0] = 0;
+	if (d)
 		n = snprintf(out, len, "%s", d);
 	else if (x && *x == '/')   /* the XDG spec: a relative value is to be ignored */
 		n = snprintf(out, len, "%s/gpuprobe", x);
-	else if (home && *home)
+	else if (home)
 		n = snprintf(out, len, "%s/.cache/gpuprobe", home);
 	else {
 		snprintf(why, whylen, "no GPUPROBE_CACHE_DIR, XDG_CACHE_HOME or HOME");
@@ -123,27 +116,28 @@ int cubin_cache_dir(char *out, size_t len, char *why, size_t whylen)
 		snprintf(why, whylen, "path too long");
 		return -ENAMETOOLONG;
 	}
-	int rc = make_dirs(out);
-	struct stat st;
-	if (rc == 0 && stat(out, &st))
-		rc = -errno;
-	if (rc) {
-		snprintf(why, whylen, "%s", strerror(-rc));
-		return rc;
-	}
-	if (!S_ISDIR(st.st_mode)) {
-		snprintf(why, whylen, "not a directory");
-		return -ENOTDIR;
-	}
-	if (st.st_uid != geteuid()) {
-		snprintf(why, whylen, "belongs to another user");
-		return -EPERM;
-	}
-	if (st.st_mode & (S_IWGRP | S_IWOTH)) {
-		snprintf(why, whylen, "is writable by others (chmod 700 it)");
-		return -EPERM;
-	}
+	int fd = gp_dir_open(out, GP_DIR_CREATE, why, whylen);
+	if (fd < 0)
+		return fd;
+	pthread_mutex_lock(&held_lock);
+	if (held_fd >= 0)
+		close(held_fd);
+	held_fd = fd;
+	snprintf(held_path, sizeof(held_path), "%s", out);
+	pthread_mutex_unlock(&held_lock);
 	return 0;
+}
+
+/* A descriptor for dir: the held one (dup'd, so a concurrent cubin_cache_dir cannot close it
+ * under us) or a fresh, checked open. */
+static int dir_fd(const char *dir)
+{
+	int fd = -1;
+	pthread_mutex_lock(&held_lock);
+	if (held_fd >= 0 && !strcmp(dir, held_path))
+		fd = fcntl(held_fd, F_DUPFD_CLOEXEC, 0);
+	pthread_mutex_unlock(&held_lock);
+	return fd >= 0 ? fd : gp_dir_open(dir, 0, NULL, 0);
 }
 
 void cubin_cache_path(const char *dir, const struct cubin_key *k, char *out, size_t len)
@@ -164,26 +158,19 @@ static int read_all(int fd, void *buf, size_t n)
 	return 0;
 }
 
-static int write_all(int fd, const void *buf, size_t n)
-{
-	for (size_t done = 0; done < n;) {
-		ssize_t r = write(fd, (const char *)buf + done, n - done);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return r < 0 ? -errno : -EIO;
-		done += (size_t)r;
-	}
-	return 0;
-}
-
 int cubin_cache_get(const char *dir, const struct cubin_key *k, void **data, size_t *size)
 {
-	char path[PATH_MAX];
-	cubin_cache_path(dir, k, path, sizeof(path));
-	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	char name[80];
+	snprintf(name, sizeof(name), "%s.cubin", k->hex);
+	int dfd = dir_fd(dir);
+	if (dfd < 0)
+		return dfd;
+	/* not through a link, a regular file (a FIFO named like an entry must not block us), the
+	 * user's own: another user's entry is ignored (-EPERM), whatever its contents */
+	int fd = gp_openat_read(dfd, name, NULL, 0);
+	close(dfd);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	struct stat st;
 	struct entry_header h;
 	void *buf = NULL;
@@ -214,29 +201,18 @@ int cubin_cache_get(const char *dir, const struct cubin_key *k, void **data, siz
 
 int cubin_cache_put(const char *dir, const struct cubin_key *k, const void *data, size_t size)
 {
-	static unsigned seq;
-	char path[PATH_MAX], tmp[PATH_MAX];
 	if (!size || size > ENTRY_MAX)
 		return -EINVAL;
-	cubin_cache_path(dir, k, path, sizeof(path));
-	/* Unique per process and call: concurrent writers never share a temporary file. */
-	if (snprintf(tmp, sizeof(tmp), "%s/.%s.%ld.%u.tmp", dir, k->hex, (long)getpid(),
-		     __atomic_add_fetch(&seq, 1, __ATOMIC_RELAXED)) >= (int)sizeof(tmp))
-		return -ENAMETOOLONG;
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return -errno;
+	char name[80];
+	snprintf(name, sizeof(name), "%s.cubin", k->hex);
 	struct entry_header h = {.size = size, .checksum = payload_checksum(data, size)};
 	memcpy(h.magic, ENTRY_MAGIC, 8);
 	memcpy(h.key, k->hash, 32);
-	int rc = write_all(fd, &h, sizeof(h));
-	if (rc == 0)
-		rc = write_all(fd, data, size);
-	if (close(fd) && rc == 0)
-		rc = -errno;
-	if (rc == 0 && rename(tmp, path))
-		rc = -errno;
-	if (rc)
-		unlink(tmp);
+	struct iovec iov[2] = {{&h, sizeof(h)}, {(void *)data, size}};
+	int dfd = dir_fd(dir);
+	if (dfd < 0)
+		return dfd;
+	int rc = gp_write_file_at(dfd, name, iov, 2);
+	close(dfd);
 	return rc;
 }

@@ -1,5 +1,7 @@
 /* Finding the real libcuda.so.1 (see driver_find.h). No dlopen here: the caller decides. */
 #include "shim/driver_find.h"
+#include "common/env.h"
+#include "common/safe_open.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -58,7 +60,9 @@ static int consider(struct search *s, const char *path)
  * for ".../libcuda.so.1" finds them without depending on the cache format version. */
 static int search_loader_cache(struct search *s)
 {
-	int fd = open(LOADER_CACHE, O_RDONLY | O_CLOEXEC);
+	/* root's file, writable by nobody else: a cache someone else could write would choose
+	 * the library this process loads */
+	int fd = gp_open_read(LOADER_CACHE, GP_OPEN_TRUSTED, NULL, 0);
 	if (fd < 0)
 		return 0;
 	struct stat st;
@@ -89,8 +93,9 @@ int driver_find(const char *self, driver_try_fn try_fn, void *ctx, char *out, si
 		char *looked, size_t lookedlen)
 {
 	struct search s = {self, try_fn, ctx, out, outlen};
-	const char *env = getenv("GPUPROBE_REAL_LIBCUDA");
-	if (env && *env) {
+	/* NULL in a setuid or setgid process: its constructors would run with raised privileges */
+	const char *env = gp_env_str(GP_VAR_REAL_LIBCUDA);
+	if (env) {
 		if (consider(&s, env))
 			return 0;
 		snprintf(looked, lookedlen, "GPUPROBE_REAL_LIBCUDA=%s (%s)", env,

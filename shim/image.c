@@ -1,10 +1,13 @@
 /* Inspecting module images (see image.h). */
 #include "shim/image.h"
 #include "shim/log.h"
+#include "common/env.h"
+#include "common/safe_open.h"
 
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,35 +19,25 @@ const char *shim_dump_dir;
 
 __attribute__((constructor)) static void shim_image_env(void)
 {
-	const char *d = getenv("GPUPROBE_DUMP_DIR");
-	shim_dump_dir = d && *d ? d : NULL;
+	shim_dump_dir = gp_env_str(GP_VAR_DUMP_DIR);
 }
 
+/* The application names this file (cuModuleLoad): read as the driver would, but never a FIFO or
+ * device (not regular: the driver gets the call as it was) and never leaked to a child. */
 static void *read_whole_file(const char *path, size_t *len)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	int fd = gp_open_read(path, 0, NULL, 0);
+	if (fd < 0) {
+		errno = -fd;
 		return NULL;
-	struct stat st;
-	char *buf = NULL;
-	if (fstat(fd, &st) == 0 && st.st_size >= 0 && st.st_size < (1l << 31)) {
-		buf = malloc(st.st_size + 1);
-		size_t got = 0;
-		while (buf && got < (size_t)st.st_size) {
-			ssize_t n = read(fd, buf + got, st.st_size - got);
-			if (n <= 0)
-				break;
-			got += n;
-		}
-		if (buf && got == (size_t)st.st_size) {
-			buf[got] = 0;   /* PTX files need not end in NUL; the driver reads text */
-			*len = got;
-		} else {
-			free(buf);
-			buf = NULL;
-		}
 	}
+	void *buf = NULL;
+	int rc = gp_read_all(fd, (size_t)1 << 31, &buf, len);   /* NUL after: PTX is text */
 	close(fd);
+	if (rc) {
+		errno = -rc;
+		return NULL;
+	}
 	return buf;
 }
 
@@ -106,26 +99,35 @@ static unsigned count_cubin_kernels(const uint8_t *elf, size_t size)
 	return n;
 }
 
+/* GPUPROBE_DUMP_DIR, opened and checked once (the user's, writable by nobody else, created 0700
+ * when missing); files are written whole into that descriptor (O_EXCL temporary, renamed). */
+static pthread_once_t dump_once = PTHREAD_ONCE_INIT;
+static int dump_fd = -1;
+
+static void dump_open(void)
+{
+	char why[256];
+	dump_fd = gp_dir_open(shim_dump_dir, GP_DIR_CREATE, why, sizeof(why));
+	if (dump_fd < 0)
+		shim_msg("GPUPROBE_DUMP_DIR=%s: %s; no PTX written", shim_dump_dir, why);
+}
+
 static void dump_file(const struct shim_module *m, const char *suffix, const void *data,
 		      size_t len)
 {
-	char path[4096];
-	snprintf(path, sizeof(path), "%s/module-%04u%s.ptx", shim_dump_dir, m->seq, suffix);
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0) {
-		shim_msg("GPUPROBE_DUMP_DIR: cannot write %s: %s", path, strerror(errno));
+	pthread_once(&dump_once, dump_open);
+	if (dump_fd < 0)
+		return;
+	char name[256];
+	snprintf(name, sizeof(name), "module-%04u%s.ptx", m->seq, suffix);
+	struct iovec iov = {(void *)data, len};
+	int rc = gp_write_file_at(dump_fd, name, &iov, 1);
+	if (rc) {
+		shim_msg("GPUPROBE_DUMP_DIR: cannot write %s/%s: %s", shim_dump_dir, name,
+			 strerror(-rc));
 		return;
 	}
-	const char *p = data;
-	while (len) {
-		ssize_t w = write(fd, p, len);
-		if (w <= 0)
-			break;
-		p += w;
-		len -= w;
-	}
-	close(fd);
-	shim_log("module %u: PTX written to %s", m->seq, path);
+	shim_log("module %u: PTX written to %s/%s", m->seq, shim_dump_dir, name);
 }
 
 static void inspect_fatbin(const struct shim_image *img, struct shim_module *m, char *desc,

@@ -1,6 +1,7 @@
 /* Messages and the environment the shim reads once at load time. */
 #include "shim/log.h"
 #include "ptx-frontend/escape.h"
+#include "common/env.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -12,8 +13,7 @@ int shim_log_enabled;
 
 __attribute__((constructor)) static void shim_log_init(void)
 {
-	const char *v = getenv("GPUPROBE_LOG");
-	shim_log_enabled = v && *v && strcmp(v, "0") != 0;
+	shim_log_enabled = gp_env_flag(GP_VAR_LOG);
 }
 
 void shim_msg(const char *fmt, ...)

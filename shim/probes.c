@@ -10,6 +10,8 @@
 #include "shim/log.h"
 #include "shim/probes_internal.h"
 #include "shim/probes_host.h"
+#include "shim/process.h"
+#include "common/env.h"
 
 #include "cli/run_output.h"
 #include "maps/config.h"
@@ -60,13 +62,10 @@ static pthread_mutex_t names_lock = PTHREAD_MUTEX_INITIALIZER;
 
 __attribute__((constructor)) static void probes_env(void)
 {
-	const char *p = getenv("GPUPROBE_PROBES"), *c = getenv("GPUPROBE_CONFIG");
-	shim_probes_enabled = (p && *p) || (c && *c);
-	const char *pc = getenv("GPUPROBE_PRECOMPILE");
-	precompile_mode = !pc || !*pc || !strcmp(pc, "check") ? PRECOMPILE_CHECK
-			  : !strcmp(pc, "link") ? PRECOMPILE_LINK : PRECOMPILE_NONE;
-	if (pc && *pc && strcmp(pc, "check") && strcmp(pc, "link") && strcmp(pc, "0"))
-		shim_msg("GPUPROBE_PRECOMPILE=%s: expected check, link or 0; using 0", pc);
+	/* common/env.c: secure_getenv (nothing in a setuid process), one line for a bad value */
+	shim_probes_enabled = gp_env_str(GP_VAR_PROBES) || gp_env_str(GP_VAR_CONFIG);
+	static const int modes[] = {PRECOMPILE_CHECK, PRECOMPILE_LINK, PRECOMPILE_NONE};
+	precompile_mode = modes[gp_env_choice(GP_VAR_PRECOMPILE)];
 }
 
 static double now_ms(void)
@@ -147,9 +146,21 @@ static int check_probe(const char *path)
 	return 0;
 }
 
-static void atexit_final(void)
+/* In the child of a fork (process.c), first thing: the parent's probes, maps, output thread and
+ * output file are the parent's. Nothing of them is touched (no unlock, close or free: the memory
+ * is the child's copy, and a lock may be held by a thread that does not exist here); the child
+ * starts over at its own first module load, as a process of its own. */
+static void forked_child(void)
 {
-	shim_probes_final();
+	init_once = (pthread_once_t)PTHREAD_ONCE_INIT;
+	pthread_mutex_init(&final_lock, NULL);
+	pthread_mutex_init(&names_lock, NULL);
+	probes = NULL;
+	output = NULL;
+	output_file = NULL;
+	have_cfg = 0;
+	memset(&cfg, 0, sizeof(cfg));
+	__atomic_store_n(&final_done, 0, __ATOMIC_RELEASE);
 }
 
 /* Where a first launch with probes spends its set-up, logged on the "probes:" line: the issue 6
@@ -199,8 +210,8 @@ static void setup(void)
 		setup_failed();
 		return;
 	}
-	const char *cpath = getenv("GPUPROBE_CONFIG");
-	if (cpath && *cpath) {
+	const char *cpath = gp_env_str(GP_VAR_CONFIG);
+	if (cpath) {
 		if (gp_config__load(cpath, &cfg, err, sizeof(err))) {
 			shim_msg("%s; probes disabled", err);
 			setup_failed();
@@ -217,7 +228,7 @@ static void setup(void)
 			paths[n] = cfg.probes[i].path;
 			idx[n++] = (int)i;
 		}
-	char *list = getenv("GPUPROBE_PROBES") ? strdup(getenv("GPUPROBE_PROBES")) : NULL;
+	char *list = gp_env_str(GP_VAR_PROBES) ? strdup(gp_env_str(GP_VAR_PROBES)) : NULL;
 	for (char *save = NULL, *t = list ? strtok_r(list, ":", &save) : NULL; t && n < 128;
 	     t = strtok_r(NULL, ":", &save))
 		if (!check_probe(t)) {
@@ -246,12 +257,18 @@ static void setup(void)
 	struct gp_output_opts oo = {.tick = shim_clock_tick, .clock = shim_clock_report};
 	if (gp_output_opts__from_env(&oo, &output_file, err, sizeof(err)))
 		shim_msg("%s; printing to stderr", err);
-	if (have_cfg && !getenv(GP_ENV_INTERVAL) && cfg.interval_s)
+	if (have_cfg && !gp_env_str(GP_VAR_INTERVAL) && cfg.interval_s)
 		oo.interval_ms = cfg.interval_s * 1000u;
-	if (have_cfg && !getenv(GP_ENV_TOP) && cfg.top_n)
+	if (have_cfg && !gp_env_str(GP_VAR_TOP) && cfg.top_n)
 		oo.top_n = cfg.top_n;
-	if (have_cfg && !getenv(GP_ENV_JSON) && cfg.json_path) {
-		FILE *f = strcmp(cfg.json_path, "-") ? fopen(cfg.json_path, "w") : stdout;
+	if (have_cfg && !gp_env_str(GP_VAR_JSON) && cfg.json_path) {
+		/* the same rules as GPUPROBE_JSON: the user's file, 0600, PATH.PID for a process
+		 * other than the run's first */
+		FILE *f = strcmp(cfg.json_path, "-")
+			? gp_output_file_open("output.json ", cfg.json_path, NULL, 0, err, sizeof(err))
+			: stdout;
+		if (!f)
+			shim_msg("%s; printing to stderr", err);
 		if (f) {
 			oo.out = f;
 			oo.json = 1;
@@ -281,7 +298,7 @@ static void setup(void)
 	for (size_t i = 0; i < gp_nv_probes__object_count(probes); i++)
 		gp_output__add_set(output, gp_nv_probes__maps(probes, i));
 	gp_output__start_thread(output, 0);
-	atexit(atexit_final);
+	shim_process_watch(shim_probes_final, forked_child);
 	double t_output = now_ms();
 	shim_host_probes_init(probes);
 	double t_end = now_ms();
@@ -466,7 +483,11 @@ static int precompile(struct shim_image *img, const struct shim_module *m, const
 			free(faulty);
 			return 1;
 		}
-		if (rc != -ENOENT)
+		if (rc == -EPERM || rc == -EINVAL || rc == -ELOOP)   /* not ours: always said */
+			shim_msg("module %u: cache entry %s %s: ignored, compiled again", m->seq, path,
+				 rc == -EPERM ? "belongs to another user" : rc == -ELOOP
+				 ? "is a symbolic link" : "is not a regular file");
+		else if (rc != -ENOENT)
 			shim_log("module %u: cache entry %s %s: compiled again", m->seq, path,
 				 rc == -EBADMSG ? "is corrupt" : strerror(-rc));
 	}

@@ -18,6 +18,7 @@
  * the PTX, repeat. The driver treats the address as a hint: whenever a step is refused, the
  * allocator falls back to cuMemAlloc / cuMemHostAlloc and says why once (GPUPROBE_LOG=1).
  * Correctness never depends on the hint: the maps work wherever they are. */
+#include "common/env.h"
 #include "shim/probes_internal.h"
 #include "shim/capture.h"
 #include "shim/fault.h"
@@ -520,13 +521,14 @@ static void placement_init(void)
 			   CUDA_SUCCESS || !gran || (gran & (gran - 1))) {
 		fall_back(&dev_arena, "no allocation granularity");
 	}
-	const char *env = getenv("GPUPROBE_MAP_VA");
-	char *end = NULL;
+	/* Checked by the environment table (common/env.c): 2 MiB-aligned, both ranges inside user
+	 * space (no wrap); a bad value has had its one line there. */
+	const char *env = gp_env_str(GP_VAR_MAP_VA);
 	va_hint = GP_MAP_VA_DEFAULT;
-	if (env && *env) {
-		errno = 0;
-		unsigned long long v = strtoull(env, &end, 0);
-		if (errno || *end || (v && v % (2u << 20))) {
+	if (env) {
+		uint64_t v = 0;
+		if (gp_env_uint_get(GP_VAR_MAP_VA, &v) < 0) {
+			v = 0;
 			fall_back(&dev_arena, "GPUPROBE_MAP_VA=%s is not a 2 MiB-aligned address", env);
 			host_arena.on = false;
 		} else if (!v) {

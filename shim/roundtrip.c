@@ -5,6 +5,7 @@
 #include "shim/roundtrip.h"
 #include "shim/forward.h"
 #include "shim/log.h"
+#include "common/env.h"
 
 #include "ptx-frontend/fatbin.h"
 #include "ptx-frontend/ir.h"
@@ -16,8 +17,7 @@ int shim_roundtrip_enabled;
 
 __attribute__((constructor)) static void roundtrip_env(void)
 {
-	const char *v = getenv("GPUPROBE_ROUNDTRIP");
-	shim_roundtrip_enabled = v && *v && strcmp(v, "0");
+	shim_roundtrip_enabled = gp_env_flag(GP_VAR_ROUNDTRIP);
 }
 
 /* Compute capability of the current context's device (e.g. 90), 0 when unknown. */

@@ -3,6 +3,7 @@
  * llvm-spirv, built with "-x spir -spir-std=1.2". */
 #define CL_TARGET_OPENCL_VERSION 300
 #include "spirv/runtime.h"
+#include "common/env.h"
 
 #include <CL/cl.h>
 #include <errno.h>
@@ -37,7 +38,7 @@ int spirv_cl__open(spirv_cl **out, char *err, size_t errlen)
 	cl_uint np = 0;
 	if (clGetPlatformIDs(16, plats, &np) != CL_SUCCESS || !np)
 		return FAIL(-ENODEV, "no OpenCL platform (install an ICD such as pocl-opencl-icd)");
-	int want = getenv("GPUPROBE_CL_DEVICE") ? atoi(getenv("GPUPROBE_CL_DEVICE")) : 0, seen = 0;
+	int want = (int)gp_env_uint(GP_VAR_CL_DEVICE), seen = 0;
 	spirv_cl *cl = calloc(1, sizeof(*cl));
 	if (!cl)
 		return -ENOMEM;
@@ -70,7 +71,7 @@ int spirv_cl__open(spirv_cl **out, char *err, size_t errlen)
 	snprintf(cl->subgroups, sizeof(cl->subgroups), "%s, %u sub-groups per work-group%s",
 		 strstr(ext, "cl_khr_subgroups") ? "cl_khr_subgroups" : "no cl_khr_subgroups", nsg,
 		 strstr(ext, "cl_khr_subgroup_shuffle") ? ", cl_khr_subgroup_shuffle" : "");
-	if (getenv("GPUPROBE_CL_NO_IL"))
+	if (gp_env_flag(GP_VAR_CL_NO_IL))
 		cl->il = 0;
 	cl_svm_mem_flags svm = 0;
 	clGetDeviceInfo(cl->device, CL_DEVICE_SVM_CAPABILITIES, sizeof(svm), &svm, NULL);
@@ -133,7 +134,7 @@ static int to_bitcode(const uint32_t *words, size_t nwords, unsigned char **bc, 
 		goto out;
 	}
 	fclose(f);
-	const char *tool = getenv("GPUPROBE_LLVM_SPIRV") ? getenv("GPUPROBE_LLVM_SPIRV") : "llvm-spirv-15";
+	const char *tool = gp_env_str(GP_VAR_LLVM_SPIRV) ? gp_env_str(GP_VAR_LLVM_SPIRV) : "llvm-spirv-15";
 	pid_t pid = fork();
 	if (pid == 0) {
 		int devnull = open("/dev/null", O_WRONLY);

@@ -1,0 +1,65 @@
+/* Every environment variable gpuprobe reads, through one table (env.c): its name, its type, the
+ * values it takes and what it means when unset. Values come from secure_getenv: in a setuid or
+ * setgid process none is honoured (no path, no driver to dlopen), and one line says which were
+ * ignored. A value the table rejects gives one line, always (not only under GPUPROBE_LOG), once
+ * per variable and process, and the variable's fallback is used instead.
+ *
+ *   if (gp_env_flag(GP_VAR_LOG)) ...
+ *   const char *dir = gp_env_str(GP_VAR_DUMP_DIR);        NULL: unset, empty or ignored
+ *   uint64_t growth = gp_env_uint(GP_VAR_INLINE_GROWTH);   checked, default when unset or bad
+ */
+#ifndef GPUPROBE_COMMON_ENV_H
+#define GPUPROBE_COMMON_ENV_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum gp_var {
+	GP_VAR_LOG,             /* flag: one line per module and first launch */
+	GP_VAR_REAL_LIBCUDA,    /* path: the real driver (dlopened: never in a setuid process) */
+	GP_VAR_SHIM,            /* path: where the audit module sends libcuda loads */
+	GP_VAR_PROBES,          /* path list (':'): probe objects */
+	GP_VAR_CONFIG,          /* path: probe configuration */
+	GP_VAR_JSON,            /* path or "-": JSON lines output */
+	GP_VAR_RUN_PID,         /* uint: set by `gpuprobe run` to its PID (its child is the app) */
+	GP_VAR_INTERVAL,        /* uint 0..86400: print the maps every N seconds */
+	GP_VAR_TOP,             /* uint 0..1000000: rows of count tables */
+	GP_VAR_DUMP_DIR,        /* path: every module's PTX written there */
+	GP_VAR_CACHE,           /* flag (default on): the cubin cache */
+	GP_VAR_CACHE_DIR,       /* path: the cubin cache directory */
+	GP_VAR_PRECOMPILE,      /* choice check|link|0 */
+	GP_VAR_MAP_VA,          /* address: 2 MiB-aligned, the map ranges inside user space */
+	GP_VAR_ROUNDTRIP,       /* flag */
+	GP_VAR_TEST_FAULT,      /* string (tests): STEP[,STEP...], parsed by shim/fault.c */
+	GP_VAR_LAZY,            /* flag (default on): kernels instrumented at their first launch */
+	GP_VAR_CLOCK_INTERVAL,  /* uint 0..86400 (default 5): clock offset re-checks, seconds */
+	GP_VAR_TEST_SECURE,     /* flag (tests): behave as in a setuid process; only ever stricter */
+	GP_VAR_INLINE,          /* flag (default on) */
+	GP_VAR_INLINE_GROWTH,   /* uint 1..1000 (default 8) */
+	GP_VAR_CL_DEVICE,       /* uint: OpenCL device index */
+	GP_VAR_CL_NO_IL,        /* flag */
+	GP_VAR_LLVM_SPIRV,      /* path: llvm-spirv tool */
+	GP_VAR_XDG_CACHE_HOME,  /* path: not ours, read the same way (an absolute path or nothing) */
+	GP_VAR_HOME,            /* path: not ours, read the same way */
+	GP_VAR__COUNT
+};
+
+/* The variable's name ("GPUPROBE_LOG"). */
+const char *gp_env_name(enum gp_var v);
+/* The value as given, or NULL when unset, empty, or not honoured (setuid/setgid process). */
+const char *gp_env_str(enum gp_var v);
+/* A flag: 1 for 1/yes/true/on, 0 for 0/no/false/off; its default when unset or bad. */
+int gp_env_flag(enum gp_var v);
+/* A number (uint or address): its default when unset or bad. */
+uint64_t gp_env_uint(enum gp_var v);
+/* A number: 0 when unset (*out = default), 1 when set and good, -EINVAL when bad (line said). */
+int gp_env_uint_get(enum gp_var v, uint64_t *out);
+/* The same without the line: the caller reports err ("NAME=VALUE: expected ...") itself. */
+int gp_env_uint_try(enum gp_var v, uint64_t *out, char *err, size_t errlen);
+/* A choice: the index of the value in the table's list; the default's (or the fallback's) when
+ * unset or bad. */
+int gp_env_choice(enum gp_var v);
+/* 1 in a setuid/setgid process (AT_SECURE), or under GPUPROBE_TEST_SECURE=1. */
+int gp_env_secure(void);
+
+#endif
