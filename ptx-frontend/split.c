@@ -22,7 +22,8 @@ static int fail(char *why, size_t whylen, const char *fmt, ...)
 int ptx_split_precheck(const char *ptx, size_t len, char *why, size_t whylen)
 {
 	/* Each word names something a split module could not share with the original or that
-	 * the split does not model; the whole module is instrumented instead. */
+	 * the split does not model; the whole module is instrumented instead. One pass over the
+	 * text, looking at each '.' (11 memmem passes cost 6-10 ms on a 1.1 MB module). */
 	static const struct { const char *word, *reason; } refuse[] = {
 		{".texref", "texture references"},
 		{".surfref", "surface references"},
@@ -33,14 +34,26 @@ int ptx_split_precheck(const char *ptx, size_t len, char *why, size_t whylen)
 		{".common", ".common symbols"},
 		{".callprototype", "indirect calls"},
 		{".section", "debug sections"},
-		{"isspacep.const", "isspacep.const"},
+		{".const", "isspacep.const"},   /* only after "isspacep" (below) */
 		{".address_size 32", "32-bit addresses"},
 	};
 	while (len && !ptx[len - 1])
 		len--;
-	for (size_t i = 0; i < sizeof(refuse) / sizeof(refuse[0]); i++)
-		if (memmem(ptx, len, refuse[i].word, strlen(refuse[i].word)))
+	const char *end = ptx + len;
+	for (const char *p = ptx; (p = memchr(p, '.', (size_t)(end - p))); p++) {
+		/* The second letters of the words above: most dots go no further. */
+		if (p + 1 >= end || !strchr("tsecwa", p[1]))
+			continue;
+		for (size_t i = 0; i < sizeof(refuse) / sizeof(refuse[0]); i++) {
+			size_t n = strlen(refuse[i].word);
+			if ((size_t)(end - p) < n || memcmp(p, refuse[i].word, n))
+				continue;
+			if (!strcmp(refuse[i].word, ".const") &&
+			    (p - ptx < 8 || memcmp(p - 8, "isspacep", 8)))
+				continue;
 			return fail(why, whylen, "%s", refuse[i].reason);
+		}
+	}
 	return 0;
 }
 

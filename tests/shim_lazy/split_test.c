@@ -69,6 +69,9 @@ int main(int argc, char **argv)
 	const char *tex = ".version 8.0\n.target sm_90\n.address_size 64\n.global .texref t;\n";
 	expect(ptx_split_precheck(tex, strlen(tex), why, sizeof(why)) == -1 &&
 	       !strcmp(why, "texture references"), "precheck: texture references refused");
+	const char *isp = "isspacep.const %p1, %rd1;\n";
+	expect(ptx_split_precheck(isp, strlen(isp), why, sizeof(why)) == -1 &&
+	       !strcmp(why, "isspacep.const"), "precheck: isspacep.const refused (ld.const is not)");
 	const char *ext = ".extern .global .align 4 .u32 x;\n";
 	expect(ptx_split_precheck(ext, strlen(ext), why, sizeof(why)) == -1, "precheck: .extern refused");
 
