@@ -258,6 +258,13 @@ static int set_env(const struct run_args *a, const struct run_checked *ck, const
 		return -1;
 	if (setenv("GPUPROBE_SHIM", shim, 1))
 		return -1;
+	/* The application is our child: it owns GPUPROBE_JSON's file, and every other process of
+	 * the run that uses CUDA (a forked or exec'd child, a spawned worker) writes FILE.PID
+	 * (common/safe_open.h, cli/run_output.h). */
+	char run_pid[24];
+	snprintf(run_pid, sizeof(run_pid), "%ld", (long)getpid());
+	if (setenv("GPUPROBE_RUN_PID", run_pid, 1))
+		return -1;
 	return env_prepend("LD_LIBRARY_PATH", lib) || env_prepend("LD_AUDIT", audit) ? -1 : 0;
 }
 
