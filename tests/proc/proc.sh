@@ -100,6 +100,16 @@ fork_section() {
 			fi
 		done
 	done
+	# the real `gpuprobe run` (it sets GPUPROBE_RUN_PID): the child ends before the parent sets
+	# probes up, and still the parent owns FILE
+	local gp=$(dirname "$shim")/../bin/gpuprobe g=$tmp/json-gprun
+	mkdir -p "$g"
+	GPUPROBE_REAL_LIBCUDA="$fake" GPUPROBE_CACHE_DIR="$tmp/cache" timeout -s KILL 20 "$gp" run \
+		--json "$g/out.json" -p "$probe" -- "$app" "$shim" "$ptx" fork-cuda >"$tmp/gprun.out" 2>"$tmp/gprun.err"
+	check "gpuprobe run fork-cuda: exit status" 0 $?
+	local kid=$(ls "$g"/out.json.* 2>/dev/null | head -1)
+	check "gpuprobe run fork-cuda: the parent's FILE, the child's FILE.PID" "3 5 ${kid##*.}" \
+		"$(jcounts "$g/out.json") $([ -n "$kid" ] && jcounts "$kid") $([ -n "$kid" ] && jpid "$kid")"
 	# SIGINT/SIGTERM: the final report, then the process dies of the signal
 	run sigterm sigterm
 	check "SIGTERM: killed by it (143)" 143 "$rc"
