@@ -37,7 +37,10 @@ __attribute__((noinline, cold)) void shim_launch_slow(const void *f, const char 
 		if (!k)
 			return;
 	}
-	if (__atomic_exchange_n(&k->launched, 1, __ATOMIC_RELAXED))
+	/* Read first: every launch passes here while launches are watched, and an exchange
+	 * would make each of them write the record's cache line. */
+	if (__atomic_load_n(&k->launched, __ATOMIC_RELAXED) ||
+	    __atomic_exchange_n(&k->launched, 1, __ATOMIC_RELAXED))
 		return;
 	if (k->module)
 		shim_log("first launch of %s (module %u, PTX %s) via %s", k->name ? k->name : "?",

@@ -15,8 +15,8 @@
  * Limits: the instrumented function is compared with the original when loaded (registers,
  * threads per block, shared and local memory); a launch it cannot take (a block larger than it
  * allows, more dynamic shared memory than it allows) runs the original, with one line per
- * kernel; a launch the instrumented function fails with CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES or
- * CUDA_ERROR_INVALID_VALUE is made again with the original and the kernel runs without probes. */
+ * kernel; a launch the instrumented function fails (out of resources, for example) is made again
+ * with the original and, when that succeeds, the kernel runs without probes from then on. */
 #ifndef GPUPROBE_SHIM_LAZY_H
 #define GPUPROBE_SHIM_LAZY_H
 
@@ -48,7 +48,8 @@ void shim_lazy_kernel_init(struct shim_kernel *k, const void *handle, int is_ker
 CUfunction shim_lazy_pick(CUfunction f, unsigned block, unsigned smem);
 
 /* The launch of used (picked for f) returned rc: nonzero when it must be made again with f (the
- * instrumented function failed where the original may not). */
+ * instrumented function failed where the original may not: out of resources or memory, an
+ * invalid value, a cooperative grid too large for its occupancy). */
 int shim_lazy_failed(CUfunction f, CUfunction used, CUresult rc);
 
 /* ... and made again with f, which returned again: when that succeeded, the kernel runs without

@@ -64,8 +64,11 @@ CUfunction shim_lazy_pick(CUfunction f, unsigned block, unsigned smem)
 
 int shim_lazy_failed(CUfunction f, CUfunction used, CUresult rc)
 {
+	/* COOPERATIVE_LAUNCH_TOO_LARGE: the application sized a cooperative grid by the original's
+	 * occupancy, which the instrumented function's registers may lower. */
 	return used != f && (rc == CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES ||
-			     rc == CUDA_ERROR_INVALID_VALUE || rc == CUDA_ERROR_OUT_OF_MEMORY);
+			     rc == CUDA_ERROR_INVALID_VALUE || rc == CUDA_ERROR_OUT_OF_MEMORY ||
+			     rc == CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE);
 }
 
 void shim_lazy_retried(CUfunction f, CUresult first, CUresult again)
