@@ -29,8 +29,7 @@ int ptx_split_precheck(const char *ptx, size_t len, char *why, size_t whylen)
 		{".surfref", "surface references"},
 		{".samplerref", "sampler references"},
 		{".tex ", "texture variables"},
-		{".extern", ".extern symbols (separately compiled device code)"},
-		{".weak", ".weak symbols"},
+		{".extern", ".extern variables (separately compiled device code)"},   /* see below */
 		{".common", ".common symbols"},
 		{".callprototype", "indirect calls"},
 		{".section", "debug sections"},
@@ -51,6 +50,17 @@ int ptx_split_precheck(const char *ptx, size_t len, char *why, size_t whylen)
 			if (!strcmp(refuse[i].word, ".const") &&
 			    (p - ptx < 8 || memcmp(p - 8, "isspacep", 8)))
 				continue;
+			/* extern __shared__ arrays (the dynamic shared memory) and functions the driver
+			 * provides (vprintf, malloc, __assertfail: the module loads on its own, so
+			 * whatever it declares .extern the driver resolves) split like the rest. */
+			if (!strcmp(refuse[i].word, ".extern")) {
+				const char *q = p + n;
+				while (q < end && (*q == ' ' || *q == '\t'))
+					q++;
+				if ((end - q >= 7 && !memcmp(q, ".shared", 7)) ||
+				    (end - q >= 5 && !memcmp(q, ".func", 5)))
+					continue;
+			}
 			return fail(why, whylen, "%s", refuse[i].reason);
 		}
 	}
@@ -169,15 +179,20 @@ static void take_name(struct closure *c, const char *name, size_t n)
 	const ir_top *t = sl->top;
 	c->in[i] = t;
 	if (t->kind == IR_TOP_FUNC) {
+		/* A declaration alone: a function the driver provides (the split declares it too). */
 		if (!t->func.has_body) {
-			c->bad = fail(c->why, c->whylen, "function %s has no body here", t->func.name);
+			if (!t->func.linkage || strcmp(t->func.linkage, ".extern"))
+				c->bad = fail(c->why, c->whylen, "function %s has no body here",
+					      t->func.name);
 			return;
 		}
 		c->work[c->nwork++] = t;
 		return;
 	}
 	const ir_decl *d = &t->decl;
-	if (d->linkage && strcmp(d->linkage, ".visible"))
+	int ext_shared = d->linkage && !strcmp(d->linkage, ".extern") && d->space &&
+			 !strcmp(d->space, ".shared");
+	if (d->linkage && strcmp(d->linkage, ".visible") && strcmp(d->linkage, ".weak") && !ext_shared)
 		c->bad = fail(c->why, c->whylen, "variable %s is %s", d->name, d->linkage);
 	else if (!d->space || (strcmp(d->space, ".global") && strcmp(d->space, ".const") &&
 			       strcmp(d->space, ".shared") && strcmp(d->space, ".local")))
@@ -252,6 +267,16 @@ static int is_space(const ir_decl *d, const char *space)
 	return d->space && !strcmp(d->space, space);
 }
 
+/* A variable the split module shares with the original (bound to its address), rather than
+ * has a copy of: every global and constant one, except the compiler's string literals ($str,
+ * $str$1, ...: read-only, and no application can name them to write them). */
+static int shared_var(const ir_top *t)
+{
+	return t->kind == IR_TOP_DECL && (is_space(&t->decl, ".global") ||
+					  is_space(&t->decl, ".const")) &&
+	       strncmp(t->decl.name, "$str", 4);
+}
+
 int ptx_split_kernel(const struct ptx_split_src *s, const char *kernel, char **out, size_t *out_len,
 		     struct ptx_split_vars *vars, char *why, size_t whylen)
 {
@@ -288,8 +313,7 @@ int ptx_split_kernel(const struct ptx_split_src *s, const char *kernel, char **o
 		ir_top *copy = ir_alloc(m, sizeof(*copy));
 		*copy = *t;
 		copy->prev = copy->next = NULL;
-		if (t->kind == IR_TOP_DECL && (is_space(&t->decl, ".global") ||
-					       is_space(&t->decl, ".const"))) {
+		if (shared_var(t)) {
 			/* The original's variable will be used: its initializer is the original's. */
 			copy->decl.init = NULL;
 			nvars++;
@@ -302,8 +326,7 @@ int ptx_split_kernel(const struct ptx_split_src *s, const char *kernel, char **o
 		goto done;
 	}
 	for (ir_top *t = m->first; t; t = t->next)
-		if (t->kind == IR_TOP_DECL && (is_space(&t->decl, ".global") ||
-					       is_space(&t->decl, ".const"))) {
+		if (shared_var(t)) {
 			if (!(vars->names[vars->n] = strdup(t->decl.name))) {
 				fail(why, whylen, "out of memory");
 				goto done;

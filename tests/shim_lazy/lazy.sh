@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Kernels instrumented one at a time at their first launch (shim/lazy*.c), over
-# fake_lazy_driver.c: a module of three kernels sharing a variable g, a constant array c and a
+# fake_lazy_driver.c: a module of four kernels sharing a variable g, a constant array c and a
 # device function is loaded as the application gave it; the one kernel launched (k_use) is
 # split out, instrumented, bound to the original's g and c (the application's writes through
 # cuModuleGetGlobal are what it reads), loaded and launched instead; the others cost nothing.
@@ -39,10 +39,10 @@ launches() { grep -E '^fake: launch' "$tmp/$1.out"; }
 # 1. First run: the module loads as given; k_use alone is instrumented at its first launch.
 run fresh
 check "fresh: the original module, then k_use alone instrumented (our load in relaxed capture mode)" \
-"fake: load module original: k_use k_other k_plain (3 variables; capture mode 0)
+"fake: load module original: k_use k_other k_plain k_dyn (4 variables; capture mode 0)
 fake: load module instrumented: k_use (0 variables; capture mode 2)" "$(loads fresh)"
 has "fresh: the module's kernels wait for their first launch" fresh.err \
-	"gpuprobe: module 1: 3 kernels, each instrumented at its first launch"
+	"gpuprobe: module 1: 4 kernels, each instrumented at its first launch"
 hasnt "fresh: no whole-module instrumentation" fresh.err "module 1: instrumented ("
 grep -E '^gpuprobe: kernel k_use \(module 1\): first launch with probes in [0-9.]+ ms: parse [0-9.]+, instrument [0-9.]+, compile [0-9.]+, load [0-9.]+ ms; 3 probe sites in 1 functions; 64 registers/thread \(original 32\), 512 bytes local \(original 0\); instrumented now, cached as .*/[0-9a-f]{64}\.cubin$' \
 	"$tmp/fresh.err" >/dev/null && ok "fresh: one line with the first launch's cost split" ||
@@ -124,7 +124,7 @@ hasnt "compile error again: no compile" jitfail2.out "refused (instrumented PTX)
 rm -rf "$tmp/cache"
 run library -- library
 check "library: the original library, then k_use alone instrumented" \
-"fake: load library original: k_use k_other k_plain (3 variables; capture mode 0)
+"fake: load library original: k_use k_other k_plain k_dyn (4 variables; capture mode 0)
 fake: load module instrumented: k_use (0 variables; capture mode 2)" "$(loads library)"
 check "library: launches run instrumented, reading the application's g and c" 2 \
 	"$(launches library | grep -c 'k_use instrumented, block 128, 0 bytes dynamic shared; reads c = 7 reads g = 42')"
@@ -133,7 +133,7 @@ check "library: launches run instrumented, reading the application's g and c" 2 
 run whole GPUPROBE_LAZY=0
 has "GPUPROBE_LAZY=0: the whole module instrumented at load" whole.err "gpuprobe: module 1: instrumented ("
 check "GPUPROBE_LAZY=0: the driver gets the whole instrumented module" \
-	"fake: load module instrumented: k_use k_other k_plain (3 variables; capture mode 0)" \
+	"fake: load module instrumented: k_use k_other k_plain k_dyn (4 variables; capture mode 0)" \
 	"$(loads whole | tail -1)"
 
 [ $fails = 0 ] && echo "all passed" || { echo "$fails failed"; exit 1; }

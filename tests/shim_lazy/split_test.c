@@ -72,6 +72,9 @@ int main(int argc, char **argv)
 	const char *isp = "isspacep.const %p1, %rd1;\n";
 	expect(ptx_split_precheck(isp, strlen(isp), why, sizeof(why)) == -1 &&
 	       !strcmp(why, "isspacep.const"), "precheck: isspacep.const refused (ld.const is not)");
+	const char *dyn = ".extern .shared .align 16 .b8 smem[];\n.extern .func (.param .b32 r) vprintf(.param .b64 a, .param .b64 b);\n";
+	expect(ptx_split_precheck(dyn, strlen(dyn), why, sizeof(why)) == 0,
+	       "precheck: extern __shared__ arrays and driver functions (vprintf) split");
 	const char *ext = ".extern .global .align 4 .u32 x;\n";
 	expect(ptx_split_precheck(ext, strlen(ext), why, sizeof(why)) == -1, "precheck: .extern refused");
 
@@ -126,6 +129,13 @@ int main(int argc, char **argv)
 	ptx_split_vars_free(&vars);
 	expect(ptx_split_kernel(src, "k_other", &out, &out_len, &vars, why, sizeof(why)) == 0 &&
 	       vars.n == 1 && !strcmp(vars.names[0], "other"), "k_other shares other only");
+	free(out);
+	ptx_split_vars_free(&vars);
+	expect(ptx_split_kernel(src, "k_dyn", &out, &out_len, &vars, why, sizeof(why)) == 0 &&
+	       vars.n == 0 && strstr(out, ".extern .shared .align 16 .b8 smem[];") &&
+	       strstr(out, ") vprintf") && strstr(out, ".entry k_dyn") && !strstr(out, ".entry k_use") &&
+	       strstr(out, "$str[4] = {104, 105, 10, 0};"),
+	       "k_dyn splits with its extern __shared__ array, vprintf's declaration and a copy of its string");
 	free(out);
 	ptx_split_vars_free(&vars);
 	expect(ptx_split_kernel(src, "helper", &out, &out_len, &vars, why, sizeof(why)) == -1,
