@@ -1,7 +1,7 @@
 /* Everything `gpuprobe run` checks before the application starts (see run.h), as bpftrace and
  * bpftool load and verify everything before a target runs: the configuration through the same
  * parser and limits as the shim, every probe object opened and every program verified the way
- * the shim will. The shim checks again and only ever skips (DESIGN.md: never break the
+ * the shim will. The shim checks again and only ever skips (docs/architecture.md: never break the
  * application); here a problem is the user's to fix, so it stops the run, exit 2. */
 #include "cli/run.h"
 #include "cli/cli.h"

@@ -27,7 +27,7 @@
  *   {"type":"hist","name":"lat_hist","time":1.5,"data":[{"min":2,"max":3,"count":3}]}
  *   {"type":"top","name":"launches_by_kernel","time":1.5,"data":[{"key":"vecAdd(float*, int)","id":5,"value":4}]}
  *   {"type":"lost","map":"events","count":12}
- * The hist objects are what `gpuprobe plot` takes. */
+ * docs/guide.md ("How maps print") documents every record type for users. */
 #ifndef GPUPROBE_CLI_RUN_OUTPUT_H
 #define GPUPROBE_CLI_RUN_OUTPUT_H
 
@@ -36,7 +36,7 @@
 
 struct gp_map_set;
 
-/* The clocks probe times are on (DESIGN.md "One clock"). Host probes read the host's clocks
+/* The clocks probe times are on (docs/architecture.md "One clock"). Host probes read the host's clocks
  * (bpf_ktime_get_ns CLOCK_MONOTONIC, bpf_get_globaltimer CLOCK_REALTIME); device probes read
  * the GPU's %globaltimer, plus the measured offset when corrected is set, so that both sides'
  * times compare. Offsets are host clock minus %globaltimer, +- their uncertainty. The

@@ -1,5 +1,5 @@
 /* The final report's clock line: which clocks probe times are on and the measured offset of
- * the GPU's %globaltimer (run_output.h, DESIGN.md "One clock"). Without it a reader cannot
+ * the GPU's %globaltimer (run_output.h, docs/architecture.md "One clock"). Without it a reader cannot
  * tell whether a device time and a host time may be subtracted. */
 #include "cli/run_output_internal.h"
 

@@ -1,4 +1,4 @@
-/* eBPF lowered into the IR (ptx-frontend/ir.h), not into text (DESIGN.md): one lowering serves
+/* eBPF lowered into the IR (ptx-frontend/ir.h), not into text (docs/architecture.md): one lowering serves
  * every backend. Each eBPF register becomes a 64-bit virtual register, each frame's 512-byte
  * stack a .local array, and every instruction keeps its exact ISA semantics (RFC 9669): division
  * by zero gives 0, modulo by zero leaves the dividend, shift counts are masked, ALU32 results are
@@ -76,7 +76,7 @@ struct gp_lower_opts {
 	   match.any.sync wait for every lane of it, however the code before it diverged or
 	   ptxas scheduled it; activemask only names the lanes that happen to run together. */
 	int site_mask;
-	/* Nonzero: the GPU's clock helpers return times on the host's clocks (DESIGN.md "One
+	/* Nonzero: the GPU's clock helpers return times on the host's clocks (docs/architecture.md "One
 	   clock"): ktime_get_ns (5) adds the s64 at clock_addr + GP_CLOCK_WORD_KTIME (the host's
 	   CLOCK_MONOTONIC minus %globaltimer) to %globaltimer, get_globaltimer (502) the s64 at
 	   clock_addr + GP_CLOCK_WORD_REALTIME (CLOCK_REALTIME minus %globaltimer), the clocks

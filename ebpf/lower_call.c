@@ -186,7 +186,7 @@ static int emit_helper(struct lower_ctx *c, int id)
 	case 502: /* get_globaltimer, on CLOCK_REALTIME's timeline */
 		emit_clock(c, GP_CLOCK_WORD_REALTIME);
 		return 0;
-	case 8:   /* get_smp_processor_id: the GPU's "CPU" is the SM (DESIGN.md) */
+	case 8:   /* get_smp_processor_id: the GPU's "CPU" is the SM (docs/architecture.md) */
 	case 509: /* get_sm_id */
 		emit_sreg32(c, "%smid");
 		return 0;

@@ -1,6 +1,6 @@
 /* The probe configuration file: YAML (read with libyaml), named by `gpuprobe run -c FILE` or by
  * GPUPROBE_CONFIG for the shim. Documented example: examples/config.yaml. Only files that belong
- * to the user (or root) and that neither group nor others may write are read (DESIGN.md,
+ * to the user (or root) and that neither group nor others may write are read (docs/architecture.md,
  * "Nothing is opened to others"); probe objects it names are held to the same rule.
  *
  *   probes:                       BPF objects, paths relative to the file's folder

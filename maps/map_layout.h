@@ -5,7 +5,7 @@
  * puts the descriptor's device address in a register, and the helpers read the fields below.
  * All sizes are in bytes; every value is 8-byte aligned.
  *
- * Shards. The GPU's "CPU" is the SM (DESIGN.md, "Hot map values are sharded per SM"): a map with
+ * Shards. The GPU's "CPU" is the SM (docs/architecture.md, "Hot map values are sharded per SM"): a map with
  * nshards > 1 holds nshards copies of its values, copy s starting at s * shard_stride (a multiple
  * of 128, so two SMs never share a cache line). The device picks its copy with %smid % nshards
  * (per-thread arrays: the global linear thread id % nshards). Who reads what:

@@ -1,4 +1,4 @@
-/* The offset between the host's clocks and the GPU's %globaltimer (DESIGN.md "One clock"), from
+/* The offset between the host's clocks and the GPU's %globaltimer (docs/architecture.md "One clock"), from
  * timed readings: the host reads its clocks, has the GPU read %globaltimer, and reads its clocks
  * again once it sees the GPU's value. The GPU read happened inside that window, so the offset at
  * the window's midpoint is right to within half the window (the round trip). The shortest of

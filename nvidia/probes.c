@@ -214,7 +214,7 @@ static int place_pid_tgid(struct gp_nv_probes *ps, const struct gp_map_allocator
 	return 0;
 }
 
-/* The clock words (DESIGN.md "One clock"), zero until the shim measures the offsets. A failure
+/* The clock words (docs/architecture.md "One clock"), zero until the shim measures the offsets. A failure
  * costs only the correction, never the probes: clock_addr stays 0. */
 static void place_clock(struct gp_nv_probes *ps, const struct gp_map_allocator *a)
 {

@@ -1,6 +1,6 @@
 /* Fatbin reading: the containers nvcc embeds in executables and that module loads hand the driver.
  *
- * Layout (little endian), as DESIGN.md "Facts to build on" states it, plus what nvcc 13 output shows:
+ * Layout (little endian), as docs/architecture.md "Facts to build on" states it, plus what nvcc 13 output shows:
  *   wrapper   (magic 0x466243B1, 24 bytes): u32 magic, u32 version, u64 pointer to a fatbin;
  *             version 2 (-rdc) adds a u64 pointer to a NULL-terminated array of prelinked fatbins.
  *   container (magic 0xBA55ED50): u32 magic, u16 version 1, u16 header size 16, u64 size of what

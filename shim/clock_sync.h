@@ -1,4 +1,4 @@
-/* One clock for host and device probes (DESIGN.md "One clock"). Host probes read the host's
+/* One clock for host and device probes (docs/architecture.md "One clock"). Host probes read the host's
  * clocks; device probes read the GPU's %globaltimer, which is not the same clock everywhere (on
  * the H100 test machine, a VM, blocks appeared to start before their launch). When probes start,
  * the shim measures how far the host's CLOCK_REALTIME and CLOCK_MONOTONIC are from %globaltimer

@@ -1,4 +1,4 @@
-/* Kernels instrumented one at a time, at their first launch (DESIGN.md: "first-launch work is
+/* Kernels instrumented one at a time, at their first launch (docs/architecture.md: "first-launch work is
  * paid per kernel when it is first launched, cached across runs, never per module at load").
  *
  * With probes configured, a module whose kernels can be split out (ptx-frontend/split.h) is

@@ -8,7 +8,7 @@
 //
 // One difference from bpftime's: the host stamps bpf_get_globaltimer() (CLOCK_REALTIME on the
 // host) where bpftime's stamps bpf_ktime_get_ns() and adds an offset its own loader measures.
-// gpuprobe measures that offset itself (DESIGN.md "One clock"): the device's
+// gpuprobe measures that offset itself (docs/architecture.md "One clock"): the device's
 // bpf_get_globaltimer() is %globaltimer plus CLOCK_REALTIME's offset from it, its
 // bpf_ktime_get_ns() %globaltimer plus CLOCK_MONOTONIC's, so either helper compares with the
 // host's helper of the same id.

@@ -20,8 +20,8 @@
  * Sharded maps print their sums; per-CPU and per-thread maps print the sum of their copies.
  * Ring buffers (RINGBUF, PERF_EVENT_ARRAY, 1527) print each record as it arrives as hex words, and
  * at exit how many records were lost. bpf_printk / bpf_trace_printk and bpftime's puts print
- * their line as it arrives. With --json every item is one JSON object per line (see
- * cli/run_output.h for the schema). */
+ * their line as it arrives. With --json every item is one JSON object per line (docs/guide.md
+ * documents every record type). */
 #ifndef GPUPROBE_OUTPUT_H
 #define GPUPROBE_OUTPUT_H
 

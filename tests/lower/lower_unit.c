@@ -529,7 +529,7 @@ static void test_site_mask_and_pid_word(void)
 	}
 }
 
-/* opts->clock_addr (DESIGN.md "One clock"): ktime_get_ns adds the word at +0 to %globaltimer,
+/* opts->clock_addr (docs/architecture.md "One clock"): ktime_get_ns adds the word at +0 to %globaltimer,
  * get_globaltimer the word at +8, so a device time stamp lands on the host clock the host
  * helper of the same id reads; without an address both stay %globaltimer itself. */
 static void test_clock_word(void)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# One clock over the fake driver (DESIGN.md "One clock"; fake_gpu.c's %globaltimer is
+# One clock over the fake driver (docs/architecture.md "One clock"; fake_gpu.c's %globaltimer is
 # CLOCK_REALTIME + FAKE_GLOBALTIMER_OFFSET_NS). capture_app loads its module inside a global-mode
 # stream capture, so the probes start, and the shim measures the clock, inside it. With a probe
 # that reads both clock helpers, for a GPU clock 5 ms behind and 2.5 s ahead of the host's:

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The clock words (DESIGN.md "One clock") keep the instrumented PTX the same from process to
+# The clock words (docs/architecture.md "One clock") keep the instrumented PTX the same from process to
 # process: a probe reading bpf_ktime_get_ns and bpf_get_globaltimer is lowered to %globaltimer
 # plus a load of a word in the fixed map range (nvidia/probes.c allocates it after the maps), not
 # to an offset immediate that would differ per run and defeat the driver's JIT cache.

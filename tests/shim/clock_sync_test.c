@@ -1,4 +1,4 @@
-/* One clock (shim/clock_sync.c, DESIGN.md "One clock") over an in-process fake of the driver
+/* One clock (shim/clock_sync.c, docs/architecture.md "One clock") over an in-process fake of the driver
  * calls it makes, whose "GPU" reads a %globaltimer that differs from the host's CLOCK_REALTIME by
  * FAKE_GLOBALTIMER_OFFSET_NS (signed ns; the H100 test machine's GPU clock is not the host's).
  * Checked: the offset measured within its uncertainty, the words device probes add written, a
