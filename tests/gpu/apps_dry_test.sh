@@ -22,9 +22,15 @@ W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
 C=$W/corpora
 mkdir -p "$C/cuda-samples/samples" "$C/cuda-samples/Common" "$C/app-regressions/hb-cuda" "$C/probes"
+# gpuprobe run opens and verifies every probe object before the program starts: one real
+# object (tests/e2e's counter) under each corpus probe's name; the fake programs only look at
+# the name. 0644: gpuprobe refuses probe objects others may write.
+CLANG=${CLANG:-$(command -v clang || command -v clang-14 || true)}
+[ -n "$CLANG" ] || { echo "SKIP: no clang for the probe object"; exit 77; }
+"$CLANG" -target bpf -O2 -g -I/usr/include/x86_64-linux-gnu -I"$root/include" \
+	-c "$root/tests/e2e/probes/count.bpf.c" -o "$W/probe.bpf.o" || exit 1
 for p in entry_exit_hash memcount bb_insns block_ring; do
-	printf 'not a real object: gpuprobe run only checks the ELF magic\n' >"$C/probes/$p.bpf.o"
-	printf '\177ELF' | dd of="$C/probes/$p.bpf.o" conv=notrunc status=none
+	install -m 0644 "$W/probe.bpf.o" "$C/probes/$p.bpf.o"
 done
 
 # The fake program: fake.sh NAME (copied into each sample folder by its build command).
