@@ -65,10 +65,14 @@ CUfunction shim_lazy_pick(CUfunction f, unsigned block, unsigned smem)
 int shim_lazy_failed(CUfunction f, CUfunction used, CUresult rc)
 {
 	/* COOPERATIVE_LAUNCH_TOO_LARGE: the application sized a cooperative grid by the original's
-	 * occupancy, which the instrumented function's registers may lower. */
+	 * occupancy, which the instrumented function's registers may lower. The handle and
+	 * context errors: a library's kernel in a new context that has a destroyed one's address
+	 * (our function died with that context). */
 	return used != f && (rc == CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES ||
 			     rc == CUDA_ERROR_INVALID_VALUE || rc == CUDA_ERROR_OUT_OF_MEMORY ||
-			     rc == CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE);
+			     rc == CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE ||
+			     rc == CUDA_ERROR_INVALID_HANDLE || rc == CUDA_ERROR_INVALID_CONTEXT ||
+			     rc == CUDA_ERROR_CONTEXT_IS_DESTROYED);
 }
 
 void shim_lazy_retried(CUfunction f, CUresult first, CUresult again)
