@@ -33,6 +33,7 @@ enum gp_var {
 	GP_VAR_TEST_FAULT,      /* string (tests): STEP[,STEP...], parsed by shim/fault.c */
 	GP_VAR_LAZY,            /* flag (default on): kernels instrumented at their first launch */
 	GP_VAR_CLOCK_INTERVAL,  /* uint 0..86400 (default 5): clock offset re-checks, seconds */
+	GP_VAR_CLOCK,           /* flag (default on): 0 turns the clock correction off */
 	GP_VAR_TEST_SECURE,     /* flag (tests): behave as in a setuid process; only ever stricter */
 	GP_VAR_INLINE,          /* flag (default on) */
 	GP_VAR_INLINE_GROWTH,   /* uint 1..1000 (default 8) */

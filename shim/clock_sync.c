@@ -8,6 +8,7 @@
  * Every driver call here runs with this thread's capture mode relaxed, so a stream capture the
  * application has in progress on another thread is never invalidated by us. */
 #include "shim/clock_sync.h"
+#include "common/env.h"
 #include "shim/capture.h"
 #include "shim/log.h"
 
@@ -256,14 +257,9 @@ static int apply(const struct gp_clock_offset *o)
 
 static void read_interval(void)
 {
-	const char *s = getenv("GPUPROBE_CLOCK_INTERVAL");
-	if (!s || !*s)
-		return;
-	char *end;
-	unsigned long v = strtoul(s, &end, 10);
-	if (*end || *s == '-' || v > 86400)
-		shim_msg("GPUPROBE_CLOCK_INTERVAL=%s: expected seconds from 0 to 86400; using 5", s);
-	else
+	/* common/env.c checks the range and says the one line for a bad value */
+	uint64_t v;
+	if (gp_env_uint_get(GP_VAR_CLOCK_INTERVAL, &v) == 1)
 		interval_ns = v * 1000000000ull;
 }
 
@@ -276,7 +272,7 @@ int shim_clock_start(CUcontext c, const struct gp_map_allocator *a, uint64_t add
 	word_addr = addr;
 	struct gp_clock_offset o;
 	int rc = -1;
-	const char *off = getenv("GPUPROBE_CLOCK");
+	const char *off = gp_env_flag(GP_VAR_CLOCK) ? NULL : "0";
 	if (!addr || !a || !a->copy_to_dev) {
 		snprintf(why, sizeof(why), "no device probe reads a clock; context time stamps are "
 			 "%%globaltimer");

@@ -1,6 +1,7 @@
 /* GPUPROBE_TEST_FAULT (fault.h): read once at load time. */
 /* secure_getenv (_GNU_SOURCE comes from the build): nothing honoured in a setuid process */
 #include "shim/fault.h"
+#include "common/env.h"
 #include "shim/log.h"
 
 #include <stdlib.h>
@@ -23,7 +24,7 @@ const char *shim_fault_name(enum shim_fault_step s)
 
 __attribute__((constructor)) static void shim_fault_env(void)
 {
-	const char *v = secure_getenv("GPUPROBE_TEST_FAULT");
+	const char *v = gp_env_str(GP_VAR_TEST_FAULT);   /* common/env.c */
 	if (!v || !*v)
 		return;
 	const char *p = v;

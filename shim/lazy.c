@@ -2,6 +2,7 @@
  * work of one kernel in one context (split, instrument, bind, compile, compare with the original).
  * The launch-time choice between the two functions is lazy_launch.c. */
 #include "shim/lazy.h"
+#include "common/env.h"
 #include "shim/capture.h"
 #include "shim/fault.h"
 #include "shim/lazy_cache.h"
@@ -23,9 +24,9 @@ int shim_lazy_enabled;
 
 int shim_lazy_env(void)
 {
-	const char *p = getenv("GPUPROBE_PROBES"), *c = getenv("GPUPROBE_CONFIG");
-	const char *l = getenv("GPUPROBE_LAZY");
-	shim_lazy_enabled = ((p && *p) || (c && *c)) && !(l && !strcmp(l, "0"));
+	/* common/env.c: nothing in a setuid process, one line for a bad value */
+	shim_lazy_enabled = (gp_env_str(GP_VAR_PROBES) || gp_env_str(GP_VAR_CONFIG)) &&
+			    gp_env_flag(GP_VAR_LAZY);
 	return shim_lazy_enabled;
 }
 

@@ -1,5 +1,7 @@
 /* Instrumented kernels on disk (lazy_cache.h). */
 #include "shim/lazy_cache.h"
+#include "common/env.h"
+#include "common/safe_open.h"
 #include "shim/forward.h"
 #include "shim/log.h"
 #include "shim/probes.h"
@@ -39,7 +41,8 @@ static void put_str(struct gp_sha256 *s, const char *str)
 static void put_file(struct gp_sha256 *s, const char *path)
 {
 	put_str(s, path);
-	int fd = path ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+	/* common/safe_open.h: a regular file only (a FIFO would block the hash), not inherited */
+	int fd = path ? gp_open_read(path, 0, NULL, 0) : -1;
 	if (fd < 0) {
 		put_str(s, "(unreadable)");
 		return;
@@ -72,7 +75,7 @@ static void fingerprint(void)
 	gp_sha256_init(&s);
 	put_str(&s, "gpuprobe lazy kernels 1");
 	put_file_id(&s, (const void *)fingerprint);
-	const char *probes = getenv("GPUPROBE_PROBES"), *config = getenv("GPUPROBE_CONFIG");
+	const char *probes = gp_env_str(GP_VAR_PROBES), *config = gp_env_str(GP_VAR_CONFIG);
 	put_str(&s, probes);
 	char *list = probes ? strdup(probes) : NULL;
 	for (char *save = NULL, *t = list ? strtok_r(list, ":", &save) : NULL; t;
@@ -89,10 +92,9 @@ static void fingerprint(void)
 			gp_config__free(&cfg);
 		}
 	}
-	static const char *const vars[] = {"GPUPROBE_INLINE", "GPUPROBE_INLINE_GROWTH",
-					   "GPUPROBE_MAP_VA"};
+	static const enum gp_var vars[] = {GP_VAR_INLINE, GP_VAR_INLINE_GROWTH, GP_VAR_MAP_VA};
 	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
-		put_str(&s, getenv(vars[i]));
+		put_str(&s, gp_env_str(vars[i]));
 	unsigned sm = 0;
 	struct gp_nv_probes *ps = shim_probes_pipeline(&sm);
 	for (size_t i = 0; ps && i < gp_nv_probes__object_count(ps); i++) {
