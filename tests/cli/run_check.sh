@@ -142,6 +142,14 @@ done
 install -m 0644 "$src/examples/config.yaml" "$work/examples/config.yaml"
 check 0 "" -c "$work/examples/config.yaml" -- sh -c "$app"
 check 0 "" -p "$work/examples/cuda_counter.bpf.o" -p "$work/examples/mem_trace.bpf.o" -- sh -c "$app"
+# what the shim is handed: the checked objects and configuration by absolute path, -i and --json
+real=$(cd "$work" && pwd -P)
+env=$(cd "$work" && "$gpuprobe" run -p examples/cuda_counter.bpf.o -p ./examples/mem_trace.bpf.o \
+	-c examples/config.yaml -i 5 --json - -- sh -c \
+	'echo "$GPUPROBE_PROBES|$GPUPROBE_CONFIG|$GPUPROBE_INTERVAL|$GPUPROBE_JSON"')
+[ "$env" = "$real/examples/cuda_counter.bpf.o:$real/examples/mem_trace.bpf.o|$real/examples/config.yaml|5|-" ] ||
+	fail "the environment the shim is handed: $env"
+echo "ok: the environment the shim is handed"
 # the configuration in the source tree names objects that are not there: the line says which
 cp "$src/examples/config.yaml" "$work/src-config.yaml"
 chmod 644 "$work/src-config.yaml"
