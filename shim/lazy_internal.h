@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <stdint.h>
 
+#include "ptx-frontend/fatbin.h"
 #include "ptx-frontend/split.h"
 #include "shim/forward.h"
 #include "shim/jit_compile.h"
@@ -19,14 +20,19 @@ struct lazy_split {
 struct lazy_module {
 	pthread_mutex_t lock;      /* the parse, the split list, dead */
 	const struct shim_module *m;
-	char *ptx;                 /* the PTX for this device, kept from the load */
+	/* The PTX for this device, kept from the load until the module's parse (which has its
+	 * own copy): the text (ptx, len), or, from a compressed fatbin entry, a copy of that entry
+	 * (a fraction of the text's size) decompressed when first needed. */
+	char *ptx;
 	size_t len;
+	void *packed;
+	struct fatbin_entry packed_entry;
 	unsigned sm;
 	const void *handle;        /* the application's CUmodule or CUlibrary */
 	int library;
 	struct jit_options jit;    /* the application's JIT options, less its logs */
 	struct ptx_split_src *src; /* parsed at the first split */
-	uint8_t hash[32];
+	uint8_t hash[32];          /* of the text, or of the compressed entry */
 	int hashed;
 	struct lazy_split *splits;
 	int dead;                  /* unloaded by the application */

@@ -61,7 +61,7 @@ static void *arena_alloc(size_t n)
 
 /* ---- modules, variables, functions ----------------------------------------------------------- */
 
-#define MAX_NAMES 64
+#define MAX_NAMES 2048   /* kernels and variables a module may have (tests load up to 1,002) */
 struct var { char name[128]; uint64_t addr; };
 struct module {
 	int instrumented;                 /* the text names a __gp_ symbol */
@@ -141,7 +141,7 @@ static struct function *function_of(struct module *m, const char *name)
 	for (unsigned i = 0; i < nfunctions; i++)
 		if (functions[i].mod == m && !strcmp(functions[i].name, name))
 			return &functions[i];
-	for (unsigned i = 0; i < m->nkernels; i++)
+	for (unsigned i = 0; i < m->nkernels && nfunctions < 256; i++)
 		if (!strcmp(m->kernels[i], name)) {
 			struct function *f = &functions[nfunctions++];
 			f->mod = m;
