@@ -130,6 +130,12 @@ static void dump_file(const struct shim_module *m, const char *suffix, const voi
 	shim_log("module %u: PTX written to %s/%s", m->seq, shim_dump_dir, name);
 }
 
+void shim_image_dump(const struct shim_module *m, const char *suffix, const void *data, size_t len)
+{
+	if (shim_dump_dir)
+		dump_file(m, suffix, data, len);
+}
+
 static void inspect_fatbin(const struct shim_image *img, struct shim_module *m, char *desc,
 			   size_t desclen, int log, const char *dump)
 {

@@ -36,4 +36,8 @@ void shim_image_inspect(const struct shim_image *img, struct shim_module *m, cha
 
 void shim_image_close(struct shim_image *img);
 
+/* With GPUPROBE_DUMP_DIR: PTX of module m written there as module-NNNN<suffix>.ptx (the
+ * instrumented kernels of lazy.c). */
+void shim_image_dump(const struct shim_module *m, const char *suffix, const void *data, size_t len);
+
 #endif

@@ -388,6 +388,15 @@ static void load_instrumented(struct shim_kernel *k, struct lazy_fn *fn, struct 
 			bound_len += sizeof(bad) - 1;
 		}
 	}
+	if (shim_dump_dir) {
+		/* module-NNNN-kHHHHHHHH.ptx: HHHHHHHH the kernel's name hash (kernel_hash). */
+		uint32_t h = 2166136261u;
+		for (const char *p = k->name; *p; p++)
+			h = (h ^ (uint8_t)*p) * 16777619u;
+		char suffix[32];
+		snprintf(suffix, sizeof(suffix), "-k%08x", h);
+		shim_image_dump(lm->m, suffix, bound, bound_len);
+	}
 	double t1 = now_ms();
 	CUmodule mod = NULL;
 	CUfunction inst = NULL;

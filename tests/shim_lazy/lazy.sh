@@ -129,7 +129,20 @@ fake: load module instrumented: k_use (0 variables; capture mode 2)" "$(loads li
 check "library: launches run instrumented, reading the application's g and c" 2 \
 	"$(launches library | grep -c 'k_use instrumented, block 128, 0 bytes dynamic shared; reads c = 7 reads g = 42')"
 
-# 8. GPUPROBE_LAZY=0: every module instrumented whole at load, as before.
+# 8. GPUPROBE_DUMP_DIR: the instrumented, bound kernel written beside the module's PTX.
+run dump GPUPROBE_DUMP_DIR="$tmp/dump"
+h=$(python3 -c 'import sys
+x = 2166136261
+for b in b"k_use": x = ((x ^ b) * 16777619) & 0xffffffff
+print("%08x" % x)')
+if grep -q '^\.visible \.entry k_use' "$tmp/dump/module-0001-k$h.ptx" 2>/dev/null &&
+   grep -q 'mov.u64.*%gp_bind0' "$tmp/dump/module-0001-k$h.ptx" && cmp -s "$tmp/dump/module-0001-k$h.ptx" "$tmp/dump.inst.ptx"; then
+	ok "GPUPROBE_DUMP_DIR: module-0001-k$h.ptx is what the driver got"
+else
+	bad "GPUPROBE_DUMP_DIR: no module-0001-k$h.ptx as loaded"; ls "$tmp/dump"
+fi
+
+# 9. GPUPROBE_LAZY=0: every module instrumented whole at load, as before.
 run whole GPUPROBE_LAZY=0
 has "GPUPROBE_LAZY=0: the whole module instrumented at load" whole.err "gpuprobe: module 1: instrumented ("
 check "GPUPROBE_LAZY=0: the driver gets the whole instrumented module" \
