@@ -231,6 +231,9 @@ static int parse_args(int argc, char **argv, struct run_args *a)
 	const char *env = getenv("GPUPROBE_CONFIG");
 	if (!a->config && env && *env)
 		a->config = env;
+	env = getenv("GPUPROBE_JSON");
+	if (!a->json && env && *env)
+		a->json = env;
 	env = getenv("GPUPROBE_PROBES");
 	a->first_env = a->nprobes;
 	if (env && *env) {
@@ -276,7 +279,7 @@ int cmd_run(int argc, char **argv)
 	if (rc >= 0)
 		goto out;
 
-	if ((rc = run_check(a.config, a.probes, a.nprobes, a.first_env, &ck)))
+	if ((rc = run_check(a.config, a.probes, a.nprobes, a.first_env, a.json, &ck)))
 		goto out;
 	char lib[PATH_MAX], shim[PATH_MAX + 32], audit[PATH_MAX + 32];
 	rc = RUN_EXIT_USAGE;

@@ -17,10 +17,11 @@ struct run_checked {
 
 /* Parse the configuration (the shim's parser and limits) and open and verify every probe object,
  * the configuration's and the -p ones, as the shim will. probes[first_env..nprobes) came from
- * $GPUPROBE_PROBES (their messages say so). Returns 0, or RUN_EXIT_USAGE after one line on
+ * $GPUPROBE_PROBES (their messages say so). The folder of the JSON output (json, from --json, else
+ * the configuration's output.json) must exist. Returns 0, or RUN_EXIT_USAGE after one line on
  * stderr naming the file (FILE:LINE:COL for the configuration's content). */
 int run_check(const char *config, const char *const *probes, size_t nprobes, size_t first_env,
-	      struct run_checked *out);
+	      const char *json, struct run_checked *out);
 void run_checked_free(struct run_checked *c);
 
 /* Start argv[0] (searched in PATH) in a process group of its own, give it the terminal when

@@ -16,6 +16,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* One line on stderr, then the exit status for bad input. */
@@ -129,6 +130,26 @@ static int check_probe(const char *where, const char *path)
 	return rc;
 }
 
+/* The folder a JSON output file is to be created in must be there: the application would
+ * otherwise run to its end and its output be lost. where: "CONFIG:LINE:COL: output.json " or
+ * "run: --json ". */
+static int check_output(const char *where, const char *path)
+{
+	if (!path || !strcmp(path, "-"))
+		return 0;
+	char *dir = strdup(path);
+	if (!dir)
+		return FAIL("out of memory");
+	char *slash = strrchr(dir, '/');
+	const char *d = slash ? (slash == dir ? "/" : (*slash = 0, dir)) : ".";
+	struct stat st;
+	int rc = 0;
+	if (stat(d, &st) || !S_ISDIR(st.st_mode))
+		rc = FAIL("%s%s: folder %s does not exist", where, path, d);
+	free(dir);
+	return rc;
+}
+
 /* -p paths travel to the shim in one ':'-separated variable. */
 static int add_probe(struct run_checked *out, size_t *len, const char *path)
 {
@@ -154,7 +175,7 @@ static int add_probe(struct run_checked *out, size_t *len, const char *path)
 }
 
 int run_check(const char *config, const char *const *probes, size_t nprobes, size_t first_env,
-	      struct run_checked *out)
+	      const char *json, struct run_checked *out)
 {
 	memset(out, 0, sizeof(*out));
 	struct gp_config cfg = {0};
@@ -176,6 +197,13 @@ int run_check(const char *config, const char *const *probes, size_t nprobes, siz
 		snprintf(where, sizeof(where), "%s:%u:%u: ", config, cfg.probes[i].line, cfg.probes[i].col);
 		rc = check_probe(where, cfg.probes[i].path);
 	}
+	if (!rc && cfg.json_path && !json) {
+		char where[PATH_MAX + 64];
+		snprintf(where, sizeof(where), "%s:%u:%u: output.json ", config, cfg.json_line, cfg.json_col);
+		rc = check_output(where, cfg.json_path);
+	}
+	if (!rc)
+		rc = check_output("run: --json ", json);
 	size_t len = 0;
 	for (size_t i = 0; !rc && i < nprobes; i++)
 		if (!(rc = check_probe(i >= first_env ? "GPUPROBE_PROBES: " : "", probes[i])))

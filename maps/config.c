@@ -284,6 +284,8 @@ static int output_section(struct parse *p, const yaml_node_t *n)
 				return at(p, v, "output.json must be a file name or -");
 			free(p->cfg->json_path);
 			rc = (p->cfg->json_path = !strcmp(s, "-") ? strdup(s) : path_value(p, s)) ? 0 : -ENOMEM;
+			p->cfg->json_line = (unsigned)v->start_mark.line + 1;
+			p->cfg->json_col = (unsigned)v->start_mark.column + 1;
 		} else {
 			return at(p, k, "unknown key '" SHOW "' in output (expected interval, json, top)",
 				  key ? key : "?");

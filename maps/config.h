@@ -58,6 +58,7 @@ struct gp_config {
 	size_t nmaps;
 	unsigned interval_s;        /* 0: print only at exit */
 	char *json_path;            /* NULL: text output */
+	unsigned json_line, json_col; /* where output.json is written, for messages */
 	unsigned top_n;             /* 0: default */
 	unsigned printk_ring_bytes; /* 0: default */
 	unsigned perthread_slots;   /* 0: default */

@@ -79,6 +79,14 @@ extra_env="GPUPROBE_CONFIG=$cfg"
 check 2 "gpuprobe: $cfg:2:5: probe object $work/missing.bpf.o does not exist" \
 	-- sh -c "$app"
 
+# the JSON output's folder must exist (the app would run to its end for nothing)
+printf 'output:\n  json: nodir/out.jsonl\n' >"$cfg"
+check 2 "gpuprobe: $cfg:2:9: output.json $work/nodir/out.jsonl: folder $work/nodir does not exist" \
+	-c "$cfg" -- sh -c "$app"
+check 2 "gpuprobe: run: --json $work/nodir/out.jsonl: folder $work/nodir does not exist" \
+	--json "$work/nodir/out.jsonl" -- sh -c "$app"
+check 0 "" -c "$cfg" --json - -- sh -c "$app"
+
 # probe objects: what each file is, said in one line
 check 2 "gpuprobe: probe object $work/none.bpf.o does not exist" -p "$work/none.bpf.o" -- sh -c "$app"
 check 2 "gpuprobe: /etc/passwd: not a BPF object but a text file; a probe is built with clang -target bpf -O2 -g -c PROG.bpf.c" \
