@@ -92,12 +92,17 @@ static int env_prepend(const char *var, const char *first)
 	return rc;
 }
 
+struct driver_try {
+	const char *shim;
+	char why[4096 + 128];      /* the last candidate's reason */
+};
+
 /* The shim's test of a candidate (driver_check), here without keeping it loaded. */
 static int try_driver(const char *path, void *ctx)
 {
+	struct driver_try *t = ctx;
 	void *h = NULL;
-	char why[4096 + 128];
-	if (driver_check(path, ctx, NULL, &h, why, sizeof(why)))
+	if (driver_check(path, t->shim, NULL, &h, t->why, sizeof(t->why)))
 		return -1;
 	dlclose(h);
 	return 0;
@@ -111,11 +116,12 @@ static int try_driver(const char *path, void *ctx)
 static int pin_driver(const char *shim)
 {
 	char found[PATH_MAX], looked[2048];
+	struct driver_try t = {.shim = shim};
 	const char *env = getenv("GPUPROBE_REAL_LIBCUDA");
-	if (!driver_find(shim, try_driver, (void *)shim, found, sizeof(found), looked, sizeof(looked)))
+	if (!driver_find(shim, try_driver, &t, found, sizeof(found), looked, sizeof(looked)))
 		return setenv("GPUPROBE_REAL_LIBCUDA", found, 1) ? RUN_EXIT_USAGE : 0;
 	if (env && *env) {
-		cli_error("run: no usable driver: %s", looked);
+		cli_error("run: no usable driver: %s%s%s", looked, t.why[0] ? ": " : "", t.why);
 		return RUN_EXIT_USAGE;
 	}
 	return 0;

@@ -105,7 +105,7 @@ check 2 "gpuprobe: GPUPROBE_PROBES: probe object $work/none.bpf.o does not exist
 
 # the driver the shim is pinned to: the shim's own test
 extra_env="GPUPROBE_REAL_LIBCUDA=/etc/passwd"
-check 2 "gpuprobe: run: no usable driver: GPUPROBE_REAL_LIBCUDA=/etc/passwd (not a usable driver)" \
+check 2 "gpuprobe: run: no usable driver: GPUPROBE_REAL_LIBCUDA=/etc/passwd (not a usable driver): cannot load driver candidate /etc/passwd: /etc/./passwd: invalid ELF header" \
 	-- sh -c "$app"
 shim=$(dirname "$gpuprobe")/../lib/libcuda.so.1
 extra_env="GPUPROBE_REAL_LIBCUDA=$shim"
