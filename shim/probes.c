@@ -150,8 +150,16 @@ static int check_probe(const char *path)
  * output file are the parent's. Nothing of them is touched (no unlock, close or free: the memory
  * is the child's copy, and a lock may be held by a thread that does not exist here); the child
  * starts over at its own first module load, as a process of its own. */
+static struct { struct gp_nv_probes *probes; struct gp_output *output; FILE *file;
+		struct gp_config cfg; } parents;   /* kept reachable: never freed, never used */
+
 static void forked_child(void)
 {
+	parents.probes = probes;
+	parents.output = output;
+	parents.file = output_file;
+	parents.cfg = cfg;
+	__asm__ volatile("" : : "m"(parents));   /* the stores stay: nothing else reads them */
 	init_once = (pthread_once_t)PTHREAD_ONCE_INIT;
 	pthread_mutex_init(&final_lock, NULL);
 	pthread_mutex_init(&names_lock, NULL);
