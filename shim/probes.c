@@ -150,6 +150,10 @@ static int check_probe(const char *path)
  * output file are the parent's. Nothing of them is touched (no unlock, close or free: the memory
  * is the child's copy, and a lock may be held by a thread that does not exist here); the child
  * starts over at its own first module load, as a process of its own. */
+/* The application's context the maps live in: the final report from a thread of ours (a signal,
+ * process.c) synchronises it, as the application's own thread would at exit. */
+static CUcontext probes_ctx;
+
 static struct { struct gp_nv_probes *probes; struct gp_output *output; FILE *file;
 		struct gp_config cfg; } parents;   /* kept reachable: never freed, never used */
 
@@ -160,6 +164,7 @@ static void forked_child(void)
 	parents.file = output_file;
 	parents.cfg = cfg;
 	__asm__ volatile("" : : "m"(parents));   /* the stores stay: nothing else reads them */
+	probes_ctx = NULL;
 	init_once = (pthread_once_t)PTHREAD_ONCE_INIT;
 	pthread_mutex_init(&final_lock, NULL);
 	pthread_mutex_init(&names_lock, NULL);
@@ -207,6 +212,7 @@ static void setup(void)
 		setup_failed();
 		return;
 	}
+	probes_ctx = ctx;
 	if (probes_alloc_init(&alloc, ctx, &device_sm)) {
 		shim_msg("probes: map memory: %s; probes disabled", probes_alloc_why());
 		setup_failed();   /* the allocator gave its part back already */
@@ -672,10 +678,15 @@ void shim_probes_final(void)
 		__atomic_store_n(&final_done, 1, __ATOMIC_RELEASE);
 		/* Every kernel the application launched has finished before its context goes away
 		 * or before exit handlers run after its last synchronisation. */
-		CUcontext c = NULL;
+		CUcontext c = NULL, popped;
 		SHIM_REAL(cuCtxGetCurrent)(&c);
-		if (c)
+		if (c) {
 			SHIM_REAL(cuCtxSynchronize)();
+		} else if (probes_ctx &&
+			   SHIM_REAL(cuCtxPushCurrent_v2)(probes_ctx) == CUDA_SUCCESS) {
+			SHIM_REAL(cuCtxSynchronize)();   /* a thread of ours: SIGTERM's report */
+			SHIM_REAL(cuCtxPopCurrent_v2)(&popped);
+		}
 		shim_clock_check(1);   /* the last offset, for the report's drift */
 		gp_output__stop_thread(output, 1);
 		if (output_file)
