@@ -7,6 +7,7 @@
  * sized for the first (a heap overflow), and aliases can make a small document name the same
  * long list many times. */
 #include "maps/config.h"
+#include "common/safe_open.h"
 #include "maps/config_internal.h"
 #include "ptx-frontend/escape.h"
 
@@ -479,49 +480,39 @@ int gp_config__check_file(const char *path, const char *what, char *err, size_t 
 	return check_stat(&st, path, what, err, errlen);
 }
 
-/* The file's text, at most GP_CONFIG_MAX_BYTES + 1 bytes of it (one more tells the parser the
- * file is too big without reading 100 MB). The checks are made on the descriptor that is read:
- * checking the path and then opening it again would read whatever was put there in between.
- * O_NONBLOCK: a FIFO in its place must not block the application in open(). */
+/* The file's text, at most GP_CONFIG_MAX_BYTES (a larger file is refused after reading one byte
+ * more, not 100 MB). Opened through common/safe_open.h like every file gpuprobe reads (O_CLOEXEC;
+ * O_NONBLOCK until it is known to be a regular file: a FIFO in its place must not block the
+ * application in open()), and the ownership and mode checks are made on that descriptor: checking
+ * the path and then opening it again would read whatever was put there in between. */
 static int read_config(const char *path, char **text, size_t *len, char *err, size_t errlen)
 {
 	const char *what = "a probe configuration";
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	int fd = gp_open_read(path, 0, NULL, 0);
+	if (fd == -EINVAL || fd == -EISDIR) {
+		snprintf(err, errlen, "%s: %s is not a regular file", path, what);
+		gp_escape_line(err, errlen);
+		return -EINVAL;
+	}
 	if (fd < 0)
-		return cannot_read(path, what, errno, err, errlen);
+		return cannot_read(path, what, -fd, err, errlen);
 	struct stat st;
 	int rc = fstat(fd, &st) ? cannot_read(path, what, errno, err, errlen)
 				: check_stat(&st, path, what, err, errlen);
-	size_t want = GP_CONFIG_MAX_BYTES + 1;
-	if (!rc && st.st_size >= 0 && (size_t)st.st_size < want)
-		want = (size_t)st.st_size + 1;   /* + 1: the file may have grown */
-	char *buf = rc ? NULL : malloc(want + 1);
-	if (!rc && !buf) {
-		snprintf(err, errlen, "%s: out of memory", path);
-		gp_escape_line(err, errlen);
-		rc = -ENOMEM;
-	}
-	size_t n = 0;
-	while (!rc && n < want) {
-		ssize_t r = read(fd, buf + n, want - n);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0)
-			rc = cannot_read(path, what, errno, err, errlen);
-		else if (r == 0)
-			break;
+	void *data = NULL;
+	if (!rc && (rc = gp_read_all(fd, GP_CONFIG_MAX_BYTES, &data, len))) {
+		if (rc == -EFBIG)
+			rc = gp_config_err(err, errlen, path, NULL,
+					   "larger than the %u-byte limit for a probe configuration",
+					   GP_CONFIG_MAX_BYTES);
+		else if (rc == -ENOMEM)
+			gp_config_err(err, errlen, path, NULL, "out of memory");
 		else
-			n += (size_t)r;
+			cannot_read(path, what, -rc, err, errlen);
 	}
 	close(fd);
-	if (rc) {
-		free(buf);
-		return rc;
-	}
-	buf[n] = 0;
-	*text = buf;
-	*len = n;
-	return 0;
+	*text = data;
+	return rc;
 }
 
 int gp_config__load(const char *path, struct gp_config *cfg, char *err, size_t errlen)
@@ -536,12 +527,7 @@ int gp_config__load(const char *path, struct gp_config *cfg, char *err, size_t e
 	char *slash = dir ? strrchr(dir, '/') : NULL;
 	if (slash)
 		*slash = 0;
-	if (len > GP_CONFIG_MAX_BYTES)
-		rc = gp_config_err(err, errlen, path, NULL,
-				   "larger than the %u-byte limit for a probe configuration",
-				   GP_CONFIG_MAX_BYTES);
-	else
-		rc = gp_config__parse(text, len, path, slash ? dir : NULL, cfg, err, errlen);
+	rc = gp_config__parse(text, len, path, slash ? dir : NULL, cfg, err, errlen);
 	free(dir);
 	free(text);
 	return rc;
