@@ -21,6 +21,17 @@ wait_file() {
 	while [ ! -s "$1" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
 	[ -s "$1" ] || fail "the application never wrote $1"
 }
+# child_of PID: the PID of PID's child (pgrep where there is one, else /proc)
+child_of() {
+	if command -v pgrep >/dev/null; then
+		pgrep -P "$1" | head -1
+		return
+	fi
+	for st in /proc/[0-9]*/stat; do
+		set -- "$1" $(sed 's/.*) //' "$st" 2>/dev/null)
+		[ "${3:-}" = "$1" ] && { p=${st#/proc/}; echo "${p%/stat}"; return; }
+	done
+}
 # gone PID: no such process, within 5 s
 gone() {
 	i=0
@@ -40,7 +51,7 @@ signal() {
 	read -r shpid <"$pids"
 	i=0 sleeppid=
 	while [ -z "$sleeppid" ] && [ $i -lt 100 ]; do
-		sleeppid=$(pgrep -P "$shpid" sleep)
+		sleeppid=$(child_of "$shpid")
 		[ -n "$sleeppid" ] || sleep 0.1
 		i=$((i + 1))
 	done
