@@ -28,6 +28,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 int shim_probes_enabled;
 /* What happens to the instrumented PTX before the driver loads it (GPUPROBE_PRECOMPILE):
@@ -153,6 +154,8 @@ static int check_probe(const char *path)
 /* The application's context the maps live in: the final report from a thread of ours (a signal,
  * process.c) synchronises it, as the application's own thread would at exit. */
 static CUcontext probes_ctx;
+static int forked;          /* this process is the child of a fork of one with probes */
+static int label_report;
 
 static struct { struct gp_nv_probes *probes; struct gp_output *output; FILE *file;
 		struct gp_config cfg; } parents;   /* kept reachable: never freed, never used */
@@ -165,6 +168,8 @@ static void forked_child(void)
 	parents.cfg = cfg;
 	__asm__ volatile("" : : "m"(parents));   /* the stores stay: nothing else reads them */
 	probes_ctx = NULL;
+	forked = 1;
+	label_report = 0;
 	init_once = (pthread_once_t)PTHREAD_ONCE_INIT;
 	pthread_mutex_init(&final_lock, NULL);
 	pthread_mutex_init(&names_lock, NULL);
@@ -294,6 +299,11 @@ static void setup(void)
 	if (!oo.out)
 		oo.out = stderr;
 	oo.kernel_name = kernel_name;
+	/* A text report on stderr from a process other than the run's application (a forked or
+	 * exec'd child, a worker) says whose it is; JSON files start with a process record. */
+	uint64_t run_pid = 0;
+	gp_env_uint_get(GP_VAR_RUN_PID, &run_pid);
+	label_report = !oo.json && (forked || (run_pid && (uint64_t)getppid() != run_pid));
 	if (shim_fault(SHIM_FAULT_OUTPUT) || gp_output__open(&oo, &output)) {
 		shim_msg("probes: output: cannot set it up%s; probes disabled",
 			 shim_fault(SHIM_FAULT_OUTPUT) ? " (GPUPROBE_TEST_FAULT=output)" : "");
@@ -688,6 +698,8 @@ void shim_probes_final(void)
 			SHIM_REAL(cuCtxPopCurrent_v2)(&popped);
 		}
 		shim_clock_check(1);   /* the last offset, for the report's drift */
+		if (label_report)
+			shim_msg("report of process %ld (parent %ld):", (long)getpid(), (long)getppid());
 		gp_output__stop_thread(output, 1);
 		if (output_file)
 			fflush(output_file);

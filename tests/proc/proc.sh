@@ -77,6 +77,10 @@ fork_section() {
 		check "$m: exit status, no hang" 0 "$rc"
 		check "$m: the parent's report and the child's own" "1 1" "$(reports "$m" 3) $(reports "$m" 5)"
 	done
+	# text: a child's report says whose it is, the application's does not
+	run_under_run label fork-exec
+	check "text fork-exec (run): the child's report labelled, the parent's not" \
+		"1 1 1" "$(grep -c '^gpuprobe: report of process [0-9]* (parent [0-9]*):$' "$tmp/label.err") $(reports label 3) $(reports label 5)"
 	# JSON: the parent's file whole and its own; a child using CUDA writes FILE.PID
 	for m in fork-exit fork-exec fork-cuda spawn; do
 		for how in run first; do
