@@ -6,8 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "ebpf/object_internal.h"
+#include "common/safe_open.h"
 
 static void free_object(struct gp_object *o)
 {
@@ -158,9 +160,15 @@ out:
 int gp_object__open_file(const char *path, struct gp_object **out, char *err, size_t errlen)
 {
 	*out = NULL;
-	FILE *f = fopen(path, "rb");
+	/* common/safe_open.h: a regular file only, checked on the descriptor (a FIFO in its place
+	 * is refused, not waited on in open()), never inherited by a child */
+	int fd = gp_open_read(path, 0, err, errlen);
+	if (fd < 0)
+		return fd;
+	FILE *f = fdopen(fd, "rb");
 	if (!f) {
 		int e = errno;
+		close(fd);
 		snprintf(err, errlen, "%s: %s", path, strerror(e));
 		return -e;
 	}
