@@ -11,6 +11,7 @@
  */
 #include "cli/cli.h"
 #include "cli/run.h"
+#include "common/env.h"
 #include "maps/config.h"
 #include "shim/driver_find.h"
 
@@ -117,7 +118,7 @@ static int pin_driver(const char *shim)
 {
 	char found[PATH_MAX], looked[2048];
 	struct driver_try t = {.shim = shim};
-	const char *env = getenv("GPUPROBE_REAL_LIBCUDA");
+	const char *env = gp_env_str(GP_VAR_REAL_LIBCUDA);   /* common/env.c */
 	if (!driver_find(shim, try_driver, &t, found, sizeof(found), looked, sizeof(looked)))
 		return setenv("GPUPROBE_REAL_LIBCUDA", found, 1) ? RUN_EXIT_USAGE : 0;
 	if (env && *env) {
@@ -234,13 +235,13 @@ static int parse_args(int argc, char **argv, struct run_args *a)
 	}
 	/* What the environment already names is checked like the command line: the shim would
 	 * read it all the same. */
-	const char *env = getenv("GPUPROBE_CONFIG");
+	const char *env = gp_env_str(GP_VAR_CONFIG);   /* common/env.c */
 	if (!a->config && env && *env)
 		a->config = env;
-	env = getenv("GPUPROBE_JSON");
+	env = gp_env_str(GP_VAR_JSON);
 	if (!a->json && env && *env)
 		a->json = env;
-	env = getenv("GPUPROBE_PROBES");
+	env = gp_env_str(GP_VAR_PROBES);
 	a->first_env = a->nprobes;
 	if (env && *env) {
 		if (!(a->env_probes = strdup(env)))
