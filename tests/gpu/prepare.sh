@@ -31,6 +31,17 @@ bash "$root/tests/e2e/build.sh" "$B"
 bash "$root/examples/build.sh" "$B"
 bash "$root/tests/gpu/apps/build.sh" "$B/gpu-apps"
 bash "$root/bench/overhead/build.sh" "$B"
+# fork.sh's entry+exit counter (BUILD/probes/entry_exit_hash.bpf.o)
+src=$root/../shared/corpora/app-regressions/probes/entry_exit_hash.bpf.c
+[ -e "$src" ] || src=/work/shared/corpora/app-regressions/probes/entry_exit_hash.bpf.c
+clang=$(command -v clang || command -v clang-14 || true)
+if [ -e "$src" ] && [ -n "$clang" ]; then
+	mkdir -p "$B/probes"
+	"$clang" -target bpf -O2 -g -I/usr/include/x86_64-linux-gnu -I"$root/include" -c "$src" \
+		-o "$B/probes/entry_exit_hash.bpf.o" || echo "prepare.sh: entry_exit_hash.bpf.o failed"
+else
+	echo "prepare.sh: no $src or no clang: fork.sh needs PROBE=entry_exit_hash.bpf.o"
+fi
 for l in libbpf.so.1 libjson-c.so.5 libyaml-0.so.2; do
 	[ -e "$B/lib/$l" ] || cp -L "/usr/lib/x86_64-linux-gnu/$l" "$B/lib/" 2>/dev/null ||
 		cp -L "/lib/x86_64-linux-gnu/$l" "$B/lib/"
