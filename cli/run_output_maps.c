@@ -1,12 +1,31 @@
-/* Printing one map: counts, log2 and linear histograms, kernel-keyed top-N tables and global
- * data, in text (bpftrace's look) or JSON, chosen by the map's name (include/gpuprobe/output.h). */
+/* Printing one map: counts, log2 and linear histograms, kernel- and API-keyed top-N tables and
+ * global data, in text (bpftrace's look) or JSON, chosen by the key type the map's BTF declares
+ * and, without one, by the map's name (include/gpuprobe/output.h). */
 #include "cli/run_output_internal.h"
+#include "gpuprobe/api.h"
 
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
-enum gp_show gp_output_classify(const char *name, const struct gp_map_desc *d, uint64_t *step)
+/* The type the probe declared, when it declared one this output knows. */
+static enum gp_show by_type(uint32_t print_as, uint64_t print_step, uint64_t *step)
+{
+	switch (print_as) {
+	case GP_PRINT_KERNEL: return GP_SHOW_KERNEL;
+	case GP_PRINT_API: return GP_SHOW_API;
+	case GP_PRINT_LOG2: return GP_SHOW_LOG2;
+	case GP_PRINT_LINEAR:
+		if (!print_step)
+			return GP_SHOW_NONE;
+		*step = print_step;
+		return GP_SHOW_LINEAR;
+	}
+	return GP_SHOW_NONE;
+}
+
+enum gp_show gp_output_classify(const char *name, const struct gp_map_desc *d, uint32_t print_as,
+				uint64_t print_step, uint64_t *step)
 {
 	if (!strcmp(name, ".printk"))
 		return GP_SHOW_PRINTK;
@@ -17,6 +36,10 @@ enum gp_show gp_output_classify(const char *name, const struct gp_map_desc *d, u
 	if (name[0] == '.' || name[0] == '_')
 		return GP_SHOW_NONE;
 	bool int_key = d->key_size == 4 || d->key_size == 8;
+	enum gp_show typed = int_key ? by_type(print_as, print_step, step) : GP_SHOW_NONE;
+	if (typed != GP_SHOW_NONE)
+		return typed;
+	/* no type said: the names that decided before the types existed */
 	const char *lh = strstr(name, "lhist_");
 	if (lh && int_key) {
 		char *end;
@@ -272,9 +295,34 @@ static void print_hist(struct gp_output *o, const char *name, struct row *rows, 
 
 /* ---- tables ------------------------------------------------------------------------------ */
 
-static void print_table(struct gp_output *o, struct gp_map_inst *m, struct row *rows, size_t n,
-			bool kernels, double time)
+/* A kernel's demangled name, or kernel#<hash> when it was never seen. */
+static void kernel_key(struct gp_output *o, uint64_t id, char *key, size_t len)
 {
+	const char *kn = o->o.kernel_name ? o->o.kernel_name(o->o.kernel_name_user, id) : NULL;
+	if (!kn)
+		kn = gp_output_kernel_name(o, id);
+	char *dm = kn ? gp_output_demangle(kn) : NULL;
+	if (dm)
+		snprintf(key, len, "%s", dm);
+	else
+		snprintf(key, len, "kernel#%llu", (unsigned long long)id);
+	free(dm);
+}
+
+/* A driver function's name (gpuprobe/api.h), or api#<id>. */
+static void api_key(uint64_t id, char *key, size_t len)
+{
+	const char *n = id <= UINT32_MAX ? gp_api_name((unsigned)id) : NULL;
+	if (n)
+		snprintf(key, len, "%s", n);
+	else
+		snprintf(key, len, "api#%llu", (unsigned long long)id);
+}
+
+static void print_table(struct gp_output *o, struct gp_map_inst *m, struct row *rows, size_t n,
+			enum gp_show kind, double time)
+{
+	bool kernels = kind == GP_SHOW_KERNEL || kind == GP_SHOW_API;   /* named ids: "top" */
 	const struct gp_map_desc *d = gp_map_inst__desc(m);
 	const char *name = gp_map_inst__name(m);
 	qsort(rows, n, sizeof(*rows), by_value);
@@ -290,16 +338,10 @@ static void print_table(struct gp_output *o, struct gp_map_inst *m, struct row *
 	}
 	for (size_t i = first; i < n; i++) {
 		char key[256];
-		if (kernels) {
-			const char *kn = o->o.kernel_name ? o->o.kernel_name(o->o.kernel_name_user, rows[i].ikey) : NULL;
-			if (!kn)
-				kn = gp_output_kernel_name(o, rows[i].ikey);
-			char *dm = kn ? gp_output_demangle(kn) : NULL;
-			if (dm)
-				snprintf(key, sizeof(key), "%s", dm);
-			else
-				snprintf(key, sizeof(key), "kernel#%llu", (unsigned long long)rows[i].ikey);
-			free(dm);
+		if (kind == GP_SHOW_KERNEL) {
+			kernel_key(o, rows[i].ikey, key, sizeof(key));
+		} else if (kind == GP_SHOW_API) {
+			api_key(rows[i].ikey, key, sizeof(key));
 		} else {
 			key_text(key, sizeof(key), rows[i].key, d->key_size);
 		}
@@ -329,8 +371,9 @@ void gp_output_print_map(struct gp_output *o, struct gp_map_inst *m, double time
 {
 	const struct gp_map_desc *d = gp_map_inst__desc(m);
 	const char *name = gp_map_inst__name(m);
-	uint64_t step = 0;
-	enum gp_show kind = gp_output_classify(name, d, &step);
+	uint64_t step = 0, print_step = 0;
+	uint32_t print_as = gp_map_inst__print_as(m, &print_step);
+	enum gp_show kind = gp_output_classify(name, d, print_as, print_step, &step);
 	if (kind == GP_SHOW_NONE || kind == GP_SHOW_RING || kind == GP_SHOW_PRINTK)
 		return;
 	struct gp_map_snapshot s;
@@ -357,7 +400,7 @@ void gp_output_print_map(struct gp_output *o, struct gp_map_inst *m, double time
 			}
 			break;
 		default:
-			print_table(o, m, rows, n, kind == GP_SHOW_KERNEL, time);
+			print_table(o, m, rows, n, kind, time);
 		}
 	}
 	free(rows);

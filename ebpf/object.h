@@ -51,6 +51,18 @@ struct gp_map {
 	const void *initial;       /* initial value bytes for global data maps, else NULL */
 	size_t initial_size;
 	int readonly;              /* .rodata */
+	/* How `gpuprobe run` prints it, from the key's BTF type (object_print.c,
+	 * include/gpuprobe/output.h); GP_PRINT_BY_NAME leaves it to the map's name. */
+	uint32_t print_as;         /* enum gp_map_print */
+	uint64_t print_step;       /* GP_PRINT_LINEAR: the bucket width */
+};
+
+enum gp_map_print {
+	GP_PRINT_BY_NAME = 0,      /* no type said: the name rules decide */
+	GP_PRINT_KERNEL,           /* key gp_kernel_id_t */
+	GP_PRINT_API,              /* key gp_api_id_t */
+	GP_PRINT_LOG2,             /* key gp_log2_key_t */
+	GP_PRINT_LINEAR,           /* key gp_lhist_key_t with GP_LHIST_STEP(print_step) */
 };
 
 struct gp_object;

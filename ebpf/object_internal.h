@@ -76,6 +76,10 @@ int ld_check_btf(struct loader *ld);
 
 /* object_maps.c: map table (BTF/legacy symbols via libbpf, then global data sections). */
 int ld_collect_maps(struct loader *ld, const void *image, size_t size);
+/* object_print.c: print_as/print_step of a BTF-defined map from its key type and decl tags. */
+struct bpf_object;
+struct bpf_map;
+void ld_map_print_type(struct bpf_object *bo, struct bpf_map *bm, struct gp_map *m);
 
 /* object_reloc.c: a program's instructions with its subprograms appended and relocated. */
 int ld_build_program(struct loader *ld, const struct elf_func *main_fn, struct bpf_insn **out, size_t *n);

@@ -332,6 +332,10 @@ static int create_shaped(const char *name, struct gp_map_desc *d, const struct g
 	}
 	pthread_mutex_init(&m->lock, NULL);
 	m->a = a;
+	if (def) {
+		m->print_as = def->print_as;
+		m->print_step = def->print_step;
+	}
 	bool host = d->flags & GP_MAPF_HOSTMAPPED;
 	int rc = 0;
 	const char *what = "descriptor";
@@ -435,6 +439,12 @@ void gp_map_inst__free(struct gp_map_inst *m)
 }
 
 const char *gp_map_inst__name(const struct gp_map_inst *m) { return m->name; }
+
+uint32_t gp_map_inst__print_as(const struct gp_map_inst *m, uint64_t *step)
+{
+	*step = m->print_step;
+	return m->print_as;
+}
 const struct gp_map_desc *gp_map_inst__desc(const struct gp_map_inst *m) { return &m->d; }
 uint64_t gp_map_inst__desc_addr(const struct gp_map_inst *m) { return m->desc.dptr; }
 size_t gp_map_inst__read_size(const struct gp_map_inst *m) { return m->read_size; }

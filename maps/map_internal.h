@@ -24,6 +24,8 @@ struct gp_map_inst {
 	struct gp_region data, vdata;    /* values / buckets; sharded hash values; ring producers */
 	struct gp_region rdata, cons;    /* rings: data bytes and consumer positions (host-mapped) */
 	size_t read_size;
+	uint32_t print_as;               /* the definition's, for the output (ebpf/object.h) */
+	uint64_t print_step;
 	pthread_mutex_t lock;
 };
 

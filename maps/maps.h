@@ -61,6 +61,8 @@ int gp_map_inst__create_printk(const struct gp_map_allocator *alloc, unsigned ri
 void gp_map_inst__free(struct gp_map_inst *m);
 
 const char *gp_map_inst__name(const struct gp_map_inst *m);
+/* How the definition's BTF says it prints (enum gp_map_print; *step for GP_PRINT_LINEAR). */
+uint32_t gp_map_inst__print_as(const struct gp_map_inst *m, uint64_t *step);
 const struct gp_map_desc *gp_map_inst__desc(const struct gp_map_inst *m);
 uint64_t gp_map_inst__desc_addr(const struct gp_map_inst *m);   /* device address */
 /* Bytes that lookup fills: value_size, or nshards * value_stride for per-CPU and per-thread. */

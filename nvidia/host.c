@@ -3,6 +3,7 @@
 
 #include "ebpf/interp.h"
 #include "ebpf/object.h"
+#include "gpuprobe/api.h"
 #include "gpuprobe/context.h"
 
 #include <errno.h>
@@ -296,6 +297,7 @@ int gp_nv_host__run(struct gp_nv_host *h, int exit, const char *api, const uint6
 	base_name(api, base, sizeof(base));
 	struct gp_host_ctx ctx;
 	memset(&ctx, 0, sizeof(ctx));
+	ctx.api_id = gp_api_id(base);   /* gpuprobe/api.h: what gp_api_id_t keys print as */
 	ctx.api_hash = gp_name_hash(base);
 	ctx.nargs = nargs < 8 ? nargs : 8;
 	memcpy(ctx.args, args, ctx.nargs * sizeof(uint64_t));

@@ -7,7 +7,7 @@
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 256);
-	__type(key, __u32);
+	__type(key, gp_kernel_id_t);   /* ctx->thread.kernel_hash: printed as kernel names */
 	__type(value, __u64);
 } insns_by_kernel SEC(".maps");
 

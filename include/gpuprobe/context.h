@@ -106,7 +106,7 @@ struct gp_func_ctx {
 
 /* host/entry/<cuApi-glob>, host/exit/<cuApi-glob>: driver API calls, run by the host interpreter. */
 struct gp_host_ctx {
-	__u32 api_id;         /* index of the API in gpuprobe's driver API list */
+	__u32 api_id;         /* the function, enum gp_api (gpuprobe/api.h); 0: not in that list */
 	__u32 api_hash;       /* gp_name_hash() of its name, e.g. "cuLaunchKernel" */
 	__u32 nargs;          /* arguments copied into args (at most 8) */
 	__s32 result;         /* exit: the CUresult returned; entry: 0 */

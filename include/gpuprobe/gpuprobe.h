@@ -48,6 +48,8 @@
 #define GPUPROBE_GPUPROBE_H
 
 #include "gpuprobe/context.h"
+#include "gpuprobe/api.h"
+#include "gpuprobe/output.h"
 
 /* ---- Section names ---------------------------------------------------------------------- */
 #define GP_SEC_ENTRY "gpu/entry/"
