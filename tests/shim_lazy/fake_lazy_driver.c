@@ -9,15 +9,19 @@
  * Knobs (environment): FAKE_JIT_FAIL=1 loads of instrumented PTX fail with a ptxas-style log;
  * FAKE_INST_MAX_THREADS (default 1024) and FAKE_INST_MAX_DYN (default: what was set) the
  * instrumented functions' limits; FAKE_INST_LAUNCH_FAIL=1 launches of instrumented functions
- * fail with CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES; FAKE_DUMP=FILE the last instrumented module loaded
+ * fail with CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES; FAKE_JIT_MS=N loads of instrumented PTX take N ms
+ * outside the driver's lock and say how many ran at once; FAKE_DUMP=FILE the last instrumented
+ * module loaded
  * is written there. Every load prints one line ("fake: load ...", with a hash of the text).
  * Types are spelled out (ABI-equal to cuda.h), as in tests/shim_jit/fake_jit_driver.c. */
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 typedef int CUresult;
 #define OK 0
@@ -180,7 +184,10 @@ CUresult cuGetErrorName(CUresult e, const char **s)
 }
 
 #define CTX ((void *)0xc0c0)
-static int capture_mode;   /* cuThreadExchangeStreamCaptureMode's (0 global, 2 relaxed) */
+static __thread int capture_mode;   /* cuThreadExchangeStreamCaptureMode's (0 global, 2 relaxed) */
+/* The fake's tables: one lock, as a driver has; the JIT's time is spent outside it. */
+static pthread_mutex_t big = PTHREAD_MUTEX_INITIALIZER;
+static int jitting, jitting_max;
 CUresult cuCtxGetCurrent(void **c) { *c = CTX; return OK; }
 CUresult cuCtxGetDevice(int *d) { *d = 0; return OK; }
 CUresult cuCtxPushCurrent_v2(void *c) { (void)c; return OK; }
@@ -256,6 +263,17 @@ static CUresult load(void **m, const void *image, unsigned n, int *o, void **v, 
 		printf("fake: load %s refused (instrumented PTX)\n", api);
 		return INVALID_PTX;
 	}
+	int jit_ms = getenv("FAKE_JIT_MS") ? atoi(getenv("FAKE_JIT_MS")) : 0;
+	if (jit_ms && strstr(text, "__gp")) {
+		int now = __atomic_add_fetch(&jitting, 1, __ATOMIC_SEQ_CST), max;
+		while ((max = __atomic_load_n(&jitting_max, __ATOMIC_SEQ_CST)) < now &&
+		       !__atomic_compare_exchange_n(&jitting_max, &max, now, 0, __ATOMIC_SEQ_CST,
+						    __ATOMIC_SEQ_CST))
+			;
+		usleep((useconds_t)jit_ms * 1000);
+		__atomic_sub_fetch(&jitting, 1, __ATOMIC_SEQ_CST);
+	}
+	pthread_mutex_lock(&big);
 	struct module *mod = module_new(text);
 	uint64_t h = 1469598103934665603ull;
 	for (const char *p = text; *p; p++)
@@ -265,6 +283,10 @@ static CUresult load(void **m, const void *image, unsigned n, int *o, void **v, 
 		printf(" %s", mod->kernels[i]);
 	printf(" (%u variables; capture mode %d; text %016llx)\n", mod->nvars, capture_mode,
 	       (unsigned long long)h);
+	if (jit_ms && mod->instrumented)
+		printf("fake: compiles of instrumented PTX so far: at most %d at once\n",
+		       __atomic_load_n(&jitting_max, __ATOMIC_SEQ_CST));
+	fflush(stdout);
 	const char *dump = getenv("FAKE_DUMP");
 	FILE *f = mod->instrumented && dump ? fopen(dump, "w") : NULL;
 	if (f) {
@@ -272,6 +294,7 @@ static CUresult load(void **m, const void *image, unsigned n, int *o, void **v, 
 		fclose(f);
 	}
 	*m = mod;
+	pthread_mutex_unlock(&big);
 	return OK;
 }
 CUresult cuModuleLoadDataEx(void **m, const void *image, unsigned n, int *o, void **v)
@@ -286,7 +309,9 @@ CUresult cuModuleUnload(void *m)
 }
 CUresult cuModuleGetFunction(void **f, void *m, const char *name)
 {
+	pthread_mutex_lock(&big);
 	struct function *fn = function_of(m, name);
+	pthread_mutex_unlock(&big);
 	*f = fn;
 	return fn ? OK : NOT_FOUND;
 }
@@ -368,17 +393,24 @@ CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned
 		printf("fake: launch %s instrumented refused (out of resources)\n", fn->name);
 		return LAUNCH_OUT_OF_RESOURCES;
 	}
-	printf("fake: launch %s %s, block %u, %u bytes dynamic shared;", fn->name,
-	       m->instrumented ? "instrumented" : "original", bx * by * bz, smem);
-	for (const char *p = m->text; (p = strstr(p, "mov.u64")); p += 7) {
+	/* One line per launch, whole (launches may come from several threads). */
+	char line[4096];
+	size_t o = (size_t)snprintf(line, sizeof(line), "fake: launch %s %s, block %u, %u bytes "
+				    "dynamic shared;", fn->name,
+				    m->instrumented ? "instrumented" : "original", bx * by * bz, smem);
+	pthread_mutex_lock(&big);
+	for (const char *p = m->text; (p = strstr(p, "mov.u64")) && o < sizeof(line) - 64; p += 7) {
 		const char *q = strchr(p, ',');
 		if (!q)
 			break;
 		uint64_t a = strtoull(q + 1, NULL, 0);
 		const char *var = var_at(a);
 		if (var)
-			printf(" reads %s = %u", var, *(const uint32_t *)(uintptr_t)a);
+			o += (size_t)snprintf(line + o, sizeof(line) - o, " reads %s = %u", var,
+					      *(const uint32_t *)(uintptr_t)a);
 	}
-	printf("\n");
+	printf("%s\n", line);
+	fflush(stdout);
+	pthread_mutex_unlock(&big);
 	return OK;
 }

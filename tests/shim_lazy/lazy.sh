@@ -129,7 +129,17 @@ fake: load module instrumented: k_use (0 variables; capture mode 2)" "$(loads li
 check "library: launches run instrumented, reading the application's g and c" 2 \
 	"$(launches library | grep -c 'k_use instrumented, block 128, 0 bytes dynamic shared; reads c = 7 reads g = 42')"
 
-# 8. GPUPROBE_DUMP_DIR: the instrumented, bound kernel written beside the module's PTX.
+# 8. Two kernels first launched at once from two threads: compiled in parallel (the fake's JIT
+# of an instrumented module takes 300 ms outside its lock; both ran at once), each instrumented.
+rm -rf "$tmp/cache"
+run parallel FAKE_JIT_MS=300 -- threads
+check "parallel: the two compiles ran at once" 2 \
+	"$(sed -nE 's/^fake: compiles of instrumented PTX so far: at most ([0-9]+) at once$/\1/p' "$tmp/parallel.out" | sort -n | tail -1)"
+check "parallel: both kernels instrumented at their first launch" "k_plain
+k_use" "$(sed -nE 's/^gpuprobe: kernel ([a-z_]+) \(module 1\): first launch with probes in .*/\1/p' "$tmp/parallel.err" | sort)"
+check "parallel: both launches ran instrumented code" 2 "$(launches parallel | grep -c ' instrumented, block 128')"
+
+# 9. GPUPROBE_DUMP_DIR: the instrumented, bound kernel written beside the module's PTX.
 run dump GPUPROBE_DUMP_DIR="$tmp/dump"
 h=$(python3 -c 'import sys
 x = 2166136261
@@ -142,7 +152,7 @@ else
 	bad "GPUPROBE_DUMP_DIR: no module-0001-k$h.ptx as loaded"; ls "$tmp/dump"
 fi
 
-# 9. GPUPROBE_LAZY=0: every module instrumented whole at load, as before.
+# 10. GPUPROBE_LAZY=0: every module instrumented whole at load, as before.
 run whole GPUPROBE_LAZY=0
 has "GPUPROBE_LAZY=0: the whole module instrumented at load" whole.err "gpuprobe: module 1: instrumented ("
 check "GPUPROBE_LAZY=0: the driver gets the whole instrumented module" \

@@ -2,8 +2,10 @@
  * module of several kernels, writes its variable g (42) and the first word of its constant
  * array c (7) through the driver's symbol lookups, sets a kernel attribute, and launches one
  * kernel (k_use) twice. Every call must succeed: the application never sees an error of ours.
- * usage: lazy_app SHIM PTX [module|library] [BLOCK] [DYNAMIC_SHARED] [MAX_DYNAMIC_SHARED] */
+ * usage: lazy_app SHIM PTX [module|library] [BLOCK] [DYNAMIC_SHARED] [MAX_DYNAMIC_SHARED]
+ *        lazy_app SHIM PTX threads: k_use and k_plain first launched at once from two threads */
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,6 +49,44 @@ static char *read_text(const char *path)
 	return buf;
 }
 
+/* threads mode: each thread launches its kernel once, both released together. */
+static pthread_barrier_t together;
+static CUresult (*launch_fn)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+			     unsigned, void *, void **, void **);
+static CUresult thread_rc[2];
+
+static void *launcher(void *f)
+{
+	static int next;
+	int me = __atomic_fetch_add(&next, 1, __ATOMIC_SEQ_CST);
+	pthread_barrier_wait(&together);
+	thread_rc[me] = launch_fn(f, 1, 1, 1, 128, 1, 1, 0, NULL, NULL, NULL);
+	return NULL;
+}
+
+static int two_threads(char *ptx)
+{
+	void *mod = NULL, *f[2] = {NULL, NULL};
+	int opts[] = {0};
+	void *vals[] = {(void *)(uintptr_t)64};
+	CUresult (*load)(void **, const void *, unsigned, int *, void **) = sym("cuModuleLoadDataEx");
+	call("cuModuleLoadDataEx", load(&mod, ptx, 1, opts, vals));
+	CUresult (*func)(void **, void *, const char *) = sym("cuModuleGetFunction");
+	call("cuModuleGetFunction k_use", func(&f[0], mod, "k_use"));
+	call("cuModuleGetFunction k_plain", func(&f[1], mod, "k_plain"));
+	launch_fn = sym("cuLaunchKernel");
+	pthread_barrier_init(&together, NULL, 2);
+	pthread_t t[2];
+	for (int i = 0; i < 2; i++)
+		pthread_create(&t[i], NULL, launcher, f[i]);
+	for (int i = 0; i < 2; i++)
+		pthread_join(t[i], NULL);
+	call("cuLaunchKernel from thread 1", thread_rc[0]);
+	call("cuLaunchKernel from thread 2", thread_rc[1]);
+	free(ptx);
+	return fails ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 3) {
@@ -61,6 +101,10 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	int library = argc > 3 && !strcmp(argv[3], "library");
+	if (argc > 3 && !strcmp(argv[3], "threads")) {
+		call("cuInit", ((CUresult (*)(unsigned))sym("cuInit"))(0));
+		return two_threads(ptx);
+	}
 	unsigned block = argc > 4 ? (unsigned)atoi(argv[4]) : 128;
 	unsigned smem = argc > 5 ? (unsigned)atoi(argv[5]) : 0;
 	int max_dyn = argc > 6 ? atoi(argv[6]) : 0;
