@@ -89,12 +89,14 @@ check "cub mismatched kernels" 0 "$bad"
 # Never break the app (shim/probes.c: with a context current, the shim has the instrumented PTX
 # compiled at load by the driver's JIT (default, GPUPROBE_PRECOMPILE=check) or by its JIT linker
 # into a cached cubin (GPUPROBE_PRECOMPILE=link); a compile error gives one line and the original
-# loads). Each run here has a fresh cache directory.
+# loads). Each run here has a fresh cache directory. These runs instrument whole modules at load
+# (GPUPROBE_LAZY=0), the path of modules whose kernels cannot be split out; kernels instrumented
+# at their first launch are tests/gpu/first_kernel.sh's.
 # (a) CUB with memory probes on every kernel, out of line: whole-program ptxas fails on the
 # onesweep kernel (C7600, e2e.instrument), the JIT linker compiles relocatable code, where it
 # compiled offline (ptxas -c). Either way the app's output must be identical: instrumented with
 # counts, or the original with exactly one fallback line and no counts.
-GPUPROBE_CACHE_DIR=$OUT/cubin-cubfb GPUPROBE_INLINE=0 GPUPROBE_LOG=1 "$GP" run -p "$E/all_mem.bpf.o" -- "$E/cub_algos" >"$OUT/cubfb.out" 2>"$OUT/cubfb.err"
+GPUPROBE_LAZY=0 GPUPROBE_CACHE_DIR=$OUT/cubin-cubfb GPUPROBE_INLINE=0 GPUPROBE_LOG=1 "$GP" run -p "$E/all_mem.bpf.o" -- "$E/cub_algos" >"$OUT/cubfb.out" 2>"$OUT/cubfb.err"
 echo "--- cub all_mem out of line stderr"; grep -v "first launch" "$OUT/cubfb.err"
 check "all_mem out of line: cub stdout identical" "$(cat "$OUT/cub.plain")" "$(cat "$OUT/cubfb.out")"
 nfb=$(grep -c '^gpuprobe: module [0-9]*: the instrumented [A-Za-z]* did not' "$OUT/cubfb.err")
@@ -110,7 +112,7 @@ fi
 # exactly one line naming the JIT linker's error, the original runs, no counts. The error is
 # remembered in the cache: a second run prints the same line without running the JIT.
 for r in 1 2; do
-	GPUPROBE_CACHE_DIR=$OUT/cubin-fault GPUPROBE_TEST_FAULT=compile GPUPROBE_LOG=1 "$GP" run -p "$E/kernels.bpf.o" -- "$E/cub_algos" >"$OUT/cubfault$r.out" 2>"$OUT/cubfault$r.err"
+	GPUPROBE_LAZY=0 GPUPROBE_CACHE_DIR=$OUT/cubin-fault GPUPROBE_TEST_FAULT=compile GPUPROBE_LOG=1 "$GP" run -p "$E/kernels.bpf.o" -- "$E/cub_algos" >"$OUT/cubfault$r.out" 2>"$OUT/cubfault$r.err"
 	echo "--- cub forced compile error, run $r, stderr"; grep -v "first launch" "$OUT/cubfault$r.err"
 	check "fallback $r: cub stdout identical" "$(cat "$OUT/cub.plain")" "$(cat "$OUT/cubfault$r.out")"
 	check "fallback $r: one line" 1 "$(grep -c '^gpuprobe: module [0-9]*: the instrumented [A-Za-z]* did not' "$OUT/cubfault$r.err")"
@@ -125,7 +127,7 @@ check "fallback: run 2 took the error from the cache" 1 "$(grep -c '^gpuprobe: m
 # shim/probes_alloc.c) and prints the same output and counts.
 for r in 1 2; do
 	t0=$(date +%s.%N)
-	GPUPROBE_PRECOMPILE=link GPUPROBE_CACHE_DIR=$OUT/cubin-cached GPUPROBE_LOG=1 "$GP" run -p "$E/count.bpf.o" -- "$E/pattern" 64 \
+	GPUPROBE_LAZY=0 GPUPROBE_PRECOMPILE=link GPUPROBE_CACHE_DIR=$OUT/cubin-cached GPUPROBE_LOG=1 "$GP" run -p "$E/count.bpf.o" -- "$E/pattern" 64 \
 		>"$OUT/cached$r.out" 2>"$OUT/cached$r.err"
 	t1=$(date +%s.%N)
 	echo "--- cached run $r stderr ($(awk "BEGIN{printf \"%.2f\", $t1 - $t0}") s)"; grep -v "first launch" "$OUT/cached$r.err"

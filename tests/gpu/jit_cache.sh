@@ -32,6 +32,9 @@ if [ ! -x "$B/overhead/ovh" ] || [ ! -f "$B/overhead/probes/memcount.bpf.o" ]; t
 	exit 77
 fi
 export LD_LIBRARY_PATH=$B/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+# Whole modules compiled at load (check and link modes, the cubin cache): the path of modules whose
+# kernels cannot be split out (kernels instrumented at their first launch: first_kernel.sh).
+export GPUPROBE_LAZY=0
 GP=$B/bin/gpuprobe
 O=$B/overhead
 P=$O/probes/memcount.bpf.o
