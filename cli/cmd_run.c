@@ -11,6 +11,7 @@
  */
 #include "cli/cli.h"
 #include "cli/run.h"
+#include "cli/run_tools.h"
 #include "common/env.h"
 #include "maps/config.h"
 #include "shim/driver_find.h"
@@ -27,7 +28,7 @@
 
 static void run_usage(FILE *out)
 {
-	fputs("usage: gpuprobe run [-c CONFIG] [-p PROG.bpf.o]... [--] APP [ARGS]\n\n"
+	fputs("usage: gpuprobe run [-c CONFIG] [-p PROG.bpf.o]... [-t TOOL]... [-k KERNEL]... [--] APP [ARGS]\n\n"
 	      "Run APP with the gpuprobe shim as its libcuda.so.1, and the given probes attached.\n"
 	      "Everything is checked before APP starts: the options, the configuration, and every\n"
 	      "probe object (opened and verified); a problem is one line and exit status 2.\n"
@@ -38,6 +39,12 @@ static void run_usage(FILE *out)
 	      "  -c, --config FILE   probe configuration file (default: $GPUPROBE_CONFIG)\n"
 	      "  -p, --probe FILE    BPF object with probes to attach (repeatable; $GPUPROBE_PROBES,\n"
 	      "                      ':'-separated, are attached too)\n"
+	      "  -t, --tool TOOL     a built-in tool's probes (repeatable; 'gpuprobe tools' lists them)\n"
+	      "  -k, --kernel GLOB   probes only in kernels whose mangled or demangled name matches\n"
+	      "                      (repeatable: any of them; fnmatch globs)\n"
+	      "  --launch-skip N     instrument launches from the Nth of each kernel on (from 0)\n"
+	      "  --launch-count M    ... and M of them (GPUPROBE_LAUNCH_SKIP/COUNT; not applied by\n"
+	      "                      the shim yet: every launch runs with probes)\n"
 	      "  -i, --interval N    print the maps every N seconds too, 0 to 86400 (default: at exit)\n"
 	      "  --json FILE         JSON lines into FILE (\"-\": stdout) instead of text on stderr\n"
 	      "  -h, --help          this help\n\n"
@@ -147,7 +154,11 @@ struct run_args {
 	size_t first_env;          /* probes[first_env..] are $GPUPROBE_PROBES' */
 	char *env_probes;          /* the copy $GPUPROBE_PROBES' entries point into */
 	const char *interval, *json;
+	struct run_filter filter;  /* -k, --launch-skip, --launch-count (run_tools.c) */
+	char **tools;              /* -t objects' paths, freed at the end */
+	size_t ntools;
 };
+
 
 static int add_probe_arg(struct run_args *a, const char *path)
 {
@@ -161,6 +172,22 @@ static int add_probe_arg(struct run_args *a, const char *path)
 		return cli_error("out of memory"), RUN_EXIT_USAGE;
 	a->probes[a->nprobes++] = path;
 	return 0;
+}
+
+/* -t NAME: the tool's object, as a -p. */
+static int add_tool_arg(struct run_args *a, const char *name)
+{
+	char *path = run_tool_path(name);
+	if (!path)
+		return RUN_EXIT_USAGE;
+	char **t = realloc(a->tools, (a->ntools + 1) * sizeof(*t));
+	if (!t) {
+		free(path);
+		return cli_error("out of memory"), RUN_EXIT_USAGE;
+	}
+	a->tools = t;
+	a->tools[a->ntools++] = path;
+	return add_probe_arg(a, path);
 }
 
 /* -i: what the shim's output accepts (GPUPROBE_INTERVAL), said here rather than ignored there. */
@@ -184,6 +211,10 @@ static int parse_args(int argc, char **argv, struct run_args *a)
 		{"probe", required_argument, NULL, 'p'},
 		{"interval", required_argument, NULL, 'i'},
 		{"json", required_argument, NULL, 'J'},
+		{"tool", required_argument, NULL, 't'},
+		{"kernel", required_argument, NULL, 'k'},
+		{"launch-skip", required_argument, NULL, 'S'},
+		{"launch-count", required_argument, NULL, 'C'},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
@@ -192,7 +223,7 @@ static int parse_args(int argc, char **argv, struct run_args *a)
 	opterr = 0;
 	/* '+': stop at the first non-option, so APP's own options stay APP's; ':': a missing
 	 * argument is told apart from an unknown option. */
-	while ((c = getopt_long(argc, argv, "+:c:p:i:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:c:p:i:t:k:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
 			if (a->config)
@@ -214,6 +245,22 @@ static int parse_args(int argc, char **argv, struct run_args *a)
 			if (!*optarg)
 				return bad_usage("--json needs a file name or -");
 			a->json = optarg;
+			break;
+		case 't':
+			if ((rc = add_tool_arg(a, optarg)))
+				return rc;
+			break;
+		case 'k':
+			if ((rc = run_filter_kernel(&a->filter, optarg)))
+				return rc;
+			break;
+		case 'S':
+			if ((rc = run_filter_launch(&a->filter, "--launch-skip", optarg, &a->filter.launch_skip)))
+				return rc;
+			break;
+		case 'C':
+			if ((rc = run_filter_launch(&a->filter, "--launch-count", optarg, &a->filter.launch_count)))
+				return rc;
 			break;
 		case 'h':
 			run_usage(stdout);
@@ -286,6 +333,8 @@ int cmd_run(int argc, char **argv)
 	if (rc >= 0)
 		goto out;
 
+	if ((rc = run_filter_config(&a.filter, &a.config)))   /* -k: a configuration of its own */
+		goto out;
 	if ((rc = run_check(a.config, a.probes, a.nprobes, a.first_env, a.json, &ck)))
 		goto out;
 	char lib[PATH_MAX], shim[PATH_MAX + 32], audit[PATH_MAX + 32];
@@ -303,7 +352,7 @@ int cmd_run(int argc, char **argv)
 	}
 	if ((rc = pin_driver(shim)))
 		goto out;
-	if (set_env(&a, &ck, lib, shim, audit)) {
+	if (set_env(&a, &ck, lib, shim, audit) || run_filter_env(&a.filter)) {
 		cli_error("run: cannot set the environment: %s", strerror(errno));
 		rc = RUN_EXIT_USAGE;
 		goto out;
@@ -312,6 +361,10 @@ int cmd_run(int argc, char **argv)
 out:
 	run_checked_free(&ck);
 	free(a.probes);
+	for (size_t i = 0; i < a.ntools; i++)
+		free(a.tools[i]);
+	free(a.tools);
+	run_filter_free(&a.filter);
 	free(a.env_probes);
 	return rc;
 }

@@ -11,7 +11,7 @@
 	struct {                                    \
 		__uint(type, BPF_MAP_TYPE_HASH);    \
 		__uint(max_entries, 256);           \
-		__type(key, __u32);                 \
+		__type(key, gp_kernel_id_t);        \
 		__type(value, __u64);               \
 	} name SEC(".maps")
 
@@ -24,16 +24,6 @@ struct {
 	__type(key, __u32);
 	__type(value, __u64);
 } degree SEC(".maps");
-
-static __always_inline void add(void *map, __u32 key, __u64 n)
-{
-	__u64 *v = bpf_map_lookup_elem(map, &key);
-	if (v)
-		__sync_fetch_and_add(v, n);
-	else if (bpf_map_update_elem(map, &key, &n, BPF_NOEXIST) &&
-		 (v = bpf_map_lookup_elem(map, &key)))
-		__sync_fetch_and_add(v, n);
-}
 
 GPU_MEM("shared,load", "*") int on_shared_load(struct gp_mem_ctx *ctx)
 {
@@ -61,8 +51,8 @@ GPU_MEM("shared,load", "*") int on_shared_load(struct gp_mem_ctx *ctx)
 			hi = k - 1;
 	}
 	if (bpf_gpu_warp_unique(0)) {
-		add(&wavefronts_by_kernel, ctx->thread.kernel_hash, lo);
-		add(&requests_by_kernel, ctx->thread.kernel_hash, 1);
+		gp_add(&wavefronts_by_kernel, ctx->thread.kernel_hash, lo);
+		gp_add(&requests_by_kernel, ctx->thread.kernel_hash, 1);
 		__u32 d = lo;
 		__u64 *h = bpf_map_lookup_elem(&degree, &d);
 		if (h)

@@ -10,22 +10,12 @@
 	struct {                                    \
 		__uint(type, BPF_MAP_TYPE_HASH);    \
 		__uint(max_entries, 256);           \
-		__type(key, __u32);                 \
+		__type(key, gp_kernel_id_t);        \
 		__type(value, __u64);               \
 	} name SEC(".maps")
 
 KMAP(sectors_by_kernel);
 KMAP(requests_by_kernel);
-
-static __always_inline void add(void *map, __u32 key, __u64 n)
-{
-	__u64 *v = bpf_map_lookup_elem(map, &key);
-	if (v)
-		__sync_fetch_and_add(v, n);
-	else if (bpf_map_update_elem(map, &key, &n, BPF_NOEXIST) &&
-		 (v = bpf_map_lookup_elem(map, &key)))
-		__sync_fetch_and_add(v, n);
-}
 
 GPU_MEM("global,load", "*") int on_load(struct gp_mem_ctx *ctx)
 {
@@ -34,9 +24,9 @@ GPU_MEM("global,load", "*") int on_load(struct gp_mem_ctx *ctx)
 	__u64 first_of_sector = bpf_gpu_warp_unique(ctx->addr >> 5);
 	__u64 first_of_warp = bpf_gpu_warp_unique(0);
 	if (first_of_sector)
-		add(&sectors_by_kernel, ctx->thread.kernel_hash, 1);
+		gp_add(&sectors_by_kernel, ctx->thread.kernel_hash, 1);
 	if (first_of_warp)
-		add(&requests_by_kernel, ctx->thread.kernel_hash, 1);
+		gp_add(&requests_by_kernel, ctx->thread.kernel_hash, 1);
 	return 0;
 }
 

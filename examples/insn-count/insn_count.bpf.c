@@ -13,13 +13,7 @@ struct {
 
 GPU_BB("*") int on_bb(struct gp_bb_ctx *ctx)
 {
-	__u32 k = ctx->thread.kernel_hash;
-	__u64 n = ctx->ninsns, *v = bpf_map_lookup_elem(&insns_by_kernel, &k);
-	if (v)
-		__sync_fetch_and_add(v, n);
-	else if (bpf_map_update_elem(&insns_by_kernel, &k, &n, BPF_NOEXIST) &&
-		 (v = bpf_map_lookup_elem(&insns_by_kernel, &k)))
-		__sync_fetch_and_add(v, n);
+	gp_add(&insns_by_kernel, ctx->thread.kernel_hash, ctx->ninsns);   /* gpuprobe.h */
 	return 0;
 }
 

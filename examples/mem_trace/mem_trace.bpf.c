@@ -18,25 +18,15 @@ struct {
 	__type(value, __u64);
 } stores_by_kernel SEC(".maps");
 
-static __always_inline void count(void *map, __u32 key)
-{
-	__u64 one = 1, *v = bpf_map_lookup_elem(map, &key);
-	if (v)
-		__sync_fetch_and_add(v, 1);
-	else if (bpf_map_update_elem(map, &key, &one, BPF_NOEXIST) &&
-		 (v = bpf_map_lookup_elem(map, &key)))
-		__sync_fetch_and_add(v, 1);
-}
-
 GPU_MEM("global,load", "*") int on_load(struct gp_mem_ctx *ctx)
 {
-	count(&loads_by_kernel, ctx->thread.kernel_hash);
+	gp_count(&loads_by_kernel, ctx->thread.kernel_hash);   /* gpuprobe.h: lookup, insert, atomic add */
 	return 0;
 }
 
 GPU_MEM("global,store", "*") int on_store(struct gp_mem_ctx *ctx)
 {
-	count(&stores_by_kernel, ctx->thread.kernel_hash);
+	gp_count(&stores_by_kernel, ctx->thread.kernel_hash);
 	return 0;
 }
 

@@ -90,6 +90,27 @@
 #define GPUPROBE_MAP_TYPE_PERTHREAD_ARRAY 1502  /* bpftime: one value per GPU thread */
 #define GPUPROBE_MAP_TYPE_GPU_RINGBUF 1527      /* bpftime: GPU ring buffer (perf_event_output) */
 
+/* ---- Counting ------------------------------------------------------------------------------ *
+ * gp_count(&map, key): value += 1;  gp_add(&map, key, n): value += n. For ARRAY and HASH maps
+ * declared with __type(key, ...) and __type(value, ...) (libbpf's BTF map syntax): key and n are
+ * converted to the map's own key and value types. A missing key is inserted as 0 (BPF_NOEXIST:
+ * when another thread inserts it first, that insert stands) and the value is then added to
+ * atomically, so the map stays on the per-SM sharded fast path (only atomic adds change it).
+ * An array index out of range or a full hash map counts nothing. Evaluates to nothing. */
+#define gp_add(gp_map_, gp_key_, gp_n_)                                                       \
+	do {                                                                                  \
+		__typeof__(*(gp_map_)->key) gp_k_ = (gp_key_);                                \
+		__typeof__(*(gp_map_)->value) gp_zero_ = 0,                                   \
+			*gp_v_ = bpf_map_lookup_elem((gp_map_), &gp_k_);                      \
+		if (!gp_v_) {                                                                 \
+			bpf_map_update_elem((gp_map_), &gp_k_, &gp_zero_, BPF_NOEXIST);      \
+			gp_v_ = bpf_map_lookup_elem((gp_map_), &gp_k_);                       \
+		}                                                                             \
+		if (gp_v_)                                                                    \
+			__sync_fetch_and_add(gp_v_, (gp_n_));                                 \
+	} while (0)
+#define gp_count(gp_map_, gp_key_) gp_add(gp_map_, gp_key_, 1)
+
 /* ---- GPU helpers (ids from ebpf/helpers.def; Linux ids come from <bpf/bpf_helpers.h>) ------- */
 #if defined(__bpf__) || defined(__BPF__)
 /* Print a constant string (device printf). */
