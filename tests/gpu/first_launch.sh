@@ -5,7 +5,8 @@
 # counter probes, each three times in one fresh cache (fresh, cached, cached), with GPUPROBE_LOG=1,
 # and prints per run: the F line (init_ms, first_launch_ms), the shim's set-up line ("probes: ...
 # in X ms (map memory, configuration, objects, output, host probes)") and the module lines
-# ("instrumented ... in X ms", "compiled ..."). Uses the build of tests/gpu/bench.sh (BENCH_BUILD,
+# ("instrumented ... in X ms", "compiled ...") or, for kernels instrumented at their first launch,
+# the per-kernel line ("first launch with probes in X ms: parse, instrument, compile, load"). Uses the build of tests/gpu/bench.sh (BENCH_BUILD,
 # else ./build, else ./build-bench: bench/overhead/build.sh). Exit 77 without a GPU or the build;
 # fails when a probe run lacks its timed set-up line or its F line.
 set -u
@@ -40,7 +41,7 @@ for cfg in native shim empty memcount; do
 			timeout 60 "${cmd[@]}" >"$OUT/$cfg-$pass.out" 2>"$OUT/$cfg-$pass.err"
 		echo "== $cfg $pass (exit $?)"
 		grep -h '^F ' "$OUT/$cfg-$pass.out"
-		grep -hE '^gpuprobe: (probes: [0-9]+ objects|module [0-9]+: (instrumented|compiled))' \
+		grep -hE '^gpuprobe: (probes: [0-9]+ objects|module [0-9]+: (instrumented|compiled)|kernel .*: first launch with probes)' \
 			"$OUT/$cfg-$pass.err"
 		grep -q '^F ' "$OUT/$cfg-$pass.out" || { echo "FAIL: no F line"; fails=$((fails + 1)); }
 		case $cfg in empty | memcount)
