@@ -61,6 +61,14 @@ struct gp_lower_opts {
 	   it moves to the call's place. NULL: always the helper. */
 	int (*emit_map_lookup)(void *user, ir_module *m, ir_func *f, const char *dst, int map_index,
 			       uint32_t key);
+	/* Optional: the same where the key is not a known constant but r2 is still the frame plus
+	   a constant (`k = ctx->dir & 3; v = lookup(&map, &k)`): the lowering loads the u32 key
+	   into the 64-bit register key (zero-extended) and the hook emits dst = the element's
+	   address, or 0 when there is none (an index past max_entries). Returns as
+	   emit_map_lookup. bench/overhead's per-direction memory counter called the generic
+	   lookup helper at every access; out of line (ptx-frontend/inline.c) that is a call. */
+	int (*emit_map_lookup_var)(void *user, ir_module *m, ir_func *f, const char *dst,
+				   int map_index, const char *key);
 	/* Bytes of stack per frame, from the verifier's stack_depth (rounded up to 8); 0 means
 	   the ISA's 512. Accesses outside it are the verifier's to reject. */
 	unsigned stack_size;

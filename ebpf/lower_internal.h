@@ -21,6 +21,8 @@ struct lower_fold {
 	bool folded;
 	unsigned flags;             /* what the hook said of the address: GP_LOWER_LOOKUP_* */
 	ir_stmt *first;             /* what it emitted, moved into the function at the call */
+	bool var_key;               /* the key is loaded from the frame at key_off first (into t6) */
+	int16_t key_off;
 };
 
 struct lower_ctx {
@@ -115,6 +117,8 @@ const char *lower_helper_name(int id);                      /* NULL for an unkno
 int lower_plan(struct lower_ctx *c, size_t sub);
 /* Move the folded lookup's code (c->folds[pc]) into the function. */
 void lower_emit_fold(struct lower_ctx *c, size_t pc);
+/* Load the u32 at frame offset off into the 64-bit register dst (lower_mem.c). */
+void lower_load_frame_u32(struct lower_ctx *c, int16_t off, const char *dst);
 /* An aligned r10+off access of size bytes inside the frame. */
 bool lower_frame_slot(const struct lower_ctx *c, unsigned base, int16_t off, unsigned size);
 /* What register reg holds at c->pc, from the straight-line code before it: LOWER_MV_* flags, 0

@@ -111,6 +111,11 @@ static void emit_load(struct lower_ctx *c, unsigned base, int16_t off, unsigned 
 	lo_label(c, done);
 }
 
+void lower_load_frame_u32(struct lower_ctx *c, int16_t off, const char *dst)
+{
+	emit_load(c, 10, off, 4, false, dst);
+}
+
 /* Store the low size bytes of val (a register or an immediate) at [b+off]; b is any 64-bit
  * register, aligned says its alignment is known (opts->assume_aligned is the caller's to
  * apply: helper out-pointers are not covered by it). Uses t0-t3 and p3. */

@@ -84,8 +84,9 @@ struct known {
  * in the code from the block's start to the call. Anything not followed (a store through a
  * pointer other than r10 + const, a call, an unknown size) forgets what the stack held. */
 static bool lookup_args(const struct lower_ctx *c, size_t sub_start, size_t pc, int *map,
-			uint32_t *key)
+			uint32_t *key, int64_t *key_off)
 {
+	*map = -1;
 	struct known r[11] = {0};
 	r[10].kind = K_FP;
 	struct stack_word { int64_t off; uint32_t v; } slot[16];
@@ -155,6 +156,8 @@ static bool lookup_args(const struct lower_ctx *c, size_t sub_start, size_t pc, 
 	}
 	if (r[1].kind != K_MAP || r[2].kind != K_FP)
 		return false;
+	*map = (int)r[1].v;   /* the map and where the key is, whatever the key */
+	*key_off = r[2].v;
 	for (size_t j = 0; j < nslot; j++)
 		if (slot[j].off == r[2].v) {
 			*map = (int)r[1].v;
@@ -176,20 +179,34 @@ static int plan_folds(struct lower_ctx *c, const struct lower_subprog *sp)
 		}
 		int map;
 		uint32_t key;
-		if (!is_helper_call(in, 1) || !lookup_args(c, sp->start, i, &map, &key))
+		int64_t off = 0;
+		if (!is_helper_call(in, 1))
 			continue;
 		ir_func scratch = {0};
-		int rc = c->opts->emit_map_lookup(c->opts->user, c->m, &scratch, c->r[0], map, key);
+		int rc;
+		bool var = false;
+		if (lookup_args(c, sp->start, i, &map, &key, &off)) {
+			rc = c->opts->emit_map_lookup(c->opts->user, c->m, &scratch, c->r[0], map, key);
+		} else if (map >= 0 && c->opts->emit_map_lookup_var && lower_frame_slot(c, 10, (int16_t)off, 4)) {
+			/* a key in the frame, not known: loaded into t6 at the call */
+			var = true;
+			rc = c->opts->emit_map_lookup_var(c->opts->user, c->m, &scratch, c->r[0], map, c->t[6]);
+		} else {
+			continue;
+		}
 		if (rc < 0)
 			continue;   /* the helper call stays */
 		c->folds[i] = (struct lower_fold){.folded = true, .flags = (unsigned)rc,
-						  .first = scratch.first};
+						  .first = scratch.first, .var_key = var,
+						  .key_off = (int16_t)off};
 	}
 	return 0;
 }
 
 void lower_emit_fold(struct lower_ctx *c, size_t pc)
 {
+	if (c->folds[pc].var_key)
+		lower_load_frame_u32(c, c->folds[pc].key_off, c->t[6]);
 	for (ir_stmt *s = c->folds[pc].first, *next; s; s = next) {
 		next = s->next;
 		s->prev = s->next = NULL;

@@ -827,13 +827,24 @@ static void def_perf_output(struct gp_emit *e) { def_output(e, "%rd2", "%rd4", "
 static void def_submit(struct gp_emit *e) { def_ring_finish(e, GP_REC_COMMITTED); }
 static void def_discard(struct gp_emit *e) { def_ring_finish(e, GP_REC_DISCARDED); }
 
+/* A helper that runs rarely: a counting probe inserts each key once and then only looks it up
+ * and adds (the counting idiom), so the insert's probe loop, bucket claim and value stores stay
+ * in one shared out-of-line body however many sites call it (ptx-frontend/inline.c). */
+static const char *cold(ir_module *m, const char *name)
+{
+	ir_func *f = name ? ir_module_find_func(m, name) : NULL;
+	if (f)
+		f->cold = true;
+	return name;
+}
+
 const char *gp_maps_helper_func(void *user, ir_module *m, int helper_id)
 {
 	struct gp_maps_device *dev = user;
 	switch (helper_id) {
 	case 1: return ensure(m, GP_EMIT_PREFIX "map_lookup_elem", 5, def_lookup, NULL, 0);
-	case 2: return ensure(m, GP_EMIT_PREFIX "map_update_elem", 5, def_update, NULL, 0);
-	case 3: return ensure(m, GP_EMIT_PREFIX "map_delete_elem", 5, def_delete, NULL, 0);
+	case 2: return cold(m, ensure(m, GP_EMIT_PREFIX "map_update_elem", 5, def_update, NULL, 0));
+	case 3: return cold(m, ensure(m, GP_EMIT_PREFIX "map_delete_elem", 5, def_delete, NULL, 0));
 	case 25: return ensure(m, GP_EMIT_PREFIX "perf_event_output", 5, def_perf_output, NULL, 0);
 	case 130: return ensure(m, GP_EMIT_PREFIX "ringbuf_output", 5, def_ring_output, NULL, 0);
 	case 131: return ensure(m, GP_EMIT_PREFIX "ringbuf_reserve", 5, def_ring_reserve, NULL, 0);
@@ -885,6 +896,30 @@ int gp_maps_emit_map_lookup(void *user, ir_module *m, ir_func *f, const char *ds
 	}
 	int rc = emit_value_addr(m, f, dst, d, d->data + (uint64_t)key * d->value_stride);
 	return rc ? rc : GP_LOWER_WARP_UNIFORM | (d->data ? GP_LOWER_NONNULL : 0);
+}
+
+/* A variable index into an array: the element's address from constants (base, stride, bound)
+ * and %smid, with no call, no descriptor load and no stack, so ptxas sees the whole counter. */
+int gp_maps_emit_map_lookup_var(void *user, ir_module *m, ir_func *f, const char *dst,
+				int map_index, const char *key)
+{
+	struct gp_maps_device *dev = user;
+	if (!dev || map_index < 0 || (size_t)map_index >= dev->nmaps)
+		return -ENOENT;
+	const struct gp_map_desc *d = &dev->descs[map_index];
+	if (d->kind != GP_MAP_KIND_ARRAY || (d->flags & GP_MAPF_PERTHREAD))
+		return -ENOTSUP;
+	struct gp_emit e = {.m = m, .f = f};
+	ir_stmt_append(f, ir_stmt_new(m, IR_STMT_BLOCK_OPEN));
+	ir_stmt_append(f, ir_reg_decl_new(m, ".u64", "%gpm_k", -1));
+	ir_stmt_append(f, ir_reg_decl_new(m, ".pred", "%gpm_p", -1));
+	int rc = emit_value_addr(m, f, dst, d, d->data);   /* this SM's copy of element 0 */
+	gp_em(&e, "mul.lo.u64 %%gpm_k, %s, %u", key, d->value_stride);
+	gp_em(&e, "add.u64 %s, %s, %%gpm_k", dst, dst);
+	gp_em(&e, "setp.ge.u64 %%gpm_p, %s, %u", key, d->max_entries);
+	gp_em(&e, "selp.b64 %s, 0, %s, %%gpm_p", dst, dst);
+	ir_stmt_append(f, ir_stmt_new(m, IR_STMT_BLOCK_CLOSE));
+	return rc ? rc : e.failed ? -EINVAL : 0;
 }
 
 int gp_maps_emit_map_ref(void *user, ir_module *m, ir_func *f, const char *dst, int map_index,

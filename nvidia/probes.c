@@ -395,6 +395,7 @@ static int instrument_uncached(struct gp_nv_probes *ps, const char *ptx, size_t 
 		struct gp_lower_opts lo = {
 			.emit_map_ref = gp_maps_emit_map_ref, .helper_func = gp_maps_helper_func,
 			.emit_map_lookup = gp_maps_emit_map_lookup,
+			.emit_map_lookup_var = gp_maps_emit_map_lookup_var,
 			.puts_func = calls_helper(p->prog, 501) ? gp_maps_puts_func(&o->dev, m) : NULL,
 			.user = &o->dev,
 			.prefix = ir_strfmt(m, "__gp%zu_%zu_", p->obj, p->index),

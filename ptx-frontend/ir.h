@@ -128,6 +128,8 @@ struct ir_func {
 	                         * ".maxntid 256, 1, 1", ".noreturn", ".pragma \"nounroll\";" */
 	unsigned nperf;
 	bool has_body;          /* false for a prototype ending in ';' */
+	bool cold;              /* generated code that runs rarely (a map insert): kept out of line
+	                           by ptx-frontend/inline.c wherever it is called */
 	ir_stmt *first, *last;  /* body statements, outer braces excluded */
 	const char *end_src;    /* parsed: the closing '}' with the text around it, or NULL */
 	uint32_t end_len;
