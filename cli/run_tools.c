@@ -221,12 +221,7 @@ int run_filter_config(struct run_filter *f, const char **config)
 
 int run_filter_env(const struct run_filter *f)
 {
-	/* The shim does not pick launches yet (shim/lazy_launch.c would count them per kernel):
-	 * the window travels for it, and the user hears that every launch is instrumented. */
-	if (f->launch_skip || f->launch_count)
-		fprintf(stderr, "gpuprobe: run: --launch-skip/--launch-count are passed to the shim as "
-			"GPUPROBE_LAUNCH_SKIP/GPUPROBE_LAUNCH_COUNT, which this shim does not apply yet: "
-			"every launch runs with probes\n");
+	/* the shim counts launches per kernel where it picks the function (shim/launch_window.c) */
 	if (f->launch_skip && setenv("GPUPROBE_LAUNCH_SKIP", f->launch_skip, 1))
 		return -1;
 	if (f->launch_count && setenv("GPUPROBE_LAUNCH_COUNT", f->launch_count, 1))

@@ -29,7 +29,8 @@ int run_filter_launch(struct run_filter *f, const char *opt, const char *n, cons
  * $GPUPROBE_CONFIG) is refused: its kernels section says the same. *config is replaced by the
  * written file. Returns 0 or the exit status after one line. */
 int run_filter_config(struct run_filter *f, const char **config);
-/* After the checks, into the application's environment: GPUPROBE_LAUNCH_SKIP/COUNT. */
+/* After the checks, into the application's environment: GPUPROBE_LAUNCH_SKIP/COUNT, which the
+ * shim applies (shim/launch_window.h). */
 int run_filter_env(const struct run_filter *f);
 void run_filter_free(struct run_filter *f);
 

@@ -2,6 +2,7 @@
  * kernel's first launch in a context this is a lock-free hash lookup, a short list walk and a few
  * comparisons; nothing is allocated. */
 #include "shim/lazy.h"
+#include "shim/launch_window.h"
 #include "shim/lazy_internal.h"
 #include "shim/log.h"
 
@@ -42,6 +43,8 @@ CUfunction shim_lazy_pick(CUfunction f, unsigned block, unsigned smem)
 	if (__builtin_expect(!fn, 0) && !(fn = lazy_first_launch(k, f, ctx)))
 		return f;
 	if (!fn->inst || __atomic_load_n(&fn->disabled, __ATOMIC_RELAXED))
+		return f;
+	if (!shim_launch_window_take(f))   /* --launch-skip/--launch-count (launch_window.h) */
 		return f;
 	if (block > (unsigned)fn->max_threads) {
 		if (!__atomic_exchange_n(&fn->said, 1, __ATOMIC_RELAXED))

@@ -54,8 +54,7 @@ mkdir -m 0700 "$XDG_RUNTIME_DIR"
 unset GPUPROBE_CONFIG GPUPROBE_PROBES
 out=$("$gp" run -t kernels -t memcount -k 'vec*' -k "it's" --launch-skip 2 --launch-count 3 -- \
 	sh -c 'cat "$GPUPROBE_CONFIG"; echo "$GPUPROBE_PROBES"; echo "$GPUPROBE_LAUNCH_SKIP $GPUPROBE_LAUNCH_COUNT"' 2>&1)
-check "run -t -k --launch-skip --launch-count" "gpuprobe: run: --launch-skip/--launch-count are passed to the shim as GPUPROBE_LAUNCH_SKIP/GPUPROBE_LAUNCH_COUNT, which this shim does not apply yet: every launch runs with probes
-# written by gpuprobe run for -k: only these kernels get probes
+check "run -t -k --launch-skip --launch-count" "# written by gpuprobe run for -k: only these kernels get probes
 kernels:
   include: ['vec*', 'it''s']
 $tools/kernels.bpf.o:$tools/memcount.bpf.o
