@@ -188,6 +188,16 @@ int run_filter_config(struct run_filter *f, const char **config)
 		if (i)
 			fputs(", ", m);
 		put_quoted(m, f->kernels[i]);
+		/* as a section's glob matches (ptx-frontend/instrument.c), the demangled name without
+		 * its parameter list too: -k vectorAdd selects vectorAdd(float const*, ...) */
+		if (!strchr(f->kernels[i], '(')) {
+			char *with = NULL;
+			if (asprintf(&with, "%s(*", f->kernels[i]) < 0)
+				return fclose(m), free(text), cli_error("out of memory"), RUN_EXIT_USAGE;
+			fputs(", ", m);
+			put_quoted(m, with);
+			free(with);
+		}
 	}
 	fputs("]\n", m);
 	fclose(m);

@@ -23,7 +23,7 @@ ONE(before_launch);  /* blocks whose start precedes the stored launch (a later l
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 64);
-	__type(key, __u32);
+	__type(key, gp_log2_key_t);   /* a log2 histogram (gpuprobe/output.h) */
 	__type(value, __u64);
 } latency_ns_hist SEC(".maps");
 

@@ -56,7 +56,7 @@ out=$("$gp" run -t kernels -t memcount -k 'vec*' -k "it's" --launch-skip 2 --lau
 	sh -c 'cat "$GPUPROBE_CONFIG"; echo "$GPUPROBE_PROBES"; echo "$GPUPROBE_LAUNCH_SKIP $GPUPROBE_LAUNCH_COUNT"' 2>&1)
 check "run -t -k --launch-skip --launch-count" "# written by gpuprobe run for -k: only these kernels get probes
 kernels:
-  include: ['vec*', 'it''s']
+  include: ['vec*', 'vec*(*', 'it''s', 'it''s(*']
 $tools/kernels.bpf.o:$tools/memcount.bpf.o
 2 3" "$out"
 cfg=$(ls "$XDG_RUNTIME_DIR"/gpuprobe/kernels-*.yaml)
