@@ -56,7 +56,7 @@ static const struct var vars[GP_VAR__COUNT] = {
 	[GP_VAR_CLOCK] = {"GPUPROBE_CLOCK", T_FLAG, "1"},
 	[GP_VAR_TEST_SECURE] = {"GPUPROBE_TEST_SECURE", T_FLAG, "0"},
 	[GP_VAR_INLINE] = {"GPUPROBE_INLINE", T_FLAG, "1"},
-	[GP_VAR_INLINE_GROWTH] = {"GPUPROBE_INLINE_GROWTH", T_UINT, "8", NULL, 1, 1000, 0, NULL,
+	[GP_VAR_INLINE_GROWTH] = {"GPUPROBE_INLINE_GROWTH", T_UINT, "2", NULL, 1, 1000, 0, NULL,
 				  "a whole number from 1 to 1000"},
 	[GP_VAR_CL_DEVICE] = {"GPUPROBE_CL_DEVICE", T_UINT, "0", NULL, 0, 4096, 0, NULL,
 			      "a device index from 0 to 4096"},

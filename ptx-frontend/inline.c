@@ -1,9 +1,13 @@
 /* Inlining of generated calls (inline.h). */
 #include "ptx-frontend/inline.h"
+#include "common/env.h"
 
 #include <ctype.h>
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define MAX_ARGS 16
 
@@ -15,6 +19,9 @@ struct callee {
 	int has_calls;             /* an inlined copy brings calls: another round may find sites */
 	unsigned refs;             /* references from live nodes other than itself (dropping) */
 	int dropped;
+	int site;                  /* called from the application's code: a probe body */
+	long expanded;             /* instructions one inlined copy brings with its nested copies
+	                              (-1: not known yet) */
 	/* What renaming asks of every operand of every site, gathered once: the callee's .reg
 	 * declarations (any depth) and its labels. Walking the body per operand instead made
 	 * inlining the larger part of instrumenting a module. */
@@ -35,6 +42,9 @@ struct pass {
 	struct callee *callees;
 	size_t ncallees;
 	unsigned max_insns;
+	unsigned small_insns;      /* callees this small are inlined wherever they are called */
+	int everything;            /* opts->everything */
+	int helpers;               /* whole helper bodies pay at sites too (the budget allows) */
 	unsigned site;             /* module-wide site counter: names stay unique */
 	unsigned local_id;
 	struct gp_inline_stats st;
@@ -47,10 +57,13 @@ struct local_map {
 
 struct caller {
 	ir_func *f;
-	/* Instructions this caller may still gain. Inlining every site of a large kernel without a
-	 * bound blew CUB's memory-probed module from 0.6 MB to 35 MB of PTX and its JIT from seconds
-	 * to 340 s on the H200; past the budget, sites keep their calls. */
+	int generated;             /* one of the generated functions (a shared out-of-line body) */
+	int probe_body;            /* ... called from the application's sites */
+	/* Instructions this caller may still gain: its share of the module's budget (see
+	 * plan_budgets). Past it, sites keep their calls. */
 	long budget;
+	unsigned refused;          /* probe sites the budget left as calls */
+	unsigned round;
 	int new_calls;             /* this round inlined a callee that has calls */
 	struct local_map *locals;
 	size_t nlocals, caplocals;
@@ -598,14 +611,31 @@ static int inline_site(struct pass *p, struct caller *c, struct call_block *b, s
 	return 1;
 }
 
-/* How many instructions a caller of `own` instructions may gain (GPUPROBE_INLINE_GROWTH: the
- * multiple of its size, default 8, at least 20,000 instructions). */
-static long inline_budget(unsigned own)
+/* Whether inlining callee ce into caller c pays (its budget aside). Inlined code grows with the
+ * copies of what is inlined, so only what gains from being inlined is:
+ * - small callees (a call with its parameter passing costs about as much), everywhere;
+ * - a probe body at its sites: the counting fast path it holds (the folded lookup's %smid shard
+ *   address and the atomic add through it, lower_plan.c) is what ptxas must see in one piece to
+ *   aggregate the add per warp (DESIGN.md, "Hot map values are sharded per SM");
+ * - into a shared helper body (one per module: hash lookup, update, ring reserve), the pieces it
+ *   calls: one copy, whatever its size.
+ * - whole helper bodies (a hash lookup, a ring reservation) at the sites too, but only when all
+ *   of it fits the module's budget (plan_budgets): a small module keeps every site fully inlined.
+ * Never at a site: cold helpers (ir_func.cold: the map insert), one shared body each. What stays
+ * out of line is then one shared body per helper, called from every site. */
+static int pays(const struct pass *p, const struct caller *c, const struct callee *ce)
 {
-	const char *g = getenv("GPUPROBE_INLINE_GROWTH");
-	long k = g && *g ? strtol(g, NULL, 10) : 8;
-	long b = k * (long)own;
-	return b > 20000 ? b : 20000;
+	if (!ce->usable)
+		return 0;
+	if (p->everything)
+		return 1;
+	if (ce->top->func.cold)
+		return c->generated && !c->probe_body;   /* only into another shared body */
+	if (ce->ninsns <= p->small_insns)
+		return 1;
+	if (!c->generated)
+		return ce->site || p->helpers;
+	return !c->probe_body && !ce->site;
 }
 
 static unsigned count_insns(const ir_func *f)
@@ -613,6 +643,15 @@ static unsigned count_insns(const ir_func *f)
 	unsigned n = 0;
 	for (const ir_stmt *s = f->first; s; s = s->next)
 		n += s->kind == IR_STMT_INSN;
+	return n;
+}
+
+/* The application's own instructions of f: not those the instrumentation put at its sites. */
+static unsigned count_own_insns(const ir_func *f)
+{
+	unsigned n = 0;
+	for (const ir_stmt *s = f->first; s; s = s->next)
+		n += s->kind == IR_STMT_INSN && !s->generated;
 	return n;
 }
 
@@ -636,10 +675,14 @@ static unsigned inline_round(struct pass *p, struct caller *c)
 		}
 		ir_stmt *next = b.close->next;
 		struct callee *ce = find_callee(p, b.callee);
-		if (ce && ce->usable && (long)ce->ninsns <= c->budget && inline_site(p, c, &b, ce)) {
-			c->budget -= ce->ninsns;
-			c->new_calls |= ce->has_calls;
-			done++;
+		if (ce && pays(p, c, ce)) {
+			if ((long)ce->ninsns > c->budget)
+				c->refused += !c->round && ce->site;   /* each probe site once */
+			else if (inline_site(p, c, &b, ce)) {
+				c->budget -= ce->ninsns;
+				c->new_calls |= ce->has_calls;
+				done++;
+			}
 		}
 		s = next;
 	}
@@ -785,14 +828,173 @@ static unsigned drop_unreferenced(struct pass *p, const struct name_index *ix, i
 
 /* ---- the pass ------------------------------------------------------------------------------- */
 
+/* The module's inlining budget as a multiple of its own instructions: GPUPROBE_INLINE_GROWTH
+ * (1..1000, default 2). */
+static long growth_factor(void)
+{
+	return (long)gp_env_uint(GP_VAR_INLINE_GROWTH);   /* 1..1000 (common/env.c) */
+}
+
+/* Fill in what inlining needs to know of a callee (again, after its body changed). */
+static void describe(struct pass *p, struct callee *ce)
+{
+	const ir_func *f = &ce->top->func;
+	ce->usable = callee_usable(p, f);
+	ce->ninsns = count_insns(f);
+	ce->has_calls = has_calls(f);
+	ce->nregs = ce->nlabels = 0;
+	gather_names(p->m, ce);
+	ce->expanded = -1;
+}
+
+/* Inlining rounds over one caller: each round's copies may bring calls for the next. */
+static void inline_caller(struct pass *p, struct caller *c, unsigned depth)
+{
+	for (unsigned r = 0; r < depth; r++) {
+		c->new_calls = 0;
+		c->round = r;
+		unsigned k = inline_round(p, c);
+		p->st.inlined += k;
+		/* Sites left now stay left (the budget only shrinks, the rest is structure): only
+		 * calls brought in by this round's copies can make another round useful. */
+		if (!k || !c->new_calls)
+			break;
+	}
+	free(c->locals);
+	c->locals = NULL;
+	c->nlocals = c->caplocals = 0;
+}
+
+static int app_func(const ir_top *t)
+{
+	return t->kind == IR_TOP_FUNC && !t->generated && t->func.has_body;
+}
+
+/* Instructions one copy of ce brings to a site, with the copies of what pays to inline in it. */
+static long expanded(struct pass *p, struct callee *ce, unsigned depth)
+{
+	if (ce->expanded >= 0)
+		return ce->expanded;
+	long n = ce->ninsns;
+	const struct caller site = {0};
+	for (const ir_stmt *s = ce->top->func.first; s && depth && ce->has_calls; s = s->next) {
+		if (s->kind != IR_STMT_INSN || !s->insn.info || !(s->insn.info->flags & IR_F_CALL))
+			continue;
+		const ir_operand *r, *a;
+		const char *name = call_parts(&s->insn, &r, &a);
+		struct callee *in = name ? find_callee(p, name) : NULL;
+		if (in && in != ce && pays(p, &site, in))
+			n += expanded(p, in, depth - 1);
+	}
+	return ce->expanded = n;
+}
+
+/* Each call block of f to a generated function: visit(p, callee, user). */
+static void each_site(struct pass *p, ir_func *f, void (*visit)(struct pass *, struct callee *, void *),
+		      void *user)
+{
+	for (ir_stmt *s = f->first; s; s = s->next) {
+		struct call_block b;
+		if (s->kind != IR_STMT_BLOCK_OPEN || !match_block(s, &b))
+			continue;
+		struct callee *ce = find_callee(p, b.callee);
+		if (ce)
+			visit(p, ce, user);
+		s = b.close;
+	}
+}
+
+static void mark_site(struct pass *p, struct callee *ce, void *user)
+{
+	(void)p, (void)user;
+	ce->site = 1;
+}
+
+struct demand {
+	long insns;
+	unsigned sites;
+};
+
+static void add_demand(struct pass *p, struct callee *ce, void *user)
+{
+	struct demand *d = user;
+	const struct caller site = {0};
+	d->sites++;
+	if (pays(p, &site, ce))
+		d->insns += expanded(p, ce, 8);
+}
+
+/* The budget: the module may gain growth_factor() times its own instructions (at least
+ * min_budget). Inlining every site of every kernel without one turned a 1,000-kernel template
+ * module's 3.5 MB of PTX into 156 MB (ptxas: 4 min 13 s instead of 9.7 s), cuSPARSE's 31.6 MB
+ * into 714 MB (5.8 GB to instrument), CUB's 0.6 MB into 35 MB (a 340 s JIT). The floor of
+ * 50,000 keeps small modules fully inlined: bench/overhead's memory trace (218 ring sites of
+ * ovh.cu, measured at 8.4x native with its reservations inlined) adds 47,742. When what pays to
+ * inline fits, every caller inlines all of it; otherwise each caller gets a share in proportion
+ * to what it asks, so that every kernel keeps some inlined sites and the rest call the shared
+ * bodies. */
+/* What inlining all that pays would add to each application function (budget[]), in total. */
+static long demands(struct pass *p, long *budget)
+{
+	long total = 0;
+	size_t i = 0;
+	for (size_t c = 0; c < p->ncallees; c++)
+		p->callees[c].expanded = -1;
+	p->st.sites = 0;
+	for (ir_top *t = p->m->first; t; t = t->next) {
+		if (!app_func(t))
+			continue;
+		struct demand d = {0};
+		each_site(p, &t->func, add_demand, &d);
+		budget[i++] = d.insns;
+		total += d.insns;
+		p->st.sites += d.sites;
+	}
+	return total;
+}
+
+static long *plan_budgets(struct pass *p, const struct gp_inline_opts *opts, size_t nfuncs)
+{
+	long *budget = calloc(nfuncs ? nfuncs : 1, sizeof(*budget));
+	if (!budget)
+		return NULL;
+	long module = 0;
+	for (ir_top *t = p->m->first; t; t = t->next)
+		if (app_func(t))
+			module += count_own_insns(&t->func);
+	long k = opts && opts->growth ? (long)opts->growth : growth_factor();
+	long min = opts && opts->min_budget ? (long)opts->min_budget : 50000;   /* see plan_budgets */
+	long allowed = k * module > min ? k * module : min;
+	/* Whole helpers at the sites while everything fits; past that, probe bodies only. */
+	p->helpers = 1;
+	long total = demands(p, budget);
+	if (total > allowed && !p->everything) {
+		p->st.helpers_out = 1;
+		p->st.demand_all = (unsigned long)total;
+		p->helpers = 0;
+		total = demands(p, budget);
+	}
+	p->st.module_insns = (unsigned long)module;
+	p->st.demand = (unsigned long)total;
+	p->st.budget = (unsigned long)allowed;
+	p->st.growth = (unsigned)k;
+	for (size_t i = 0; i < nfuncs; i++)
+		budget[i] = total <= allowed || p->everything ? LONG_MAX : (long)((double)allowed * (double)budget[i] / (double)total);
+	return budget;
+}
+
 int gp_inline_generated_calls(ir_module *m, const struct gp_inline_opts *opts,
 			      struct gp_inline_stats *stats)
 {
-	struct pass p = {.m = m, .max_insns = opts && opts->max_insns ? opts->max_insns : 200};
+	struct pass p = {.m = m, .max_insns = opts && opts->max_insns ? opts->max_insns : 200,
+			 .small_insns = opts && opts->small_insns ? opts->small_insns : 48,
+			 .everything = opts && opts->everything};
 	unsigned depth = opts && opts->max_depth ? opts->max_depth : 4;
-	size_t n = 0;
-	for (ir_top *t = m->first; t; t = t->next)
+	size_t n = 0, nfuncs = 0;
+	for (ir_top *t = m->first; t; t = t->next) {
 		n += generated_body(t);
+		nfuncs += app_func(t);
+	}
 	if (stats)
 		memset(stats, 0, sizeof(*stats));
 	if (!n)
@@ -801,31 +1003,36 @@ int gp_inline_generated_calls(ir_module *m, const struct gp_inline_opts *opts,
 	if (!p.callees)
 		return 0;   /* out of memory: calls stay calls */
 	for (ir_top *t = m->first; t; t = t->next)
-		if (generated_body(t)) {
-			p.callees[p.ncallees].top = t;
-			p.callees[p.ncallees].usable = callee_usable(&p, &t->func);
-			p.callees[p.ncallees].ninsns = count_insns(&t->func);
-			p.callees[p.ncallees].has_calls = has_calls(&t->func);
-			gather_names(m, &p.callees[p.ncallees]);
-			p.ncallees++;
-		}
-	for (ir_top *t = m->first; t; t = t->next) {
-		if (t->kind != IR_TOP_FUNC || t->generated || !t->func.has_body)
+		if (generated_body(t))
+			p.callees[p.ncallees++].top = t;
+	for (size_t i = 0; i < p.ncallees; i++)
+		describe(&p, &p.callees[i]);
+	for (ir_top *t = m->first; t; t = t->next)
+		if (app_func(t))
+			each_site(&p, &t->func, mark_site, NULL);
+	/* The shared bodies first, callees before callers (a .func precedes its callers): each
+	 * takes in what it calls, once per module, and is described again before anything
+	 * inlines it. */
+	for (size_t i = 0; i < p.ncallees; i++) {
+		struct callee *ce = &p.callees[i];
+		if (!ce->has_calls)
 			continue;
-		/* Grow a caller by a bounded multiple of its own size. */
-		unsigned own = count_insns(&t->func);
-		struct caller c = {.f = &t->func, .budget = inline_budget(own)};
-		for (unsigned r = 0; r < depth; r++) {
-			c.new_calls = 0;
-			unsigned k = inline_round(&p, &c);
-			p.st.inlined += k;
-			/* Sites left now stay left (the budget only shrinks, the rest is structure):
-			 * only calls brought in by this round's copies can make another round useful. */
-			if (!k || !c.new_calls)
-				break;
-		}
-		free(c.locals);
+		struct caller c = {.f = &ce->top->func, .generated = 1, .probe_body = ce->site,
+				   .budget = LONG_MAX};
+		inline_caller(&p, &c, depth);
+		describe(&p, ce);
 	}
+	/* Then the application's sites, each function within its share of the budget. */
+	long *budget = plan_budgets(&p, opts, nfuncs);
+	size_t i = 0;
+	for (ir_top *t = m->first; t && budget; t = t->next) {
+		if (!app_func(t))
+			continue;
+		struct caller c = {.f = &t->func, .budget = budget[i++]};
+		inline_caller(&p, &c, depth);
+		p.st.budget_calls += c.refused;
+	}
+	free(budget);
 	struct name_index ix;
 	if (!index_build(&ix, &p)) {
 		p.st.kept = count_kept(&p, &ix, m);
@@ -840,11 +1047,29 @@ int gp_inline_generated_calls(ir_module *m, const struct gp_inline_opts *opts,
 
 int gp_inline_enabled(void)
 {
-	const char *e = getenv("GPUPROBE_INLINE");
-	return !e || !*e || strcmp(e, "0");
+	return gp_env_flag(GP_VAR_INLINE);
 }
 
 int gp_inline_probe_calls(ir_module *m)
 {
-	return gp_inline_enabled() ? gp_inline_generated_calls(m, NULL, NULL) : 0;
+	if (!gp_inline_enabled())
+		return 0;
+	struct gp_inline_stats st;
+	gp_inline_generated_calls(m, NULL, &st);
+	if (st.helpers_out) {
+		/* one line, as the shim's own (shim/log.c): why this module's sites call */
+		char line[512], sites[128] = "";
+		if (st.budget_calls)
+			snprintf(sites, sizeof(sites), "; %u of %u probe sites call their probe too",
+				 st.budget_calls, st.sites);
+		int len = snprintf(line, sizeof(line),
+				   "gpuprobe: inline: inlining the probes and their helpers would add %lu "
+				   "instructions to a module of %lu, more than its budget of %lu "
+				   "(GPUPROBE_INLINE_GROWTH=%u times its size): map and ring helpers are called "
+				   "from one shared out-of-line body each%s\n",
+				   st.demand_all, st.module_insns, st.budget, st.growth, sites);
+		if (len > 0 && write(STDERR_FILENO, line, (size_t)len < sizeof(line) ? (size_t)len : sizeof(line) - 1) < 0)
+			return 0;
+	}
+	return 0;
 }

@@ -27,7 +27,7 @@ done
 body() { awk '/\.entry _Z16transpose_blocks/ {f=1} f {print} f && /^}/ {exit}' "$1"; }
 # The first application instruction of the kernel (its first ld.param) and what comes right
 # before it; the capture before the probe's first instruction.
-before_app() { body "$1" | sed 's/^[[:space:]]*//' | grep -v '^$' | grep -B1 -m1 '^ld\.param' | head -1; }
+before_app() { body "$1" | sed 's/^[[:space:]]*//' | grep -v '^$' | grep -B1 -m1 '^ld\.param.*_param_[0-9]' | head -1; }
 for mode in inline call; do
 	[ $mode = call ] && export GPUPROBE_INLINE=0 || unset GPUPROBE_INLINE
 	"$GP" ptx instrument -p "$W/block_insert.bpf.o" "$W/transpose.ptx" -o "$W/hash_$mode.ptx" 2>"$W/hash_$mode.err"

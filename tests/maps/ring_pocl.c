@@ -155,7 +155,7 @@ int main(void)
 	 * collectives inside the helper raced between work-groups running at once on PoCL (records
 	 * claimed that no lane wrote, drops not counted), while the same code inlined, or run one
 	 * work-group at a time (POCL_CPU_MAX_CU_COUNT=1), was exact: a limit of the emulation. */
-	struct gp_inline_opts io = {.max_insns = 100000};
+	struct gp_inline_opts io = {.max_insns = 100000, .everything = 1};
 	struct gp_inline_stats ist = {0};
 	gp_inline_generated_calls(m, &io, &ist);
 	CHECK_EQ(ist.kept, 0);

@@ -57,14 +57,14 @@ int main(void)
 
 	growth("16", 1, 16);
 	growth("1000", 1, 1000);
-	growth("abc", -EINVAL, 8);                          /* garbage is an error, not 0 */
-	growth("0", -EINVAL, 8);
-	growth("12abc", -EINVAL, 8);
-	growth("-3", -EINVAL, 8);
-	growth("99999999999999999999999", -EINVAL, 8);      /* overflow */
-	growth("9223372036854775807", -EINVAL, 8);          /* would overflow k * size */
+	growth("abc", -EINVAL, 2);                          /* garbage is an error, not 0 */
+	growth("0", -EINVAL, 2);
+	growth("12abc", -EINVAL, 2);
+	growth("-3", -EINVAL, 2);
+	growth("99999999999999999999999", -EINVAL, 2);      /* overflow */
+	growth("9223372036854775807", -EINVAL, 2);          /* would overflow k * size */
 	unsetenv("GPUPROBE_INLINE_GROWTH");
-	CHECK(gp_env_uint(GP_VAR_INLINE_GROWTH) == 8, "unset growth");
+	CHECK(gp_env_uint(GP_VAR_INLINE_GROWTH) == 2, "unset growth");
 
 	setenv("GPUPROBE_LOG", "yes", 1);
 	CHECK(gp_env_flag(GP_VAR_LOG) == 1, "LOG=yes");
@@ -98,7 +98,7 @@ int main(void)
 	const char *want =
 		"gpuprobe: GPUPROBE_MAP_VA=0x600000001000: expected 0 or a 2 MiB-aligned address up to "
 		"0x7ef000000000; using 0x600000000000\n"
-		"gpuprobe: GPUPROBE_INLINE_GROWTH=abc: expected a whole number from 1 to 1000; using 8\n"
+		"gpuprobe: GPUPROBE_INLINE_GROWTH=abc: expected a whole number from 1 to 1000; using 2\n"
 		"gpuprobe: GPUPROBE_LOG=maybe: expected 1 or 0; using 0\n"
 		"gpuprobe: GPUPROBE_PRECOMPILE=fast: expected check, link or 0; using 0\n"
 		"gpuprobe: GPUPROBE_REAL_LIBCUDA ignored: a setuid or setgid process honours no gpuprobe "
