@@ -272,6 +272,55 @@ static void test_percpu_and_sharded_hash(void)
 	gp_map_inst__free(m);
 }
 
+/* The counting idiom on a sharded HASH (the verifier's map_atomic_only with a BPF_NOEXIST
+ * insert): the insert creates the key once, its value lands in one copy and the others stay 0;
+ * every SM then adds into its own copy; a second NOEXIST insert (another SM losing the race) is
+ * -EEXIST and changes nothing. Lookups and snapshots (what the CLI prints) give the sum. The same
+ * on the GPU, 65,536 threads over 1,000 keys: tests/maps/gpu_maps_run.c's "shash". */
+static void test_sharded_noexist_count(void)
+{
+	struct gp_map_inst *m = make("cnt", BPF_MAP_TYPE_HASH, 4, 8, 16, 1);
+	uint32_t k = 42, k2 = 43;
+	uint64_t one = 1, v = 0;
+	CHECK_EQ(gp_map_inst__update(m, &k, &one, BPF_NOEXIST), 0);
+	unsigned copies_with_one = 0;
+	for (unsigned s = 0; s < 4; s++) {
+		uint64_t *q = gp_map_inst__value_ptr(m, &k, s);
+		CHECK(q != NULL);
+		if (q)
+			copies_with_one += *q == 1;
+	}
+	CHECK_EQ(copies_with_one, 1);   /* in one copy, not in every copy */
+	for (unsigned s = 0; s < 4; s++) {   /* each SM's atomic adds: 10 per SM */
+		uint64_t *q = gp_map_inst__value_ptr(m, &k, s);
+		if (q)
+			*q += 10;
+	}
+	CHECK_EQ(gp_map_inst__update(m, &k, &one, BPF_NOEXIST), -EEXIST);
+	CHECK_EQ(gp_map_inst__lookup(m, &k, &v), 0);
+	CHECK_EQ(v, 41);
+	CHECK_EQ(gp_map_inst__update(m, &k2, &one, BPF_NOEXIST), 0);
+	uint64_t *q = gp_map_inst__value_ptr(m, &k2, 3);
+	if (q)
+		*q += 2;
+	struct gp_map_snapshot snap;
+	CHECK_EQ(gp_map_inst__snapshot(m, &snap), 0);
+	CHECK_EQ(snap.count, 2);
+	CHECK_EQ(snap.value_size, 8);
+	uint64_t total = 0;
+	for (size_t i = 0; i < snap.count; i++) {
+		uint32_t key;
+		uint64_t val;
+		memcpy(&key, snap.keys + i * 4, 4);
+		memcpy(&val, snap.values + i * 8, 8);
+		CHECK(key == k ? val == 41 : key == k2 && val == 3);
+		total += val;
+	}
+	CHECK_EQ(total, 44);
+	gp_map_snapshot__free(&snap);
+	gp_map_inst__free(m);
+}
+
 static void test_global_data(void)
 {
 	const char init[] = "hello";
@@ -440,6 +489,7 @@ int main(void)
 	test_hash_collisions();
 	test_hash_race();
 	test_percpu_and_sharded_hash();
+	test_sharded_noexist_count();
 	test_global_data();
 	test_create_errors();
 	test_ring();
