@@ -10,7 +10,8 @@
  * of 128, so two SMs never share a cache line). The device picks its copy with %smid % nshards
  * (per-thread arrays: the global linear thread id % nshards). Who reads what:
  *   GP_MAPF_PERCPU  (PERCPU_ARRAY, PERCPU_HASH): the host reads every copy, like Linux per-CPU;
- *   GP_MAPF_SHARDED (ARRAY/HASH changed only by atomic add): the host sums the copies;
+ *   GP_MAPF_SHARDED (ARRAY/HASH changed only by atomic add, and BPF_NOEXIST inserts): the host
+ *                   sums the copies;
  *   GP_MAPF_PERTHREAD (bpftime's 1502): one copy per thread slot, read like per-CPU values.
  *
  * Array:   value(i, s) = data + s * shard_stride + i * value_stride.
