@@ -178,6 +178,7 @@ static void prepare(struct fn *fn, const unsigned *bend, size_t nbend)
 	ie_decl(&e, ".reg", ".b64", "%__gp_d", 4, 0, NULL);
 	ie_decl(&e, ".reg", ".b32", "%__gp_s", 4, 0, NULL);
 	ie_decl(&e, ".reg", ".b32", "%__gp_wm", -1, 0, NULL);
+	ie_decl(&e, ".reg", ".b32", "%__gp_wo", -1, 0, NULL);
 	ie_decl(&e, ".reg", ".pred", "%__gp_q", 2, 0, NULL);
 	ie_decl(&e, ".local", ".b8", "__gp_ctx", -1, 8, ir_strfmt(fn->m, "[%d]", CTX_BYTES));
 	for (size_t i = 0; i < nbend; i++)
@@ -270,20 +271,39 @@ static void call_probe(struct fn *fn, struct inst_emit *e, const char *func)
 	fn->st->sites++;
 }
 
+/* A site that runs its probe on some lanes only (a guarded instruction's, thread 0's, the
+ * block's last thread's) brackets the branch around it: the lanes there before it
+ * (%__gp_wo, kept apart from the probe's own %__gp_wm) meet again after it, for the reason
+ * call_probe gives. */
+static void outer_open(struct inst_emit *e)
+{
+	if (e->warp_sync || e->reconverge)
+		ie_insn(e, "activemask.b32 %%__gp_wo");
+}
+
+static void outer_close(struct inst_emit *e)
+{
+	if (e->warp_sync || e->reconverge)
+		ie_insn(e, "bar.warp.sync %%__gp_wo");
+}
+
 /* Skip what follows when the instruction's guard is false; returns the label to place after. */
 static const char *guard_skip(struct fn *fn, struct inst_emit *e, const ir_insn *in)
 {
 	if (!in->guard)
 		return NULL;
 	const char *l = new_label(fn);
+	outer_open(e);
 	ie_insn(e, "@%s%s bra %s", in->guard_neg ? "" : "!", in->guard, l);
 	return l;
 }
 
 static void end_skip(struct inst_emit *e, const char *l)
 {
-	if (l)
+	if (l) {
 		ie_label(e, l);
+		outer_close(e);
+	}
 }
 
 /* %__gp_q0 = (this thread is not thread (0,0,0)). */
@@ -373,19 +393,23 @@ static void site_entry(struct fn *fn, const struct gp_inst_probe *p, unsigned k)
 		kernel_ctx_call(fn, &e, p->func);
 	} else if (p->attach == GP_ATTACH_BLOCK_BEGIN) {
 		const char *l = new_label(fn);
+		outer_open(&e);
 		not_thread0(&e);
 		ie_insn(&e, "@%%__gp_q0 bra %s", l);
 		block_ctx_call(fn, &e, p->func);
 		ie_label(&e, l);
+		outer_close(&e);
 	} else if (p->attach == GP_ATTACH_BLOCK_END) {
 		/* Thread 0 zeroes the counter; the barrier orders that before any thread's exit.
 		 * Every thread of the block executes the kernel's first instruction, converged. */
 		const char *l = new_label(fn);
+		ie_insn(&e, "activemask.b32 %%__gp_wo");   /* bar.sync is aligned: meet first */
 		not_thread0(&e);
 		ie_insn(&e, "@%%__gp_q0 bra %s", l);
 		ie_insn(&e, "mov.u32 %%__gp_s0, 0");
 		ie_insn(&e, "st.shared.u32 [__gp_bend%u], %%__gp_s0", k);
 		ie_label(&e, l);
+		ie_insn(&e, "bar.warp.sync %%__gp_wo");
 		ie_insn(&e, "bar.sync 0");
 	} else if (p->attach == GP_ATTACH_FUNC_ENTRY) {
 		unsigned nargs = 0;
@@ -424,6 +448,8 @@ static void site_leave(struct fn *fn, const struct gp_inst_probe *p, unsigned k,
 		kernel_ctx_call(fn, &e, p->func);
 	} else if (p->attach == GP_ATTACH_BLOCK_END) {
 		const char *l = new_label(fn);
+		if (!skip)
+			outer_open(&e);   /* else guard_skip opened it, end_skip closes it */
 		ie_insn(&e, "atom.shared.add.u32 %%__gp_s0, [__gp_bend%u], 1", k);
 		ie_insn(&e, "add.u32 %%__gp_s0, %%__gp_s0, 1");
 		ie_insn(&e, "mov.u32 %%__gp_s1, %%ntid.x");
@@ -435,6 +461,8 @@ static void site_leave(struct fn *fn, const struct gp_inst_probe *p, unsigned k,
 		ie_insn(&e, "@%%__gp_q0 bra %s", l);
 		block_ctx_call(fn, &e, p->func);
 		ie_label(&e, l);
+		if (!skip)
+			outer_close(&e);
 	} else if (p->attach == GP_ATTACH_FUNC_EXIT) {
 		for (unsigned i = 0; i < 8; i++)
 			st64(&e, offsetof(struct gp_func_ctx, args) + 8 * i, "0");

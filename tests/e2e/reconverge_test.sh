@@ -23,6 +23,10 @@ for p in block_insert all_mem; do
 	"$CLANG" -target bpf -O2 -g -I/usr/include/x86_64-linux-gnu -I"$SRC/include" \
 		-c "$SRC/tests/e2e/probes/$p.bpf.c" -o "$W/$p.bpf.o" || exit 2
 done
+# A block-begin probe that branches (a ring reservation), run by thread 0 only: the split
+# around it is reconverged too (fft-cuda computed wrong blocks under it, H100 2026-11-25).
+"$CLANG" -target bpf -O2 -g -I/usr/include/x86_64-linux-gnu -I"$SRC/include" \
+	-c "$SRC/tests/gpu/apps_probes/block_ring.bpf.c" -o "$W/block_ring.bpf.o" || exit 2
 "$NVCC" -arch=sm_90 -ptx "$SRC/tests/e2e/apps/transpose.cu" -o "$W/transpose.ptx" || exit 2
 body() { awk '/\.entry _Z16transpose_blocks/ {f=1} f {print} f && /^}/ {exit}' "$1"; }
 # The first application instruction of the kernel (its first ld.param) and what comes right
@@ -40,5 +44,12 @@ for mode in inline call; do
 	"$GP" ptx instrument -p "$W/all_mem.bpf.o" "$W/transpose.ptx" -o "$W/mem_$mode.ptx" 2>"$W/mem_$mode.err"
 	check "$mode: straight-line probe: no capture, no reconvergence" "0 0" \
 		"$(body "$W/mem_$mode.ptx" | grep -c 'activemask\.b32[[:space:]]*%__gp_wm') $(body "$W/mem_$mode.ptx" | grep -c 'bar\.warp\.sync')"
+	"$GP" ptx instrument -p "$W/block_ring.bpf.o" "$W/transpose.ptx" -o "$W/ring_$mode.ptx" 2>"$W/ring_$mode.err"
+	check "$mode: block begin: the lanes around thread 0's call meet before the application" \
+		"bar.warp.sync %__gp_wo;" "$(before_app "$W/ring_$mode.ptx" | tr -s ' \t' ' ')"
+	check "$mode: block begin: captured before thread 0's branch" 1 \
+		"$(body "$W/ring_$mode.ptx" | grep -c 'activemask\.b32[[:space:]]*%__gp_wo')"
+	"$PTXAS" -arch=sm_90 "$W/ring_$mode.ptx" -o "$W/ring_$mode.cubin"
+	check "$mode: block begin: ptxas sm_90" 0 $?
 done
 exit $fail
