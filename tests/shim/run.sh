@@ -8,7 +8,7 @@ fail() { echo "FAIL: $*"; exit 1; }
 
 "$g" --help | grep -qx '  run        run an application with the gpuprobe shim (and probes) in place of libcuda.so.1' \
   || fail "gpuprobe --help lists run"
-"$g" run --help | head -1 | grep -qx 'usage: gpuprobe run \[-c CONFIG\] \[-p PROG.bpf.o\]... \[--\] APP \[ARGS\]' \
+"$g" run --help | head -1 | grep -qx 'usage: gpuprobe run \[-c CONFIG\] \[-p PROG.bpf.o\]... \[-t TOOL\]... \[-k KERNEL\]... \[--\] APP \[ARGS\]' \
   || fail "gpuprobe run --help"
 echo "ok --help"
 
