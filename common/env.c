@@ -72,6 +72,7 @@ static const struct var vars[GP_VAR__COUNT] = {
 
 /* Each variable's line is said once per process (a bit per variable). */
 static uint64_t said;
+_Static_assert(GP_VAR__COUNT <= 64, "one bit of 'said' per variable: make it an array");
 
 static void say_once(enum gp_var v, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void say_once(enum gp_var v, const char *fmt, ...)
