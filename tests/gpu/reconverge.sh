@@ -28,7 +28,7 @@ check "native" "transpose: PASS" "$(tail -1 "$OUT/native.out")"
 for mode in inline call; do
 	[ $mode = call ] && export GPUPROBE_INLINE=0 || unset GPUPROBE_INLINE
 	rm -f "$OUT/$mode.json"
-	"$GP" run --json "$OUT/$mode.json" -p "$E/block_insert.bpf.o" -- "$E/transpose" >"$OUT/$mode.out" 2>"$OUT/$mode.err"
+	GPUPROBE_TOP=100000 "$GP" run --json "$OUT/$mode.json" -p "$E/block_insert.bpf.o" -- "$E/transpose" >"$OUT/$mode.out" 2>"$OUT/$mode.err"
 	check "$mode: probe" "transpose: PASS" "$(grep '^transpose: [PF]' "$OUT/$mode.out" | tail -1)"
 	# every block's key counted 3 rounds x 64 threads (the JSON's map entries of per_block)
 	counts=$(python3 - "$OUT/$mode.json" <<'PY'

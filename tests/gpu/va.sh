@@ -84,7 +84,9 @@ fi
 
 # 2. Run 2 found every module of run 1 in the JIT cache.
 n1=$(wc -l <"$OUT/fixed1.cache") n2=$(wc -l <"$OUT/fixed2.cache")
-if ! grep -q "module [0-9]*: instrumented" "$OUT/fixed1.err"; then
+# (whole modules at load: "module N: instrumented"; kernels at their first launch: "kernel K
+# (module N): first launch with probes")
+if ! grep -qE "module [0-9]*: instrumented|\): first launch with probes" "$OUT/fixed1.err"; then
 	failed "instrumented PTX identical across runs: no module was instrumented"
 elif [ "$n1" -gt 0 ] && [ "$n1" = "$n2" ] && cmp -s <(cut -d' ' -f1 "$OUT/fixed1.cache") <(cut -d' ' -f1 "$OUT/fixed2.cache"); then
 	pass "instrumented PTX identical across runs (JIT cache: $n1 files after run 1, $n2 after run 2)"
