@@ -1,7 +1,7 @@
 /* The output side of `gpuprobe run`: prints what the probes collect while the application runs
  * and at its end. It reads map sets (maps/maps.h) directly, so it runs where the maps are (the
  * shim, in the application's process, on a thread of its own, or the CLI for host-only tests).
- * Naming conventions that choose how a map prints: include/gpuprobe/output.h.
+ * How a map prints (its key type from BTF, else its name): include/gpuprobe/output.h.
  *
  *   struct gp_output_opts o = {.out = stdout, .json = 0, .interval_ms = 1000 * N};
  *   gp_output__open(&o, &out);
@@ -16,7 +16,7 @@
  *   @counts[7]: 12                                   counts, largest last
  *   @lat_hist:                                        histograms
  *   [2, 4)                 3 |@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@|
- *   @launches_by_kernel[vecAdd(float*, int)]: 4      kernel-keyed, top N, largest last
+ *   @launches_by_kernel[vecAdd(float*, int)]: 4      kernel- or API-keyed, top N, largest last
  *   @events: 12 lost                                  at exit, rings that lost records
  * Maps print as one block, headed "--- <seconds>s ---" for periodic prints (-i N).
  * JSON (--json): one object per line, each written whole by one write() (never a torn record):
