@@ -7,6 +7,7 @@
 #include "maps/map_device.h"
 #include "ptx-frontend/demangle.h"
 #include "ptx-frontend/inline.h"
+#include "ptx-frontend/ctx_fold.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -422,6 +423,7 @@ static int instrument_uncached(struct gp_nv_probes *ps, const char *ptx, size_t 
 	if ((rc = gp_instrument_module(m, ip, nip, st, err, errlen)))
 		goto done;
 	gp_inline_probe_calls(m);   /* ptxas does not inline calls (ptx-frontend/inline.h) */
+	gp_ctx_fold_loads(m);       /* inlined probes read their context by name */
 	*out = ptx_print(m, out_len);
 	if (!*out) {
 		rc = -ENOMEM;
