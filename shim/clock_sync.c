@@ -107,18 +107,9 @@ static void leave(const struct shim_relaxed *m)
 	shim_unrelax(m);
 }
 
-static const char *err_name(CUresult r)
-{
-	const char *s = NULL;
-	shim_fnty_cuGetErrorName *gn = SHIM_REAL(cuGetErrorName);
-	if (gn)
-		gn(r, &s);
-	return s ? s : "unknown CUDA error";
-}
-
 static int failed(const char *what, CUresult r)
 {
-	snprintf(why, sizeof(why), "%s failed: %s", what, err_name(r));
+	snprintf(why, sizeof(why), "%s failed: %s", what, shim_err_name(r));
 	return -1;
 }
 

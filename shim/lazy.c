@@ -304,15 +304,6 @@ static int resolve_var(void *user, const char *name, uint64_t *addr)
 	return rc == CUDA_SUCCESS && d ? 0 : -1;
 }
 
-static const char *err_name(CUresult rc)
-{
-	const char *name = NULL;
-	shim_fnty_cuGetErrorName *gn = SHIM_REAL(cuGetErrorName);
-	if (!gn || gn(rc, &name) != CUDA_SUCCESS || !name)
-		name = "CUDA error";
-	return name;
-}
-
 static int attr(CUfunction f, CUfunction_attribute a)
 {
 	int v = 0;
@@ -426,7 +417,7 @@ static void load_instrumented(struct shim_kernel *k, struct lazy_fn *fn, struct 
 		if (mod)
 			SHIM_REAL(cuModuleUnload)(mod);
 		char line[700];
-		snprintf(line, sizeof(line), "%s%s%s", err_name(rc), why[0] ? ": " : "", why);
+		snprintf(line, sizeof(line), "%s%s%s", shim_err_name(rc), why[0] ? ": " : "", why);
 		shim_msg("kernel %s (module %u): the instrumented kernel did not %s (%s); runs "
 			 "without probes", k->name, lm->m->seq, step, line);
 		/* A rejection of the PTX repeats for the same key: remembered, the next run skips

@@ -6,15 +6,6 @@
 #include "shim/lazy_internal.h"
 #include "shim/log.h"
 
-static const char *err_name(CUresult rc)
-{
-	const char *name = NULL;
-	shim_fnty_cuGetErrorName *gn = SHIM_REAL(cuGetErrorName);
-	if (!gn || gn(rc, &name) != CUDA_SUCCESS || !name)
-		name = "CUDA error";
-	return name;
-}
-
 /* The entry of the application's handle f in the current context, without doing any work. */
 static struct lazy_fn *entry_of(const void *f, struct shim_kernel **kout)
 {
@@ -89,7 +80,7 @@ void shim_lazy_retried(CUfunction f, CUresult first, CUresult again)
 	shim_msg("kernel %s: probes skipped: the instrumented kernel's launch failed (%s; it needs "
 		 "%d registers/thread and %d bytes of local memory per thread, the original %d and "
 		 "%d); launched the original, which runs without probes from now on", k->name,
-		 err_name(first), fn->regs, fn->local, fn->orig_regs, fn->orig_local);
+		 shim_err_name(first), fn->regs, fn->local, fn->orig_regs, fn->orig_local);
 }
 
 void shim_lazy_func_attribute(const void *f, CUfunction_attribute attr, int value)

@@ -1,5 +1,6 @@
 /* Messages and the environment the shim reads once at load time. */
 #include "shim/log.h"
+#include "shim/forward.h"
 #include "ptx-frontend/escape.h"
 #include "common/env.h"
 
@@ -33,4 +34,13 @@ void shim_msg(const char *fmt, ...)
 	line[n++] = '\n';
 	ssize_t w = write(STDERR_FILENO, line, n);
 	(void)w;
+}
+
+const char *shim_err_name(int rc)
+{
+	const char *s = NULL;
+	shim_fnty_cuGetErrorName *gn = SHIM_REAL(cuGetErrorName);
+	if (!gn || gn((CUresult)rc, &s) != CUDA_SUCCESS || !s)
+		s = "unknown CUDA error";
+	return s;
 }

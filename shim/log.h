@@ -9,6 +9,9 @@ extern int shim_log_enabled;
 /* Always printed: errors and the one line about a missing driver. */
 void shim_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* The driver's name of a CUresult ("CUDA_ERROR_OUT_OF_MEMORY"), or "unknown CUDA error". */
+const char *shim_err_name(int rc);
+
 #define shim_log(...) do { if (shim_log_enabled) shim_msg(__VA_ARGS__); } while (0)
 
 #endif

@@ -84,7 +84,6 @@ static CUmemAccessDesc dev_access[MAX_ACCESS];
 static size_t naccess;
 
 static void dev_free(void *u, uint64_t d);
-static const char *err_name(CUresult r);
 
 /* Every call of ours runs in the maps' context with the thread's stream-capture mode relaxed
  * (capture.h): set-up at a launch inside an application's global-mode capture, the copier
@@ -136,15 +135,6 @@ static void fall_back(struct arena *a, const char *fmt, ...)
 	va_end(ap);
 	shim_log("probes: map memory at driver-chosen addresses (%s); instrumented modules will "
 		 "not hit the JIT cache", why);
-}
-
-static const char *err_name(CUresult r)
-{
-	const char *s = NULL;
-	shim_fnty_cuGetErrorName *gn = SHIM_REAL(cuGetErrorName);
-	if (gn)
-		gn(r, &s);
-	return s ? s : "unknown CUDA error";
 }
 
 /* ---- arenas: the bump pointer and its blocks ------------------------------------------------ */
@@ -202,7 +192,7 @@ static int dev_reserve(void)
 	CUdeviceptr p = 0;
 	CUresult r = SHIM_REAL(cuMemAddressReserve)(&p, dev_arena.size, gran, (CUdeviceptr)va_hint, 0);
 	if (r != CUDA_SUCCESS) {
-		fall_back(&dev_arena, "cuMemAddressReserve at %#" PRIx64 ": %s", va_hint, err_name(r));
+		fall_back(&dev_arena, "cuMemAddressReserve at %#" PRIx64 ": %s", va_hint, shim_err_name(r));
 		return -1;
 	}
 	if ((uint64_t)p != va_hint) {
@@ -264,7 +254,7 @@ static int dev_grow(uint64_t end)
 		if (r != CUDA_SUCCESS && naccess > 1) {
 			/* A peer refused: the context's own device is what the maps need. */
 			shim_log("probes: map memory is not open to the application's other GPUs "
-				 "(cuMemSetAccess: %s)", err_name(r));
+				 "(cuMemSetAccess: %s)", shim_err_name(r));
 			naccess = 1;
 			r = SHIM_REAL(cuMemSetAccess)(at, size, dev_access, naccess);
 		}
@@ -275,7 +265,7 @@ static int dev_grow(uint64_t end)
 	}
 	if (r != CUDA_SUCCESS) {
 		fall_back(&dev_arena, "%s of %" PRIu64 " bytes at %#llx: %s", step, size,
-			  (unsigned long long)at, err_name(r));
+			  (unsigned long long)at, shim_err_name(r));
 		return -1;
 	}
 	chunks[nchunks++] = (struct chunk){.off = dev_mapped, .size = size, .h = h};
@@ -384,7 +374,7 @@ static void *host_fixed(size_t n)
 		p, size, CU_MEMHOSTREGISTER_PORTABLE | CU_MEMHOSTREGISTER_DEVICEMAP);
 	if (r != CUDA_SUCCESS) {
 		munmap(p, size);
-		fall_back(&host_arena, "cuMemHostRegister at %p: %s", p, err_name(r));
+		fall_back(&host_arena, "cuMemHostRegister at %p: %s", p, shim_err_name(r));
 		return NULL;
 	}
 	if (arena_push_block(&host_arena, off, size)) {
@@ -595,7 +585,7 @@ int probes_alloc_init(struct gp_map_allocator *a, CUcontext ctx, unsigned *devic
 	}
 	pop();
 	if (r != CUDA_SUCCESS)
-		snprintf(init_why, sizeof(init_why), "%s: %s%s", step, err_name(r),
+		snprintf(init_why, sizeof(init_why), "%s: %s%s", step, shim_err_name(r),
 			 shim_fault(SHIM_FAULT_CAPTURE) ? " (GPUPROBE_TEST_FAULT=capture)" : "");
 	else if (shim_fault(SHIM_FAULT_MEMORY))
 		snprintf(init_why, sizeof(init_why), "GPUPROBE_TEST_FAULT=memory");

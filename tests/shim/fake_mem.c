@@ -29,6 +29,16 @@ void shim_msg(const char *fmt, ...)
 	nlog++;
 }
 
+/* shim/log.c's, over this fake's cuGetErrorName (none: the fallback name) */
+const char *shim_err_name(int rc)
+{
+	const char *s = NULL;
+	shim_fnty_cuGetErrorName *gn = (shim_fnty_cuGetErrorName *)shim_real_fn[SHIM_FN_cuGetErrorName];
+	if (!gn || gn((CUresult)rc, &s) != CUDA_SUCCESS || !s)
+		s = "unknown CUDA error";
+	return s;
+}
+
 /* ---- the fake driver -------------------------------------------------------------------- */
 
 
