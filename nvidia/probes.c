@@ -126,8 +126,11 @@ static int open_one(struct gp_nv_probes *ps, size_t oi, const char *path,
 					    .warnings = warnings, .warnings_size = sizeof(warnings)};
 		log[0] = 0;
 		int vr = gp_verify(prog->insns, prog->ninsns, &vo);
-		/* the verifier's warnings (a racy read-modify-write), once per program and set-up */
-		for (char *w = warnings, *nl; !vr && opts->warn && *w; w = nl + 1) {
+		/* the verifier's warnings (a racy read-modify-write), once per program and set-up;
+		 * host programs run one at a time under nvidia/host.c's lock: no race to warn of
+		 * (launchlate's host counter was warned about on every run) */
+		bool host = prog->attach == GP_ATTACH_HOST_ENTRY || prog->attach == GP_ATTACH_HOST_EXIT;
+		for (char *w = warnings, *nl; !vr && !host && opts->warn && *w; w = nl + 1) {
 			char line[1280];
 			if (!(nl = strchr(w, '\n')))
 				nl = w + strlen(w) - 1;
