@@ -92,6 +92,12 @@ struct gp_lower_opts {
 	   words at each re-check; the address, not the offset, is in the PTX, so the text stays
 	   the same from run to run. Zero: both return %globaltimer itself. */
 	uint64_t clock_addr;
+	/* Bytes of the context (bit b of word b / 64 for byte b, the first 128 bytes) whose value is
+	   the same in every lane of a warp at every site: a memory access's size, space and
+	   direction, the block index, the SM, the kernel. A map key computed from them and
+	   constants (`k = ctx->dir & 3`) gives a lookup the same address in every lane, whose
+	   atomic add then needs no match.any.sync (ptxas aggregates a plain red). 0: none known. */
+	uint64_t ctx_uniform[2];
 };
 
 /* The two s64 words at gp_lower_opts.clock_addr (byte offsets). */
@@ -102,6 +108,9 @@ struct gp_lower_opts {
 /* What emit_map_lookup knows of the address it emitted (flags). */
 #define GP_LOWER_WARP_UNIFORM 1
 #define GP_LOWER_NONNULL 2
+/* emit_map_lookup_var only: the address depends on the key and the SM alone (a key the same in
+   every lane of a warp then gives a warp-uniform address). */
+#define GP_LOWER_KEY_UNIFORM 4
 
 /* Adds `.func (.param .b64 ret) func_name(.param .b64 ctx)` to m; r1 = ctx on entry, the value
  * returned is r0 at exit. BPF-to-BPF subprograms become their own .func named

@@ -74,24 +74,48 @@ bool lower_frame_slot(const struct lower_ctx *c, unsigned base, int16_t off, uns
 
 /* ---- folded lookups ---------------------------------------------------------------------- */
 
-enum known_kind { K_UNKNOWN, K_MAP, K_FP, K_CONST };
+/* K_CTX: the context pointer (r1 at the program's entry); K_UNIFORM: a value the same in every
+ * lane of a warp at a site (a context field gp_lower_opts.ctx_uniform names, or arithmetic on
+ * such values and constants). */
+enum known_kind { K_UNKNOWN, K_MAP, K_FP, K_CONST, K_CTX, K_UNIFORM };
 struct known {
 	enum known_kind kind;
 	int64_t v;   /* map index, offset from r10, or the constant */
 };
 
+static bool same_in_warp(const struct known *k) { return k->kind == K_CONST || k->kind == K_UNIFORM; }
+
+/* Whether the context bytes [off, off + size) are all the same in every lane at a site. */
+static bool ctx_bytes_uniform(const struct lower_ctx *c, int64_t off, unsigned size)
+{
+	if (off < 0 || off + size > 128)
+		return false;
+	for (int64_t b = off; b < off + size; b++)
+		if (!(c->opts->ctx_uniform[b / 64] >> (b % 64) & 1))
+			return false;
+	return true;
+}
+
 /* map_lookup_elem at pc with r1 = map and r2 = r10 + off, the 4 bytes at off a known constant,
  * in the code from the block's start to the call. Anything not followed (a store through a
- * pointer other than r10 + const, a call, an unknown size) forgets what the stack held. */
+ * pointer other than r10 + const, a call, an unknown size) forgets what the stack held.
+ * *key_uniform: the key, known or not, is the same in every lane of a warp (a site-constant
+ * context field such as a memory access's direction, ctx->dir & 3): chemv's memory counter
+ * aggregated each access's atomic with a match.any.sync (4.8x the program, H100), where a plain
+ * red through a warp-uniform address is aggregated by ptxas itself. */
 static bool lookup_args(const struct lower_ctx *c, size_t sub_start, size_t pc, int *map,
-			uint32_t *key, int64_t *key_off)
+			uint32_t *key, int64_t *key_off, bool *key_uniform)
 {
 	*map = -1;
+	*key_uniform = false;
 	struct known r[11] = {0};
 	r[10].kind = K_FP;
-	struct stack_word { int64_t off; uint32_t v; } slot[16];
+	struct stack_word { int64_t off; uint32_t v; bool uniform; } slot[16];
 	size_t nslot = 0;
-	for (size_t i = block_start(c, sub_start, pc); i < pc; i++) {
+	size_t first = block_start(c, sub_start, pc);
+	if (first == 0 && sub_start == 0)
+		r[1].kind = K_CTX;   /* the program's entry: r1 is the context */
+	for (size_t i = first; i < pc; i++) {
 		const struct bpf_insn *x = &c->insns[i];
 		uint8_t cls = BPF_CLASS(x->code);
 		if (x->dst_reg > 10 || x->src_reg > 10)
@@ -112,12 +136,17 @@ static bool lookup_args(const struct lower_ctx *c, size_t sub_start, size_t pc, 
 				*d = r[x->src_reg];
 			else if (op == BPF_ADD && imm && cls == BPF_ALU64 && d->kind == K_FP)
 				d->v += x->imm;
+			else if (op != BPF_END && (op == BPF_MOV ? x->off == 0 : same_in_warp(d)) &&
+				 (imm || same_in_warp(&r[x->src_reg])))
+				*d = (struct known){K_UNIFORM, 0};   /* lane-independent inputs, same result */
 			else
 				d->kind = K_UNKNOWN;
 			continue;
 		}
 		if (cls == BPF_LDX) {
-			r[x->dst_reg].kind = K_UNKNOWN;
+			bool u = r[x->src_reg].kind == K_CTX && BPF_MODE(x->code) == BPF_MEM &&
+				 ctx_bytes_uniform(c, x->off, size_of(x->code));
+			r[x->dst_reg] = (struct known){u ? K_UNIFORM : K_UNKNOWN, 0};
 			continue;
 		}
 		if (cls == BPF_ST || cls == BPF_STX) {
@@ -135,12 +164,14 @@ static bool lookup_args(const struct lower_ctx *c, size_t sub_start, size_t pc, 
 				if (slot[j].off + 4 <= off || slot[j].off >= off + sz)
 					slot[k++] = slot[j];
 			nslot = k;
-			bool has = !atomic && (cls == BPF_ST || r[x->src_reg].kind == K_CONST);
+			bool has = !atomic && (cls == BPF_ST || same_in_warp(&r[x->src_reg]));
+			bool known = cls == BPF_ST || r[x->src_reg].kind == K_CONST;
 			int64_t v = cls == BPF_ST ? x->imm : r[x->src_reg].v;
 			if (has && BPF_MODE(x->code) == BPF_MEM && (sz == 4 || sz == 8) && nslot + 2 <= 16) {
-				slot[nslot++] = (struct stack_word){off, (uint32_t)v};
+				slot[nslot++] = (struct stack_word){off, (uint32_t)v, !known};
 				if (sz == 8)
-					slot[nslot++] = (struct stack_word){off + 4, (uint32_t)((uint64_t)v >> 32)};
+					slot[nslot++] = (struct stack_word){off + 4, (uint32_t)((uint64_t)v >> 32),
+									    !known};
 			}
 			continue;
 		}
@@ -160,7 +191,9 @@ static bool lookup_args(const struct lower_ctx *c, size_t sub_start, size_t pc, 
 	*key_off = r[2].v;
 	for (size_t j = 0; j < nslot; j++)
 		if (slot[j].off == r[2].v) {
-			*map = (int)r[1].v;
+			*key_uniform = true;
+			if (slot[j].uniform)
+				return false;   /* the same in every lane, but not known here */
 			*key = slot[j].v;
 			return true;
 		}
@@ -180,17 +213,21 @@ static int plan_folds(struct lower_ctx *c, const struct lower_subprog *sp)
 		int map;
 		uint32_t key;
 		int64_t off = 0;
+		bool key_uniform;
 		if (!is_helper_call(in, 1))
 			continue;
 		ir_func scratch = {0};
 		int rc;
 		bool var = false;
-		if (lookup_args(c, sp->start, i, &map, &key, &off)) {
+		if (lookup_args(c, sp->start, i, &map, &key, &off, &key_uniform)) {
 			rc = c->opts->emit_map_lookup(c->opts->user, c->m, &scratch, c->r[0], map, key);
 		} else if (map >= 0 && c->opts->emit_map_lookup_var && lower_frame_slot(c, 10, (int16_t)off, 4)) {
 			/* a key in the frame, not known: loaded into t6 at the call */
 			var = true;
 			rc = c->opts->emit_map_lookup_var(c->opts->user, c->m, &scratch, c->r[0], map, c->t[6]);
+			/* the hook's address depends on the key and the SM only */
+			if (rc >= 0 && key_uniform && (rc & GP_LOWER_KEY_UNIFORM))
+				rc |= GP_LOWER_WARP_UNIFORM;
 		} else {
 			continue;
 		}

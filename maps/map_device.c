@@ -919,7 +919,7 @@ int gp_maps_emit_map_lookup_var(void *user, ir_module *m, ir_func *f, const char
 	gp_em(&e, "setp.ge.u64 %%gpm_p, %s, %u", key, d->max_entries);
 	gp_em(&e, "selp.b64 %s, 0, %s, %%gpm_p", dst, dst);
 	ir_stmt_append(f, ir_stmt_new(m, IR_STMT_BLOCK_CLOSE));
-	return rc ? rc : e.failed ? -EINVAL : 0;
+	return rc ? rc : e.failed ? -EINVAL : GP_LOWER_KEY_UNIFORM;
 }
 
 int gp_maps_emit_map_ref(void *user, ir_module *m, ir_func *f, const char *dst, int map_index,

@@ -3,6 +3,10 @@
  * through such a register reads. Anything it does not follow makes the answer "unknown". */
 #include "nvidia/ctx_use.h"
 
+#include "ebpf/object.h"
+#include "gpuprobe/context.h"
+
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -127,4 +131,41 @@ uint64_t gp_ctx_unread_words(const struct bpf_insn *insns, size_t n)
 	}
 	free(in);
 	return unknown ? 0 : ~read;
+}
+
+static void set_bytes(uint64_t out[2], size_t off, size_t len)
+{
+	for (size_t b = off; b < off + len && b < 128; b++)
+		out[b / 64] |= 1ull << (b % 64);
+}
+
+/* The lane-independent fields of struct gp_thread_ids at off. */
+static void thread_ids_uniform(uint64_t out[2], size_t off)
+{
+	set_bytes(out, off + offsetof(struct gp_thread_ids, block_idx), 12);
+	set_bytes(out, off + offsetof(struct gp_thread_ids, sm_id), 8);   /* sm_id, warp_id */
+	set_bytes(out, off + offsetof(struct gp_thread_ids, kernel_hash), 4);
+}
+
+void gp_ctx_uniform_bytes(int attach, uint64_t out[2])
+{
+	out[0] = out[1] = 0;
+	switch (attach) {
+	case GP_ATTACH_MEM:
+		set_bytes(out, offsetof(struct gp_mem_ctx, size),
+			  offsetof(struct gp_mem_ctx, thread) - offsetof(struct gp_mem_ctx, size));
+		thread_ids_uniform(out, offsetof(struct gp_mem_ctx, thread));
+		break;
+	case GP_ATTACH_BASIC_BLOCK:
+		set_bytes(out, 0, offsetof(struct gp_bb_ctx, thread));
+		thread_ids_uniform(out, offsetof(struct gp_bb_ctx, thread));
+		set_bytes(out, offsetof(struct gp_bb_ctx, ninsns), 4);
+		break;
+	case GP_ATTACH_BARRIER:
+		set_bytes(out, 0, offsetof(struct gp_barrier_ctx, thread));
+		thread_ids_uniform(out, offsetof(struct gp_barrier_ctx, thread));
+		break;
+	default:
+		break;
+	}
 }

@@ -409,6 +409,7 @@ static int instrument_uncached(struct gp_nv_probes *ps, const char *ptx, size_t 
 			.pid_tgid = (uint64_t)getpid() << 32 | (uint64_t)getpid(),
 			.pid_tgid_addr = ps->pid_tgid_addr, .site_mask = probe.warp_sync,
 			.clock_addr = ps->clock_addr};
+		gp_ctx_uniform_bytes(p->prog->attach, lo.ctx_uniform);
 		char lerr[256];
 		if (gp_lower_program(m, p->prog->insns, p->prog->ninsns, probe.func, &lo, lerr,
 				     sizeof(lerr))) {
