@@ -27,6 +27,9 @@ void spv_emitter_fini(spv_emitter *e)
 	for (size_t i = 0; i < e->nkeys; i++)
 		free(e->keys[i].words);
 	free(e->keys);
+	free(e->khash);
+	e->khash = NULL;
+	e->khcap = 0;
 	e->keys = NULL;
 	e->nkeys = e->capkeys = 0;
 }
@@ -50,6 +53,10 @@ static int buf_reserve(spv_buf *b, size_t more)
 
 void spv_inst(spv_buf *b, SpvOp op, unsigned n, const uint32_t *ops)
 {
+	if (n + 1 > 0xffff) {
+		b->too_long++;
+		return;
+	}
 	buf_reserve(b, n + 1);
 	b->w[b->n++] = ((uint32_t)(n + 1) << 16) | (uint32_t)op;
 	if (n) /* ops may be NULL when there are none */
@@ -89,6 +96,7 @@ void spv_op_str(spv_buf *b, SpvOp op, unsigned nbefore, const uint32_t *before, 
 
 void spv_buf_append(spv_buf *dst, const spv_buf *src)
 {
+	dst->too_long += src->too_long;
 	if (!src->n)
 		return;
 	buf_reserve(dst, src->n);
@@ -98,10 +106,39 @@ void spv_buf_append(spv_buf *dst, const spv_buf *src)
 
 /* Find or declare: key = opcode then operands; the instruction is written with the id placed
  * where result ids go (types: first operand; constants: second, after the result type). */
+static uint64_t key_hash(SpvOp op, unsigned n, const uint32_t *ops)
+{
+	uint64_t h = 1469598103934665603ull ^ (uint64_t)op;
+	for (unsigned i = 0; i < n; i++)
+		h = (h ^ ops[i]) * 1099511628211ull;
+	return h ^ (h >> 29);
+}
+
+static void khash_put(spv_emitter *e, size_t idx)
+{
+	struct spv_key *k = &e->keys[idx];
+	uint64_t h = key_hash((SpvOp)k->words[0], k->n - 1, k->words + 1);
+	size_t j;
+	for (j = h & (e->khcap - 1); e->khash[j]; j = (j + 1) & (e->khcap - 1))
+		;
+	e->khash[j] = (uint32_t)idx + 1;
+}
+
 static uint32_t intern(spv_emitter *e, SpvOp op, unsigned n, const uint32_t *ops, int id_pos)
 {
-	for (size_t i = 0; i < e->nkeys; i++) {
-		struct spv_key *k = &e->keys[i];
+	/* a hash index: large initializers declare tens of thousands of constants */
+	if ((e->nkeys + 1) * 2 > e->khcap) {
+		free(e->khash);
+		e->khcap = e->khcap ? e->khcap * 2 : 256;
+		e->khash = calloc(e->khcap, sizeof(*e->khash));
+		if (!e->khash)
+			abort();
+		for (size_t i = 0; i < e->nkeys; i++)
+			khash_put(e, i);
+	}
+	uint64_t h = key_hash(op, n, ops);
+	for (size_t j = h & (e->khcap - 1); e->khash[j]; j = (j + 1) & (e->khcap - 1)) {
+		struct spv_key *k = &e->keys[e->khash[j] - 1];
 		if (k->n == n + 1 && k->words[0] == (uint32_t)op &&
 		    !memcmp(k->words + 1, ops, n * sizeof(uint32_t)))
 			return k->id;
@@ -120,6 +157,7 @@ static uint32_t intern(spv_emitter *e, SpvOp op, unsigned n, const uint32_t *ops
 	memcpy(k->words + 1, ops, n * sizeof(uint32_t));
 	k->n = n + 1;
 	k->id = spv_id(e);
+	khash_put(e, e->nkeys - 1);
 	uint32_t w[40];
 	unsigned m = 0;
 	for (unsigned i = 0; i <= n; i++) {
@@ -245,8 +283,22 @@ void spv_capability(spv_emitter *e, SpvCapability c)
 	spv_op(&e->caps, SpvOpCapability, 1, (uint32_t)c);
 }
 
+unsigned spv_emitter_too_long(const spv_emitter *e)
+{
+	const spv_buf *all[] = {&e->caps, &e->exts, &e->imports, &e->memmodel, &e->entries,
+				&e->modes, &e->names, &e->decos, &e->globals, &e->funcs};
+	unsigned n = 0;
+	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
+		n += all[i]->too_long;
+	return n;
+}
+
 uint32_t *spv_emitter_finish(spv_emitter *e, size_t *nwords)
 {
+	if (spv_emitter_too_long(e)) {
+		*nwords = 0;
+		return NULL;
+	}
 	spv_buf out = {0};
 	uint32_t header[5] = {SpvMagicNumber, 0x00010000u /* SPIR-V 1.0: OpenCL 1.2/2.0 ingest it */,
 			      0 /* generator: unregistered */, e->next_id, 0};

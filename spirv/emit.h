@@ -10,6 +10,7 @@
 typedef struct spv_buf {
 	uint32_t *w;
 	size_t n, cap;
+	unsigned too_long; /* instructions of more than 65,535 words asked for (their word count overflows) */
 } spv_buf;
 
 /* One dedup entry: a type or constant instruction (opcode + operands without the result id). */
@@ -25,6 +26,8 @@ typedef struct spv_emitter {
 	spv_buf caps, exts, imports, memmodel, entries, modes, names, decos, globals, funcs;
 	struct spv_key *keys;
 	size_t nkeys, capkeys;
+	uint32_t *khash;            /* open hash of key indexes + 1 (0: empty), khcap slots */
+	size_t khcap;
 	uint32_t opencl_std;        /* id of the OpenCL.std import */
 	int oom;
 } spv_emitter;
@@ -63,7 +66,9 @@ void spv_name(spv_emitter *e, uint32_t id, const char *name);
 void spv_decorate(spv_emitter *e, uint32_t id, SpvDecoration d, unsigned n, ...);
 void spv_capability(spv_emitter *e, SpvCapability c);   /* once each */
 
-/* The module's words (header included), malloc'd; *nwords set. NULL on OOM. */
+/* The module's words (header included), malloc'd; *nwords set. NULL on OOM, or when an
+ * instruction was too long for SPIR-V's 16-bit word count (spv_emitter_too_long says so). */
 uint32_t *spv_emitter_finish(spv_emitter *e, size_t *nwords);
+unsigned spv_emitter_too_long(const spv_emitter *e);
 
 #endif

@@ -93,42 +93,117 @@ int lw_init_bytes(lw *c, const ir_decl *d, uint8_t *out, uint64_t size)
 	return 0;
 }
 
-/* A module-scope (or function-scope static) variable other than .shared: an i8 array. */
+/* The initializer of a variable of `bytes` bytes: its type and constant. Up to LW_INIT_SPLIT
+ * bytes, an i8 array of one constant per byte. Larger ones (cuRAND's 100 KiB tables) would make a
+ * composite of more operands than SPIR-V's 16-bit word count holds, so they become a struct of
+ * an array of chunks of LW_INIT_CHUNK u32 words, the remaining u32 words, and the remaining bytes
+ * (each member only when non-empty): the same bytes in the same order, since accesses address the
+ * variable through byte pointers. Sets *type and *init (0 for no initializer). */
+#define LW_INIT_SPLIT 4096u
+#define LW_INIT_CHUNK 1024u
+static uint32_t const_composite(lw *c, uint32_t type, unsigned n, const uint32_t *elems)
+{
+	uint32_t *ops = malloc(((size_t)n + 2) * sizeof(uint32_t));
+	if (!ops)
+		abort();
+	ops[0] = type;
+	ops[1] = spv_id(c->e);
+	memcpy(ops + 2, elems, (size_t)n * sizeof(uint32_t));
+	spv_inst(&c->e->globals, SpvOpConstantComposite, n + 2, ops);
+	uint32_t id = ops[1];
+	free(ops);
+	return id;
+}
+
+static void var_type_init(lw *c, const uint8_t *buf, uint64_t bytes, uint32_t *type, uint32_t *init)
+{
+	uint32_t i8 = spv_t_int(c->e, 8), i32 = spv_t_int(c->e, 32);
+	bool zero = true;
+	for (uint64_t i = 0; buf && i < bytes; i++)
+		zero &= buf[i] == 0;
+	if (bytes <= LW_INIT_SPLIT) {
+		*type = spv_t_array(c->e, i8, spv_c_int(c->e, 32, bytes));
+		*init = 0;
+		if (buf && zero) {
+			*init = spv_c_null(c->e, *type);
+		} else if (buf) {
+			uint32_t el[LW_INIT_SPLIT];
+			for (uint64_t i = 0; i < bytes; i++)
+				el[i] = spv_c_int(c->e, 8, buf[i]);
+			*init = const_composite(c, *type, (unsigned)bytes, el);
+		}
+		return;
+	}
+	uint64_t nchunks = bytes / (4 * LW_INIT_CHUNK);
+	uint64_t nwords = (bytes % (4 * LW_INIT_CHUNK)) / 4, ntail = bytes % 4;
+	uint32_t chunk_t = spv_t_array(c->e, i32, spv_c_int(c->e, 32, LW_INIT_CHUNK));
+	uint32_t mt[3], mv[3];
+	unsigned nm = 0;
+	uint32_t *el = malloc((nchunks > LW_INIT_CHUNK ? nchunks : LW_INIT_CHUNK) * sizeof(uint32_t));
+	if (!el)
+		abort();
+	uint64_t at = 0;
+	if (nchunks) {
+		mt[nm] = spv_t_array(c->e, chunk_t, spv_c_int(c->e, 32, nchunks));
+		uint32_t *chunks = malloc(nchunks * sizeof(uint32_t));
+		if (!chunks)
+			abort();
+		for (uint64_t k = 0; buf && !zero && k < nchunks; k++) {
+			for (unsigned i = 0; i < LW_INIT_CHUNK; i++, at += 4)
+				el[i] = spv_c_int(c->e, 32, buf[at] | buf[at + 1] << 8 | buf[at + 2] << 16 |
+								    (uint32_t)buf[at + 3] << 24);
+			chunks[k] = const_composite(c, chunk_t, LW_INIT_CHUNK, el);
+		}
+		if (buf && !zero)
+			mv[nm] = const_composite(c, mt[nm], (unsigned)nchunks, chunks);
+		free(chunks);
+		nm++;
+	}
+	if (nwords) {
+		mt[nm] = spv_t_array(c->e, i32, spv_c_int(c->e, 32, nwords));
+		for (uint64_t i = 0; buf && !zero && i < nwords; i++, at += 4)
+			el[i] = spv_c_int(c->e, 32, buf[at] | buf[at + 1] << 8 | buf[at + 2] << 16 | (uint32_t)buf[at + 3] << 24);
+		if (buf && !zero)
+			mv[nm] = const_composite(c, mt[nm], (unsigned)nwords, el);
+		nm++;
+	}
+	if (ntail) {
+		mt[nm] = spv_t_array(c->e, i8, spv_c_int(c->e, 32, ntail));
+		for (uint64_t i = 0; buf && !zero && i < ntail; i++, at++)
+			el[i] = spv_c_int(c->e, 8, buf[at]);
+		if (buf && !zero)
+			mv[nm] = const_composite(c, mt[nm], (unsigned)ntail, el);
+		nm++;
+	}
+	free(el);
+	*type = spv_type(c->e, SpvOpTypeStruct, nm, mt[0], mt[1], mt[2]);
+	*init = !buf ? 0 : zero ? spv_c_null(c->e, *type) : const_composite(c, *type, nm, mv);
+}
+
+/* A module-scope (or function-scope static) variable other than .shared: bytes (above). */
 static int declare_var(lw *c, const ir_decl *d, struct sym *s, SpvStorageClass sc, spv_buf *where)
 {
 	bool open;
 	uint64_t bytes = lw_decl_bytes(d, &open);
 	if (open || !bytes)
 		return lw_fail(c, "%s %s has no size", d->space, d->name);
-	uint32_t i8 = spv_t_int(c->e, 8);
-	uint32_t at = spv_t_array(c->e, i8, spv_c_int(c->e, 32, bytes));
-	uint32_t pt = spv_t_ptr(c->e, sc, at);
-	uint32_t init = 0;
+	if (bytes / (4 * LW_INIT_CHUNK) > 65000)
+		return lw_fail(c, "%s %s: %llu bytes is too large for a SPIR-V variable", d->space, d->name,
+			       (unsigned long long)bytes);
+	uint8_t *buf = NULL;
 	if (d->init || sc == SpvStorageClassUniformConstant) {
-		uint8_t *buf = calloc(1, bytes);
+		buf = calloc(1, bytes);
 		if (!buf)
 			abort();
 		if (d->init && lw_init_bytes(c, d, buf, bytes) < 0) {
 			free(buf);
 			return -1;
 		}
-		bool zero = true;
-		for (uint64_t i = 0; i < bytes; i++)
-			zero &= buf[i] == 0;
-		if (zero) {
-			init = spv_c_null(c->e, at);
-		} else {
-			uint32_t *ops = malloc((bytes + 2) * sizeof(uint32_t));
-			ops[0] = at;
-			ops[1] = spv_id(c->e);
-			for (uint64_t i = 0; i < bytes; i++)
-				ops[2 + i] = spv_c_int(c->e, 8, buf[i]);
-			spv_inst(&c->e->globals, SpvOpConstantComposite, (unsigned)(bytes + 2), ops);
-			init = ops[1];
-			free(ops);
-		}
-		free(buf);
 	}
+	uint32_t at, init;
+	var_type_init(c, buf, bytes, &at, &init);
+	free(buf);
+	uint32_t pt = spv_t_ptr(c->e, sc, at);
 	s->var = spv_id(c->e);
 	s->sc = sc;
 	s->t = ptype_parse(d->type);
@@ -639,6 +714,12 @@ int spirv_lower_module(const ir_module *m, const struct spirv_options *opts, uin
 		}
 	}
 	finish_module(&c);
+	if (spv_emitter_too_long(&e)) {
+		snprintf(err, errlen, "%u SPIR-V instruction(s) would exceed 65,535 words (the 16-bit word count): "
+			 "a constant or type too large to lower", spv_emitter_too_long(&e));
+		ret = -ENOTSUP;
+		goto out;
+	}
 	*words = spv_emitter_finish(&e, nwords);
 	if (!opts || !opts->no_validate) {
 		int v = spirv_validate(*words, *nwords, err, errlen);

@@ -330,6 +330,14 @@ uint32_t lw_read(lw *c, const ir_operand *op, ptype want)
 				ro.kind = IR_OPND_REG;
 				return lw_read(c, &ro, want);
 			}
+			/* WARP_SZ: the predefined constant nvcc writes for warpSize */
+			uint32_t sv;
+			ptype st;
+			int r = lw_special_reg(c, op->name, &sv, &st);
+			if (r < 0)
+				return 0;
+			if (r == 0)
+				return lw_convert_bits(c, sv, st, want);
 			return lw_fail(c, "unknown symbol %s", op->name), 0;
 		}
 		uint32_t v;
