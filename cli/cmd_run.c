@@ -11,6 +11,7 @@
  */
 #include "cli/cli.h"
 #include "cli/run.h"
+#include "cli/run_oneliner.h"
 #include "cli/run_tools.h"
 #include "common/env.h"
 #include "maps/config.h"
@@ -40,6 +41,9 @@ static void run_usage(FILE *out)
 	      "  -p, --probe FILE    BPF object with probes to attach (repeatable; $GPUPROBE_PROBES,\n"
 	      "                      ':'-separated, are attached too)\n"
 	      "  -t, --tool TOOL     a built-in tool's probes (repeatable; 'gpuprobe tools' lists them)\n"
+	      "  -e PROGRAM          a one-liner, compiled and verified like -p (docs/oneliners.md):\n"
+	      "                      -e 'gpu/entry/* { @[kernel] = count(); }'\n"
+	      "  --dry-run           check everything, print what -e compiles to; APP is not started\n"
 	      "  -k, --kernel GLOB   probes only in kernels whose name matches (repeatable: any of\n"
 	      "                      them): mangled, demangled, or demangled without parameters\n"
 	      "  --launch-skip N     instrument launches from the Nth of each kernel on (from 0)\n"
@@ -157,6 +161,9 @@ struct run_args {
 	struct run_filter filter;  /* -k, --launch-skip, --launch-count (run_tools.c) */
 	char **tools;              /* -t objects' paths, freed at the end */
 	size_t ntools;
+	const char *oneliner;      /* -e */
+	char *oneliner_path;       /* its object (run_oneliner.c) */
+	int dry_run;
 };
 
 
@@ -215,6 +222,7 @@ static int parse_args(int argc, char **argv, struct run_args *a)
 		{"kernel", required_argument, NULL, 'k'},
 		{"launch-skip", required_argument, NULL, 'S'},
 		{"launch-count", required_argument, NULL, 'C'},
+		{"dry-run", no_argument, NULL, 'D'},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
@@ -223,7 +231,7 @@ static int parse_args(int argc, char **argv, struct run_args *a)
 	opterr = 0;
 	/* '+': stop at the first non-option, so APP's own options stay APP's; ':': a missing
 	 * argument is told apart from an unknown option. */
-	while ((c = getopt_long(argc, argv, "+:c:p:i:t:k:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:c:p:i:t:k:e:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
 			if (a->config)
@@ -262,6 +270,18 @@ static int parse_args(int argc, char **argv, struct run_args *a)
 			if ((rc = run_filter_launch(&a->filter, "--launch-count", optarg, &a->filter.launch_count)))
 				return rc;
 			break;
+		case 'e':
+			if (a->oneliner)
+				return bad_usage("-e given twice (one program may hold several probes)");
+			a->oneliner = optarg;
+			if (!(a->oneliner_path = run_oneliner_file(optarg)))
+				return RUN_EXIT_USAGE;
+			if ((rc = add_probe_arg(a, a->oneliner_path)))
+				return rc;
+			break;
+		case 'D':
+			a->dry_run = 1;
+			break;
 		case 'h':
 			run_usage(stdout);
 			return 0;
@@ -275,7 +295,7 @@ static int parse_args(int argc, char **argv, struct run_args *a)
 			return bad_usage("unknown option '%s'", argv[optind - 1]);
 		}
 	}
-	if (optind >= argc) {
+	if (optind >= argc && !a->dry_run) {
 		cli_error("run: no application given (usage: gpuprobe run [-c CONFIG] [-p PROG.bpf.o]... "
 			  "-- APP [ARGS])");
 		return RUN_EXIT_USAGE;
@@ -337,6 +357,10 @@ int cmd_run(int argc, char **argv)
 		goto out;
 	if ((rc = run_check(a.config, a.probes, a.nprobes, a.first_env, a.json, &ck)))
 		goto out;
+	if (a.dry_run) {   /* everything checked: what -e compiles to, and no application */
+		rc = a.oneliner ? run_oneliner_dump(a.oneliner) : 0;
+		goto out;
+	}
 	char lib[PATH_MAX], shim[PATH_MAX + 32], audit[PATH_MAX + 32];
 	rc = RUN_EXIT_USAGE;
 	if (find_lib_dir(lib, sizeof(lib))) {
@@ -366,5 +390,6 @@ out:
 	free(a.tools);
 	run_filter_free(&a.filter);
 	free(a.env_probes);
+	free(a.oneliner_path);
 	return rc;
 }

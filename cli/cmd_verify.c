@@ -5,6 +5,7 @@
 #include "cli/cli.h"
 
 #include "ebpf/object.h"
+#include "ebpf/oneliner.h"
 #include "ebpf/verifier.h"
 
 #include <stdlib.h>
@@ -12,11 +13,12 @@
 
 static void usage(FILE *out)
 {
-	fputs("usage: gpuprobe verify [-v] PROG.bpf.o\n\n"
+	fputs("usage: gpuprobe verify [-v] PROG.bpf.o | -e PROGRAM\n\n"
 	      "Verify every program of a BPF object for the attach point its section names.\n"
 	      "Prints 'NAME (SECTION): OK, N insns, stack S' per program, or the rejected\n"
 	      "instruction (index, opcode, disassembly) and the reason, as the Linux verifier does.\n\n"
 	      "  -v, --verbose   print the verifier's full log (every instruction explored)\n"
+	      "  -e PROGRAM      verify a one-liner (docs/oneliners.md) instead of a file\n"
 	      "  -h, --help      this text\n\n"
 	      "Exit status: 0 all programs verify, 1 a program is rejected, 2 bad usage or file.\n", out);
 }
@@ -39,7 +41,7 @@ static const char *log_tail(const char *log)
 
 int cmd_verify(int argc, char **argv)
 {
-	int verbose = 0;
+	int verbose = 0, oneliner = 0;
 	const char *path = NULL;
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
@@ -48,6 +50,9 @@ int cmd_verify(int argc, char **argv)
 		}
 		if (!strcmp(argv[i], "-v") || !strcmp(argv[i], "--verbose")) {
 			verbose = 1;
+		} else if (!strcmp(argv[i], "-e") && i + 1 < argc && !path) {
+			path = argv[++i];
+			oneliner = 1;
 		} else if (argv[i][0] == '-' && argv[i][1]) {
 			cli_error("verify: unknown option '%s' (see 'gpuprobe verify --help')", argv[i]);
 			return 2;
@@ -64,7 +69,21 @@ int cmd_verify(int argc, char **argv)
 	}
 	char err[512] = "";
 	struct gp_object *obj = NULL;
-	int rc = gp_object__open_file(path, &obj, err, sizeof(err));
+	int rc;
+	if (oneliner) {   /* compiled in memory, opened as a file would be */
+		void *elf = NULL;
+		size_t size = 0;
+		rc = gp_oneliner_compile(path, &elf, &size, err, sizeof(err));
+		if (rc) {
+			cli_error("verify: -e: %s", err);
+			return 2;
+		}
+		rc = gp_object__open_mem(elf, size, "one-liner", &obj, err, sizeof(err));
+		free(elf);
+		path = "one-liner";
+	} else {
+		rc = gp_object__open_file(path, &obj, err, sizeof(err));
+	}
 	if (rc) {
 		cli_error("%s", err[0] ? err : "cannot open BPF object");
 		return 2;
