@@ -68,6 +68,9 @@ static const struct var vars[GP_VAR__COUNT] = {
 				 "a whole number from 0 to 4294967295"},
 	[GP_VAR_XDG_CACHE_HOME] = {"XDG_CACHE_HOME", T_PATH},
 	[GP_VAR_HOME] = {"HOME", T_PATH},
+	[GP_VAR_REAL_PTXAS] = {"GPUPROBE_REAL_PTXAS", T_PATH},
+	[GP_VAR_REAL_NVRTC] = {"GPUPROBE_REAL_NVRTC", T_PATH},
+	[GP_VAR_REAL_NVJITLINK] = {"GPUPROBE_REAL_NVJITLINK", T_PATH},
 };
 
 /* Each variable's line is said once per process (a bit per variable). */

@@ -44,6 +44,9 @@ enum gp_var {
 	GP_VAR_LAUNCH_COUNT,    /* uint (0: no end): launches to instrument after them */
 	GP_VAR_XDG_CACHE_HOME,  /* path: not ours, read the same way (an absolute path or nothing) */
 	GP_VAR_HOME,            /* path: not ours, read the same way */
+	GP_VAR_REAL_PTXAS,      /* path: the ptxas gpuprobe-ptxas runs (found on PATH when unset) */
+	GP_VAR_REAL_NVRTC,      /* path: the libnvrtc.so.13 build/lib's NVRTC shim forwards to */
+	GP_VAR_REAL_NVJITLINK,  /* path: the libnvJitLink.so.13 build/lib's shim forwards to */
 	GP_VAR__COUNT
 };
 

@@ -2,6 +2,7 @@
  * load_begin() (inspect, then shim_module_transform) and load_end() (record, log). */
 #include "shim/intercept.h"
 #include "shim/image.h"
+#include "shim/jit_capture_load.h"
 #include "shim/lazy.h"
 #include "shim/log.h"
 #include "shim/probes.h"
@@ -25,6 +26,10 @@ struct load {
 	struct shim_module *m;
 	int transformed;       /* load img.data instead of what the application named */
 	int compiled;          /* ... and img.data is a cubin the shim compiled: no JIT at load */
+	/* A cubin without PTX whose PTX a JIT recorded (jit_capture_load.h): instrumented from
+	 * that PTX; jit.extra: img's JIT options are the application's plus the recorded ones,
+	 * which a transformed load passes (the load calls below: l.jit_opts). */
+	struct jit_subst jit;
 	char desc[512];
 };
 
@@ -60,10 +65,18 @@ static void load_begin(struct load *l, const char *api, const char *path, const 
 			snprintf(l->desc + n, sizeof(l->desc) - n, " linked from %u inputs", li->inputs);
 		}
 	}
+	shim_jit_subst(&l->img, l->m, &l->jit);
 	const void *before = l->img.data;
 	l->transformed = shim_module_transform(&l->img, l->m) && l->img.data != before;
+	shim_jit_restore(&l->img, &l->jit, l->transformed);
 	l->compiled = l->transformed && l->img.kind == MODULE_IMAGE_CUBIN;
 }
+
+/* A transformed image from recorded PTX carries the recorded options too (cuModuleLoadData has
+ * none of its own: it becomes cuModuleLoadDataEx). */
+#define JIT_N(l, n) ((l)->transformed && (l)->jit.extra ? (l)->img.jit_n : (n))
+#define JIT_OPTS(l, o) ((l)->transformed && (l)->jit.extra ? (CUjit_option *)(l)->img.jit_opts : (o))
+#define JIT_VALS(l, v) ((l)->transformed && (l)->jit.extra ? (void **)(l)->img.jit_vals : (v))
 
 /* Instrumented PTX left to the driver's JIT: under lazy loading a compile error would surface
  * at the application's first use, so every kernel is loaded now (a cubin we compiled needs
@@ -99,7 +112,13 @@ static CUresult load_end(struct load *l, const void *handle, CUresult rc)
 		registry_put(REGISTRY_MODULES, handle, m);
 		shim_log("module %u via %s%s%s: %s; %u kernels; PTX %s", m->seq, m->api,
 			 m->origin ? " " : "", m->origin ? m->origin : "", l->desc, m->kernels,
+			 m->jit_ptx ? "recorded by the JIT compiler that made the cubin" :
 			 m->has_ptx ? "present" :
+			 l->img.kind == MODULE_IMAGE_CUBIN ?
+			 "absent (a cubin: if Triton, XLA, NVRTC or nvJitLink made it, run the "
+			 "program under 'gpuprobe run', which sets TRITON_PTXAS_PATH to "
+			 "gpuprobe-ptxas and records the PTX of such compiles; nvcc builds: "
+			 "-gencode arch=compute_XX,code=compute_XX embeds PTX)" :
 			 "absent (cannot be instrumented: rebuild with -arch=sm_XX or "
 			 "-gencode arch=compute_XX,code=compute_XX to embed PTX)");
 	} else {
@@ -111,6 +130,7 @@ static CUresult load_end(struct load *l, const void *handle, CUresult rc)
 		}
 	}
 	shim_image_close(&l->img);
+	shim_jit_subst_free(&l->jit);
 	return rc;
 }
 
@@ -124,8 +144,11 @@ CUresult cuModuleLoad(CUmodule *module, const char *fname)
 	REAL_OR_FAIL(cuModuleLoad, real);
 	struct load l;
 	load_begin(&l, "cuModuleLoad", fname, NULL, SIZE_MAX, 0, NULL, NULL);
-	CUresult rc = l.transformed ? SHIM_REAL(cuModuleLoadData)(module, l.img.data)
-				    : real(module, fname);
+	CUresult rc = l.transformed && l.jit.extra
+		? SHIM_REAL(cuModuleLoadDataEx)(module, l.img.data, JIT_N(&l, 0), JIT_OPTS(&l, NULL),
+						JIT_VALS(&l, NULL))
+		: l.transformed ? SHIM_REAL(cuModuleLoadData)(module, l.img.data)
+		: real(module, fname);
 	rc = load_check_module(&l, module, rc);
 	if (load_retry(&l, rc))
 		rc = real(module, fname);
@@ -137,7 +160,10 @@ CUresult cuModuleLoadData(CUmodule *module, const void *image)
 	REAL_OR_FAIL(cuModuleLoadData, real);
 	struct load l;
 	load_begin(&l, "cuModuleLoadData", NULL, image, SIZE_MAX, 0, NULL, NULL);
-	CUresult rc = real(module, l.img.data ? l.img.data : image);
+	CUresult rc = l.transformed && l.jit.extra
+		? SHIM_REAL(cuModuleLoadDataEx)(module, l.img.data, JIT_N(&l, 0), JIT_OPTS(&l, NULL),
+						JIT_VALS(&l, NULL))
+		: real(module, l.img.data ? l.img.data : image);
 	rc = load_check_module(&l, module, rc);
 	if (load_retry(&l, rc))
 		rc = real(module, image);
@@ -151,8 +177,8 @@ CUresult cuModuleLoadDataEx(CUmodule *module, const void *image, unsigned int nu
 	struct load l;
 	load_begin(&l, "cuModuleLoadDataEx", NULL, image, SIZE_MAX, numOptions, options,
 		   optionValues);
-	CUresult rc = real(module, l.img.data ? l.img.data : image, numOptions, options,
-			   optionValues);
+	CUresult rc = real(module, l.img.data ? l.img.data : image, JIT_N(&l, numOptions),
+			   JIT_OPTS(&l, options), JIT_VALS(&l, optionValues));
 	rc = load_check_module(&l, module, rc);
 	if (load_retry(&l, rc))
 		rc = real(module, image, numOptions, options, optionValues);
@@ -164,8 +190,11 @@ CUresult cuModuleLoadFatBinary(CUmodule *module, const void *fatCubin)
 	REAL_OR_FAIL(cuModuleLoadFatBinary, real);
 	struct load l;
 	load_begin(&l, "cuModuleLoadFatBinary", NULL, fatCubin, SIZE_MAX, 0, NULL, NULL);
-	CUresult rc = l.transformed ? SHIM_REAL(cuModuleLoadData)(module, l.img.data)
-				    : real(module, fatCubin);
+	CUresult rc = l.transformed && l.jit.extra
+		? SHIM_REAL(cuModuleLoadDataEx)(module, l.img.data, JIT_N(&l, 0), JIT_OPTS(&l, NULL),
+						JIT_VALS(&l, NULL))
+		: l.transformed ? SHIM_REAL(cuModuleLoadData)(module, l.img.data)
+		: real(module, fatCubin);
 	rc = load_check_module(&l, module, rc);
 	if (load_retry(&l, rc))
 		rc = real(module, fatCubin);
@@ -181,8 +210,9 @@ CUresult cuLibraryLoadData(CUlibrary *library, const void *code, CUjit_option *j
 	struct load l;
 	load_begin(&l, "cuLibraryLoadData", NULL, code, SIZE_MAX, numJitOptions, jitOptions,
 		   jitOptionsValues);
-	CUresult rc = real(library, l.img.data ? l.img.data : code, jitOptions, jitOptionsValues,
-			   numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions);
+	CUresult rc = real(library, l.img.data ? l.img.data : code, JIT_OPTS(&l, jitOptions),
+			   JIT_VALS(&l, jitOptionsValues), JIT_N(&l, numJitOptions), libraryOptions,
+			   libraryOptionValues, numLibraryOptions);
 	rc = load_check_library(&l, library, rc);
 	if (load_retry(&l, rc))
 		rc = real(library, code, jitOptions, jitOptionsValues, numJitOptions,
@@ -200,9 +230,10 @@ CUresult cuLibraryLoadFromFile(CUlibrary *library, const char *fileName, CUjit_o
 	load_begin(&l, "cuLibraryLoadFromFile", fileName, NULL, SIZE_MAX, numJitOptions, jitOptions,
 		   jitOptionsValues);
 	CUresult rc = l.transformed
-		? SHIM_REAL(cuLibraryLoadData)(library, l.img.data, jitOptions, jitOptionsValues,
-					       numJitOptions, libraryOptions, libraryOptionValues,
-					       numLibraryOptions)
+		? SHIM_REAL(cuLibraryLoadData)(library, l.img.data, JIT_OPTS(&l, jitOptions),
+					       JIT_VALS(&l, jitOptionsValues),
+					       JIT_N(&l, numJitOptions), libraryOptions,
+					       libraryOptionValues, numLibraryOptions)
 		: real(library, fileName, jitOptions, jitOptionsValues, numJitOptions,
 		       libraryOptions, libraryOptionValues, numLibraryOptions);
 	rc = load_check_library(&l, library, rc);

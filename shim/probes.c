@@ -6,6 +6,7 @@
 #include "shim/clock_sync.h"
 #include "shim/cubin_cache.h"
 #include "shim/fault.h"
+#include "shim/jit_capture_load.h"
 #include "shim/jit_compile.h"
 #include "shim/log.h"
 #include "shim/probes_internal.h"
@@ -333,14 +334,6 @@ static void setup(void)
 		 t_end - t_output);
 }
 
-static void no_ptx(const struct shim_module *m)
-{
-	shim_msg("module %u (%s%s%s): no PTX for this GPU, its kernels run without probes; rebuild "
-		 "with -gencode arch=compute_%u,code=compute_%u (or -arch=sm_%u) to embed PTX",
-		 m->seq, m->api, m->origin ? " " : "", m->origin ? m->origin : "", device_sm,
-		 device_sm, device_sm);
-}
-
 /* --- the instrumented PTX compiled here and cached as a cubin (jit_compile.h, cubin_cache.h) */
 
 static pthread_once_t cache_once = PTHREAD_ONCE_INIT;
@@ -603,7 +596,7 @@ static int transform(struct shim_image *img, const struct shim_module *m)
 		const struct fatbin_entry *e = fatbin__best_ptx(fb, device_sm);
 		if (!e) {
 			fatbin__close(fb);
-			no_ptx(m);
+			shim_jit_no_ptx(img, m, device_sm);   /* a library's machine code, or rebuild */
 			return 0;
 		}
 		int rc = fatbin__entry_data(e, &payload, &len, err, sizeof(err));
@@ -615,7 +608,7 @@ static int transform(struct shim_image *img, const struct shim_module *m)
 		ptx = payload;
 	} else {
 		if (!m->has_ptx)
-			no_ptx(m);
+			shim_jit_no_ptx(img, m, device_sm);   /* a cubin no JIT recorded (jit_capture.h) */
 		return 0;
 	}
 	remember_names(ptx, len);

@@ -15,6 +15,7 @@ struct shim_module {
 	const char *api;           /* the call that loaded it, e.g. "cuModuleLoadDataEx" */
 	const char *origin;        /* file path, or NULL for an image in memory */
 	int has_ptx;               /* some PTX the driver could JIT (ours to instrument later) */
+	int jit_ptx;               /* a cubin whose PTX a JIT compiler's run recorded (jit_capture.h) */
 	unsigned kernels;          /* kernel count, when known from the image */
 	/* Set when the module's kernels are instrumented one at a time at their first launch
 	 * (lazy.h); the module itself was loaded exactly as the application gave it. */

@@ -15,6 +15,7 @@ cat "$tmp/out"
 
 exports=$(nm -D --defined-only "$shim" | grep -c ' cu')
 absent='PTX absent (cannot be instrumented: rebuild with -arch=sm_XX or -gencode arch=compute_XX,code=compute_XX to embed PTX)'
+cubin_absent="PTX absent (a cubin: if Triton, XLA, NVRTC or nvJitLink made it, run the program under 'gpuprobe run', which sets TRITON_PTXAS_PATH to gpuprobe-ptxas and records the PTX of such compiles; nvcc builds: -gencode arch=compute_XX,code=compute_XX embeds PTX)"
 cat >"$tmp/want" <<WANT
 gpuprobe: real driver $fake (84 of $exports exports present; missing: cuArray3DCreate, cuArray3DCreate_v2, cuArray3DGetDescriptor, ...)
 gpuprobe: cuCtxCreate_v2: the real driver does not export it
@@ -34,7 +35,7 @@ gpuprobe: first launch of scale (module 5, PTX present) via cuLaunchKernel
 gpuprobe: module 6 via cuLibraryLoadFromFile $fb_noptx: fatbin: cubin sm_90; 2 kernels; $absent
 gpuprobe: module 7 via cuModuleLoad /nonexistent.cubin failed (CUDA error 301)
 gpuprobe: module 8 via cuModuleLoadData: cubin linked from 1 inputs; 0 kernels; PTX present
-gpuprobe: module 9 via cuModuleLoadData: cubin; 0 kernels; $absent
+gpuprobe: module 9 via cuModuleLoadData: cubin; 0 kernels; $cubin_absent
 gpuprobe: first launch of k_two (module 1, PTX present) via cuGraphAddKernelNode_v2
 gpuprobe: first launch of unnamed_by_shim (module not seen by the shim) via cuLaunchKernel
 gpuprobe: first launch of k_ex (module 1, PTX present) via cuLaunchKernelEx

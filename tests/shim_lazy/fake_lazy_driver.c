@@ -252,6 +252,25 @@ CUresult cuStreamQuery(void *s) { (void)s; return OK; }
 static CUresult load(void **m, const void *image, unsigned n, int *o, void **v, const char *api)
 {
 	const char *text = image;
+	/* FAKE_CUBIN_PTX=FILE (tests/jit_capture): a cubin (ELF) image is taken for the module
+	 * FILE's PTX describes (its kernels and variables), and loads print their JIT options. */
+	const char *cubin_ptx = getenv("FAKE_CUBIN_PTX");
+	static char cubin_text[1 << 16];
+	if (text && text[0] == 0x7f && cubin_ptx) {
+		FILE *cf = fopen(cubin_ptx, "r");
+		size_t got = cf ? fread(cubin_text, 1, sizeof(cubin_text) - 1, cf) : 0;
+		if (cf)
+			fclose(cf);
+		cubin_text[got] = 0;
+		printf("fake: a cubin, taken for %s\n", cubin_ptx);
+		text = cubin_text;
+	} else if (cubin_ptx && text && text[0] != 0x7f) {
+		printf("fake: %s PTX with %u JIT options:", strstr(text, "__gp") ? "instrumented" : "plain", n);
+		for (unsigned i = 0; i < n; i++)
+			if (o[i] == 0 || o[i] == 7 || o[i] == 13)   /* max registers, -O, line info */
+				printf(" %d=%lu", o[i], (unsigned long)(uintptr_t)v[i]);
+		printf("\n");
+	}
 	if (!text || text[0] == 0x7f)
 		return INVALID_VALUE;
 	if (strstr(text, "__gp") && getenv("FAKE_JIT_FAIL") && !strcmp(getenv("FAKE_JIT_FAIL"), "1")) {
