@@ -250,6 +250,22 @@ static int module_vars(lw *c)
 			if (s->kind == IR_STMT_DECL && s->decl.space && !strcmp(s->decl.space, ".shared"))
 				place_shared(c, &s->decl);
 	}
+	/* %reserved_smem_offset_*: the driver's reserved shared memory (cooperative groups keep their
+	 * multi-warp scratch there, 288 bytes at most): LW_RESERVED_SMEM bytes of the window, placed
+	 * only for modules that read one */
+	bool reserved = false;
+	for (ir_top *t = c->m->first; t && !reserved; t = t->next)
+		if (t->kind == IR_TOP_FUNC)
+			for (ir_stmt *s = t->func.first; s && !reserved; s = s->next)
+				if (s->kind == IR_STMT_INSN)
+					for (unsigned i = 0; i < s->insn.nops && !reserved; i++)
+						reserved = s->insn.ops[i].kind == IR_OPND_REG &&
+							   !strncmp(s->insn.ops[i].name, "%reserved_smem_offset", 21);
+	if (reserved) {
+		c->shared_size = (c->shared_size + 15) & ~15ull;
+		c->reserved_smem = c->shared_size;
+		c->shared_size += LW_RESERVED_SMEM;
+	}
 	if (c->shared_size) {
 		uint64_t size = (c->shared_size + 15) & ~15ull;
 		uint32_t at = spv_t_array(c->e, spv_t_int(c->e, 8), spv_c_int(c->e, 32, size));

@@ -24,6 +24,8 @@ ptype ptype_parse(const char *s);            /* ".u32" -> {'u',32}; unknown: bit
 static inline bool ptype_ok(ptype t) { return t.bits != 0; }
 static inline ptype PT(char k, unsigned bits) { return (ptype){k, bits}; }
 
+#define LW_RESERVED_SMEM 1024u /* bytes of reserved shared memory, as CUDA reserves per block */
+
 enum sym_kind { SYM_GLOBAL, SYM_SHARED, SYM_LOCAL, SYM_CONST, SYM_PARAM, SYM_FUNC };
 
 struct reg {
@@ -65,6 +67,7 @@ typedef struct lw {
 	size_t ngsyms, capgsyms;
 	uint32_t shared_window;  /* Workgroup i8 array holding every .shared variable */
 	uint64_t shared_size;
+	uint64_t reserved_smem;  /* offset of the reserved shared memory (%reserved_smem_offset_*) */
 	uint32_t warp_scratch;   /* Workgroup u32[1024] for the warp emulation */
 	uint32_t fence_word;     /* CrossWorkgroup u32 that fences (membar) apply to */
 	uint32_t builtins[16];   /* BuiltIn Input variables by enum lw_builtin; 0 until used */

@@ -1,7 +1,8 @@
 /* Floating-point arithmetic with PTX's modifiers: .ftz flushes subnormal inputs and results to
  * a zero of the same sign (done on the bits, so the target's own denormal mode does not
  * matter); .sat clamps to [0, 1] with NaN giving 0; directed rounding (.rz/.rm/.rp) of f32 add,
- * sub, mul and fma is computed exactly in f64 and rounded once with an FPRoundingMode conversion. */
+ * sub, mul and fma is computed exactly in f64 and rounded once with an FPRoundingMode conversion;
+ * that of f64 corrects the round-to-nearest result by the sign of its exact error (f64_directed). */
 #include "spirv/lower.h"
 
 #include <string.h>
@@ -72,6 +73,84 @@ static uint32_t minmax(lw *c, ptype t, bool is_max, uint32_t a, uint32_t b)
 	return lw_select(c, ty, eq, z, r);
 }
 
+/* Directed rounding of f64 (interval arithmetic): the round-to-nearest result r moved one ulp
+ * toward the mode's direction where the exact error (true value - r) says it lies on the other
+ * side: add/sub by TwoSum, mul by fma(a, b, -r), div/rcp by the remainder fma(-r, b, a) and the
+ * divisor's sign, sqrt by fma(-r, r, a), fma by the error of a*b and of the add. An overflow to
+ * infinity of finite operands becomes the largest finite value where the mode rounds toward
+ * zero; an exact zero sum is -0 when rounding down. Errors lost to underflow (results in the
+ * subnormal range) are not seen: there the result is round-to-nearest's. */
+static uint32_t f64_directed(lw *c, const char *op, SpvFPRoundingMode mode, const uint32_t *s, unsigned nsrc)
+{
+	uint32_t f64 = spv_t_float(c->e, 64), bl = spv_t_bool(c->e), u64 = spv_t_int(c->e, 64);
+	ptype T = PT('f', 64);
+	uint32_t zero = fconst(c, T, 0.0), r, err;
+	uint32_t a = s[0], b = nsrc > 1 ? s[1] : 0;
+	bool is_add = !strcmp(op, "add") || !strcmp(op, "sub");
+	if (is_add) {
+		if (op[0] == 's')
+			b = lw_op1(c, SpvOpFNegate, f64, b);
+		r = lw_op2(c, SpvOpFAdd, f64, a, b);
+		uint32_t bb = lw_op2(c, SpvOpFSub, f64, r, a);
+		uint32_t ab = lw_op2(c, SpvOpFSub, f64, r, bb);
+		err = lw_op2(c, SpvOpFAdd, f64, lw_op2(c, SpvOpFSub, f64, a, ab), lw_op2(c, SpvOpFSub, f64, b, bb));
+	} else if (!strcmp(op, "mul")) {
+		r = lw_op2(c, SpvOpFMul, f64, a, b);
+		err = lw_ext(c, f64, OpenCLstd_Fma, 3, a, b, lw_op1(c, SpvOpFNegate, f64, r));
+	} else if (!strcmp(op, "div") || !strcmp(op, "rcp")) {
+		if (op[0] == 'r')
+			b = a, a = fconst(c, T, 1.0);
+		r = lw_op2(c, SpvOpFDiv, f64, a, b);
+		uint32_t rem = lw_ext(c, f64, OpenCLstd_Fma, 3, lw_op1(c, SpvOpFNegate, f64, r), b, a);
+		err = lw_op2(c, SpvOpFMul, f64, rem, lw_ext(c, f64, OpenCLstd_Copysign, 2, fconst(c, T, 1.0), b));
+	} else if (!strcmp(op, "sqrt")) {
+		r = lw_ext(c, f64, OpenCLstd_Sqrt, 1, a);
+		err = lw_ext(c, f64, OpenCLstd_Fma, 3, lw_op1(c, SpvOpFNegate, f64, r), r, a);
+	} else { /* fma, mad: a*b = p + pe exactly; p + c = s1 + e1 exactly; true - r = (s1 - r) + e1 + pe */
+		uint32_t d = s[2];
+		r = lw_ext(c, f64, OpenCLstd_Fma, 3, a, b, d);
+		uint32_t p = lw_op2(c, SpvOpFMul, f64, a, b);
+		uint32_t pe = lw_ext(c, f64, OpenCLstd_Fma, 3, a, b, lw_op1(c, SpvOpFNegate, f64, p));
+		uint32_t s1 = lw_op2(c, SpvOpFAdd, f64, p, d);
+		uint32_t bb = lw_op2(c, SpvOpFSub, f64, s1, p);
+		uint32_t e1 = lw_op2(c, SpvOpFAdd, f64, lw_op2(c, SpvOpFSub, f64, p, lw_op2(c, SpvOpFSub, f64, s1, bb)),
+				     lw_op2(c, SpvOpFSub, f64, d, bb));
+		err = lw_op2(c, SpvOpFAdd, f64, lw_op2(c, SpvOpFSub, f64, s1, r), lw_op2(c, SpvOpFAdd, f64, e1, pe));
+	}
+	uint32_t pinf = fconst(c, T, __builtin_inf()), ninf = fconst(c, T, -__builtin_inf());
+	uint32_t up = lw_ext(c, f64, OpenCLstd_Nextafter, 2, r, pinf);
+	uint32_t down = lw_ext(c, f64, OpenCLstd_Nextafter, 2, r, ninf);
+	uint32_t above = lw_op2(c, SpvOpFOrdGreaterThan, bl, err, zero); /* true value above r */
+	uint32_t below = lw_op2(c, SpvOpFOrdLessThan, bl, err, zero);
+	uint32_t pos = lw_op2(c, SpvOpFOrdGreaterThan, bl, r, zero), neg = lw_op2(c, SpvOpFOrdLessThan, bl, r, zero);
+	uint32_t out;
+	if (mode == SpvFPRoundingModeRTP)
+		out = lw_select(c, f64, above, up, r);
+	else if (mode == SpvFPRoundingModeRTN)
+		out = lw_select(c, f64, below, down, r);
+	else
+		out = lw_select(c, f64, lw_op2(c, SpvOpLogicalAnd, bl, pos, below), down,
+				lw_select(c, f64, lw_op2(c, SpvOpLogicalAnd, bl, neg, above), up, r));
+	/* overflow of finite operands: +inf stays only when rounding up, -inf only when rounding down */
+	uint32_t fin = lw_op1(c, SpvOpIsFinite, bl, a);
+	for (unsigned i = 1; i < nsrc; i++)
+		fin = lw_op2(c, SpvOpLogicalAnd, bl, fin, lw_op1(c, SpvOpIsFinite, bl, s[i]));
+	if (!strcmp(op, "div") || !strcmp(op, "rcp"))
+		fin = lw_op2(c, SpvOpLogicalAnd, bl, fin, lw_op2(c, SpvOpFOrdNotEqual, bl, b, zero));
+	uint32_t ovf = lw_op2(c, SpvOpLogicalAnd, bl, fin, lw_op1(c, SpvOpIsInf, bl, r));
+	uint32_t maxv = lw_ext(c, f64, OpenCLstd_Copysign, 2, fconst(c, T, 1.7976931348623157e308), r);
+	uint32_t keep_inf = mode == SpvFPRoundingModeRTP ? pos : mode == SpvFPRoundingModeRTN ? neg : spv_c_bool(c->e, 0);
+	out = lw_select(c, f64, lw_op2(c, SpvOpLogicalAnd, bl, ovf, lw_op1(c, SpvOpLogicalNot, bl, keep_inf)), maxv, out);
+	if (is_add && mode == SpvFPRoundingModeRTN) {
+		/* an exact zero sum rounds to -0 downward unless both operands are +0 */
+		uint32_t sgn = lw_op2(c, SpvOpBitwiseOr, u64, lw_op1(c, SpvOpBitcast, u64, a), lw_op1(c, SpvOpBitcast, u64, b));
+		uint32_t z = lw_op1(c, SpvOpBitcast, f64,
+				    lw_op2(c, SpvOpBitwiseAnd, u64, sgn, lw_u64(c, 0x8000000000000000ull)));
+		out = lw_select(c, f64, lw_op2(c, SpvOpFOrdEqual, bl, r, zero), z, out);
+	}
+	return out;
+}
+
 int lw_float_arith(lw *c, const ir_insn *in)
 {
 	const char *op = in->opcode;
@@ -131,9 +210,21 @@ int lw_float_arith(lw *c, const ir_insn *in)
 	}
 	uint32_t r = 0;
 	bool directed = rm && mode != SpvFPRoundingModeRTE;
-	if (directed && t.bits == 64 && strcmp(op, "cvt"))
-		return lw_unsupported(c, in, "directed rounding of f64 arithmetic has no SPIR-V form");
 	uint32_t f64 = spv_t_float(c->e, 64);
+	if (directed && t.bits == 64) {
+		static const char *const ops64[] = {"add", "sub", "mul", "div", "rcp", "sqrt", "fma", "mad", NULL};
+		bool known = false;
+		for (unsigned i = 0; ops64[i]; i++)
+			known |= !strcmp(op, ops64[i]);
+		if (!known)
+			return lw_unsupported(c, in, "directed rounding of this f64 instruction is not lowered");
+		if (nsrc < (!strcmp(op, "fma") || !strcmp(op, "mad") ? 3u : !strcmp(op, "sqrt") || !strcmp(op, "rcp") ? 1u : 2u))
+			return lw_unsupported(c, in, "too few operands");
+		r = f64_directed(c, op, mode, s, nsrc);
+		if (sat)
+			r = saturate(c, t, r);
+		return lw_write(c, &o[0], t, r) < 0 ? -1 : 1;
+	}
 #define NEED(n) do { if (nsrc < (n)) return lw_unsupported(c, in, "too few operands"); } while (0)
 	if (!strcmp(op, "add") || !strcmp(op, "sub") || !strcmp(op, "mul")) {
 		NEED(2);

@@ -176,6 +176,23 @@ int lw_special_reg(lw *c, const char *name, uint32_t *v, ptype *t)
 		*v = lw_u32(c, 32);
 		return 0;
 	}
+	if (!strncmp(name, "%reserved_smem_offset_", 22) && c->shared_window) {
+		/* 1 KiB of the window: _begin/_0 its start, _1 half-way (cooperative groups' scratch),
+		 * _end its end, _cap its size */
+		const char *k = name + 22;
+		uint64_t v0 = c->reserved_smem;
+		if (!strcmp(k, "begin") || !strcmp(k, "0"))
+			*v = lw_u32(c, (uint32_t)v0);
+		else if (!strcmp(k, "1"))
+			*v = lw_u32(c, (uint32_t)(v0 + LW_RESERVED_SMEM / 2));
+		else if (!strcmp(k, "end"))
+			*v = lw_u32(c, (uint32_t)(v0 + LW_RESERVED_SMEM));
+		else if (!strcmp(k, "cap"))
+			*v = lw_u32(c, LW_RESERVED_SMEM);
+		else
+			return lw_fail(c, "unknown special register %s", name);
+		return 0;
+	}
 	if (name[0] == '%' && (!strncmp(name, "%envreg", 7) || !strncmp(name, "%pm", 3) ||
 			       !strncmp(name, "%cluster", 8) || !strncmp(name, "%dynamic_smem", 13) ||
 			       !strncmp(name, "%total_smem", 11) || !strncmp(name, "%aggr_smem", 10) ||
