@@ -1,0 +1,96 @@
+#!/bin/bash
+# One-liners on the GPU (issue 13): `gpuprobe run -e` against examples/apps, with exact counts
+# from the launch geometry (docs/oneliners.md shows the same one-liners):
+#   1. vec_add 8 (vectorAdd, oddEven: 8 blocks of 32 threads each)
+#        gpu/entry/* { @[kernel] = count(); }                       256 per kernel
+#   2. vec_add 8: gpu/block_begin/* { @blocks[kernel] = count() }  8 per kernel
+#        gpu/exit/vectorAdd /thread_x % 2 == 0/ { @even_exits = count() }    128
+#   3. vec_add 8: gpu/entry/* { @tid = lhist(thread_x, 0, 32, 8); @blk = hist(block_x) }
+#        @tid: 128 in each of [0, 8) .. [24, 32); @blk: [0] 64, [1] 64, [2, 4) 128, [4, 8) 256
+#   4. coalescing (4096 threads per kernel, 128 per block)
+#        gpu/mem/global,load/* { @loads[kernel] = count(); @bytes = sum(size) }
+#        load_coalesced 4096, load_strided 4096, load_random 8192 (idx[i], then in[idx[i]]);
+#        bytes 4 * 16384 = 65536
+#   5. bank_conflicts (4 kernels, 4 blocks of 64 threads, 2048 floats of shared memory)
+#        gpu/mem/shared,load/* { @shared_loads[kernel] = count() }   256 per kernel
+#        gpu/mem/shared,store/* { @shared_stores = count() }   4 kernels x 4 blocks x 2048 = 32768
+#   6. vec_add 8, on the host: host/entry/cuLaunchKernel* { @launches[api] = count();
+#        @threads = sum(arg1 * arg2 * arg3 * arg4 * arg5 * arg6) }   2 launches, 512 threads
+# Each run's app output must be the app's own (its first line as without probes). Logs: $OUT/NAME.err
+# (gpuprobe's report), NAME.out (the app's), NAME.dry (what the one-liner compiled to).
+# usage: tests/gpu/oneliners.sh   (BUILD: a tests/gpu/prepare.sh build, default ./build; it needs
+# bin/gpuprobe, lib/ and examples/ from examples/build.sh). Exit 77 without a GPU or the build.
+set -u
+root=$(cd "$(dirname "$0")/../.." && pwd)
+BUILD=${BUILD:-$root/build}
+OUT=${OUT:-$(mktemp -d)}
+mkdir -p "$OUT"
+if ! nvidia-smi -L >/dev/null 2>&1; then
+	echo "SKIP: no NVIDIA GPU or driver (nvidia-smi -L failed)"
+	exit 77
+fi
+GP=$BUILD/bin/gpuprobe
+EX=$BUILD/examples
+for f in "$GP" "$EX/vec_add" "$EX/coalescing" "$EX/bank_conflicts"; do
+	if [ ! -x "$f" ]; then
+		echo "SKIP: $f missing (tests/gpu/prepare.sh $BUILD builds it)"
+		exit 77
+	fi
+done
+export LD_LIBRARY_PATH=$BUILD/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export GPUPROBE_TOP=100 LC_ALL=C
+fail=0
+check() {   # name expected actual
+	if [ "$2" = "$3" ]; then echo "PASS $1 = $(echo "$3" | paste -sd'|')"; else
+		echo "FAIL $1"; echo "  expected: $(echo "$2" | paste -sd'|')"; echo "  got:      $(echo "$3" | paste -sd'|')"; fail=1; fi
+}
+# run NAME ONELINER APP [ARGS]: the app under the one-liner; the plain app's first line must match
+run() {
+	local name=$1 ol=$2
+	shift 2
+	"$GP" run --dry-run -e "$ol" >"$OUT/$name.dry" 2>&1 || { echo "FAIL $name: --dry-run: $(tail -1 "$OUT/$name.dry")"; fail=1; }
+	"$@" >"$OUT/$name.plain" 2>&1
+	timeout 300 "$GP" run -e "$ol" -- "$@" >"$OUT/$name.out" 2>"$OUT/$name.err"
+	local rc=$?
+	echo "--- $name: exit $rc; $(head -1 "$OUT/$name.out")"
+	[ $rc = 0 ] || { echo "FAIL $name: exit $rc: $(grep -v '^@' "$OUT/$name.err" | tail -3)"; fail=1; }
+	check "$name: the app's output" "$(head -1 "$OUT/$name.plain")" "$(head -1 "$OUT/$name.out")"
+	grep -E "not instrumented|did not load|skipped|rejected" "$OUT/$name.err" && { echo "FAIL $name: probes skipped (above)"; fail=1; }
+}
+# "@map[...]: N" lines of a report, sorted
+rows() { grep "^@$2\[" "$OUT/$1.err" | sort; }
+# a histogram's rows "LABEL COUNT" (bars dropped)
+hist() { awk -v h="@$2:" '$0 == h {on = 1; next} /^@/ {on = 0} on && /\|/ {sub(/ *\|.*/, ""); gsub(/  +/, " "); print}' "$OUT/$1.err"; }
+
+# 1. kernel entries
+run kcount 'gpu/entry/* { @[kernel] = count(); }' "$EX/vec_add" 8
+check "kcount: @count" "$(printf '%s\n' '@count[oddEven(float*)]: 256' '@count[vectorAdd(float const*, float const*, float*)]: 256')" "$(rows kcount count)"
+
+# 2. blocks and a filtered exit
+run blocks 'gpu/block_begin/* { @blocks[kernel] = count() } gpu/exit/vectorAdd /thread_x % 2 == 0/ { @even_exits = count() }' "$EX/vec_add" 8
+check "blocks: @blocks" "$(printf '%s\n' '@blocks[oddEven(float*)]: 8' '@blocks[vectorAdd(float const*, float const*, float*)]: 8')" "$(rows blocks blocks)"
+check "blocks: @even_exits" '@even_exits[0]: 128' "$(rows blocks even_exits)"
+
+# 3. histograms
+run hists 'gpu/entry/* { @tid = lhist(thread_x, 0, 32, 8); @blk = hist(block_x) }' "$EX/vec_add" 8
+check "hists: @tid (lhist)" "$(printf '%s\n' '[0, 8) 128' '[8, 16) 128' '[16, 24) 128' '[24, 32) 128')" "$(hist hists tid)"
+check "hists: @blk (hist)" "$(printf '%s\n' '[0] 64' '[1] 64' '[2, 4) 128' '[4, 8) 256')" "$(hist hists blk)"
+
+# 4. global loads
+run loads 'gpu/mem/global,load/* { @loads[kernel] = count(); @bytes = sum(size) }' "$EX/coalescing"
+check "loads: @loads" "$(printf '%s\n' '@loads[load_coalesced(float const*, float*)]: 4096' '@loads[load_random(float const*, int const*, float*)]: 8192' '@loads[load_strided(float const*, float*)]: 4096')" "$(rows loads loads)"
+check "loads: @bytes" '@bytes[0]: 65536' "$(rows loads bytes)"
+
+# 5. shared memory
+run shared 'gpu/mem/shared,load/* { @shared_loads[kernel] = count() } gpu/mem/shared,store/* { @shared_stores = count() }' "$EX/bank_conflicts"
+check "shared: @shared_loads" "$(printf '%s\n' '@shared_loads[read_same(float*)]: 256' '@shared_loads[void read_stride<1>(float*)]: 256' '@shared_loads[void read_stride<2>(float*)]: 256' '@shared_loads[void read_stride<32>(float*)]: 256')" "$(rows shared shared_loads)"
+check "shared: @shared_stores" '@shared_stores[0]: 32768' "$(rows shared shared_stores)"
+
+# 6. host: launches and their threads
+run launches 'host/entry/cuLaunchKernel* { @launches[api] = count(); @threads = sum(arg1 * arg2 * arg3 * arg4 * arg5 * arg6) }' "$EX/vec_add" 8
+check "launches: launches" 2 "$(rows launches launches | awk -F": " "{s += \$2} END {print s + 0}")"
+check "launches: @threads" '@threads[0]: 512' "$(rows launches threads)"
+
+echo
+[ $fail = 0 ] && echo "PASS all one-liners" || echo "FAIL (logs in $OUT)"
+exit $fail
