@@ -62,6 +62,8 @@ static const struct var vars[GP_VAR__COUNT] = {
 			      "a device index from 0 to 4096"},
 	[GP_VAR_CL_NO_IL] = {"GPUPROBE_CL_NO_IL", T_FLAG, "0"},
 	[GP_VAR_LLVM_SPIRV] = {"GPUPROBE_LLVM_SPIRV", T_PATH},
+	[GP_VAR_BACKEND] = {"GPUPROBE_BACKEND", T_CHOICE, "auto", "auto", 0, 0, 0, "auto|nvidia|opencl|levelzero",
+			    "auto, nvidia, opencl or levelzero"},
 	[GP_VAR_LAUNCH_SKIP] = {"GPUPROBE_LAUNCH_SKIP", T_UINT, "0", NULL, 0, 4294967295u, 0, NULL,
 				"a whole number from 0 to 4294967295"},
 	[GP_VAR_LAUNCH_COUNT] = {"GPUPROBE_LAUNCH_COUNT", T_UINT, "0", NULL, 0, 4294967295u, 0, NULL,

@@ -2,6 +2,8 @@
 #include "shim/forward.h"
 #include "shim/driver_find.h"
 #include "shim/log.h"
+#include "shim/own.h"
+#include "common/env.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -34,9 +36,14 @@ static void driver_load(void)
 		self_path = self.dli_fname;
 	ctx_self = self_path;
 
+	/* GPUPROBE_BACKEND=opencl|levelzero: the shim is the driver (own.h). */
+	if (gp_env_choice(GP_VAR_BACKEND) >= 2 && own_install(0))
+		return;
 	char path[4096], looked[2048];
 	void *h = NULL;
 	if (driver_find(self_path, try_dlopen, &h, path, sizeof(path), looked, sizeof(looked))) {
+		if (own_install(0))   /* no NVIDIA driver, but an OpenCL device */
+			return;
 		shim_msg("no real CUDA driver found: looked for %s; every CUDA call fails "
 			 "(cuInit returns CUDA_ERROR_NO_DEVICE)", looked);
 		return;
@@ -70,6 +77,8 @@ void *shim_driver_handle(void)
 
 CUresult shim_unavailable(enum shim_fn_id id)
 {
+	if (own_active())
+		return own_unsupported((int)id, shim_fn_names[id]);
 	if (shim_driver_handle()) {
 		shim_log("%s: the real driver does not export it", shim_fn_names[id]);
 		return CUDA_ERROR_NOT_FOUND;

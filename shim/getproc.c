@@ -4,6 +4,7 @@
  * name with dladdr, and return our export of that name. */
 #include "shim/forward.h"
 #include "shim/log.h"
+#include "shim/own.h"
 
 #include <dlfcn.h>
 #include <stdint.h>
@@ -36,6 +37,8 @@ CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion, cu
 			     CUdriverProcAddressQueryResult *symbolStatus)
 {
 	shim_fnty_cuGetProcAddress_v2 *real = SHIM_REAL(cuGetProcAddress_v2);
+	if (own_active())   /* the own driver: our exports by name and version */
+		return own_getproc(symbol, pfn, cudaVersion, flags, symbolStatus);
 	if (!real) {
 		if (symbolStatus)
 			*symbolStatus = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
@@ -50,6 +53,8 @@ CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion, cu
 CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags)
 {
 	shim_fnty_cuGetProcAddress *real = SHIM_REAL(cuGetProcAddress);
+	if (own_active())
+		return own_getproc(symbol, pfn, cudaVersion, flags, NULL);
 	if (!real)
 		return no_driver(SHIM_FN_cuGetProcAddress, pfn);
 	CUresult rc = real(symbol, pfn, cudaVersion, flags);

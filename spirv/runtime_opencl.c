@@ -4,6 +4,7 @@
 #define CL_TARGET_OPENCL_VERSION 300
 #include "spirv/runtime.h"
 #include "common/env.h"
+#include "spirv/runtime_internal.h"
 
 #include <CL/cl.h>
 #include <errno.h>
@@ -115,8 +116,9 @@ const char *spirv_cl__device_name(const spirv_cl *cl) { return cl->name; }
 const char *spirv_cl__route(const spirv_cl *cl) { return cl->il ? "IL" : "llvm-spirv"; }
 const char *spirv_cl__subgroups(const spirv_cl *cl) { return cl->subgroups; }
 
-/* SPIR-V -> LLVM bitcode through the llvm-spirv tool, in a private temporary directory. */
-static int to_bitcode(const uint32_t *words, size_t nwords, unsigned char **bc, size_t *bclen, char *err,
+/* SPIR-V -> LLVM bitcode through the llvm-spirv tool, in a private temporary directory (also
+ * used by backend_opencl.c). */
+int spirv_cl_to_bitcode(const uint32_t *words, size_t nwords, unsigned char **bc, size_t *bclen, char *err,
 		      size_t errlen)
 {
 	char dir[] = "/tmp/gpuprobe-spirv-XXXXXX";
@@ -182,7 +184,7 @@ int spirv_cl__load(spirv_cl *cl, const uint32_t *words, size_t nwords, char *err
 	} else {
 		unsigned char *bc = NULL;
 		size_t len = 0;
-		int r = to_bitcode(words, nwords, &bc, &len, err, errlen);
+		int r = spirv_cl_to_bitcode(words, nwords, &bc, &len, err, errlen);
 		if (r < 0)
 			return r;
 		const unsigned char *bin = bc;

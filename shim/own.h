@@ -1,0 +1,119 @@
+/* gpuprobe's own driver: the CUDA driver API implemented over a backend (spirv/backend.h)
+ * instead of forwarded, with GPUPROBE_BACKEND=opencl|levelzero, or by itself when no NVIDIA
+ * driver is found but an OpenCL device is (own_init.c decides).
+ *
+ * It plugs into the same exports as the forwarding path: own_install() fills the forwarding
+ * table's slots (forward.h) with the own_* implementations, by exported name, so every export,
+ * the interception layer (intercept_*.c) included, reaches them exactly as it reaches the real
+ * driver; a slot left empty answers CUDA_ERROR_NOT_SUPPORTED with one line naming the function
+ * (shim_unavailable). The NVIDIA path is unchanged: same table, same tail calls.
+ *
+ * One device (the backend's), one in-order queue that every stream shares (a stronger order
+ * than CUDA's: work of different streams never overlaps), device memory at host-visible
+ * addresses (SVM), modules built per kernel at its first launch (own_module.c). */
+#ifndef GPUPROBE_SHIM_OWN_H
+#define GPUPROBE_SHIM_OWN_H
+
+#include "shim/forward.h"
+#include "spirv/backend.h"
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum { OWN_MAGIC_CTX = 0x6f637478, OWN_MAGIC_STREAM = 0x6f737472, OWN_MAGIC_EVENT = 0x6f657674,
+       OWN_MAGIC_MODULE = 0x6f6d6f64, OWN_MAGIC_FUNC = 0x6f66756e, OWN_MAGIC_LIB = 0x6f6c6962 };
+
+/* The compute capability the own driver reports: the PTX of nvcc's default and -arch=sm_90
+ * builds JITs for it (fatbin__best_ptx picks the highest PTX not above it). */
+#define OWN_CC_MAJOR 9
+#define OWN_CC_MINOR 0
+
+typedef void (*own_cls_dtor)(CUcontext, void *, void *);
+
+struct own_ctx {
+	uint32_t magic;
+	int primary;
+	unsigned flags;
+	int refs;
+	unsigned long long id;
+	pthread_mutex_t lock;
+	struct { void *key, *value; own_cls_dtor dtor; } cls[32];  /* context-local storage */
+	unsigned ncls;
+};
+
+struct own_stream {
+	uint32_t magic;
+	struct own_ctx *ctx;
+	unsigned flags;
+	int priority;
+	unsigned long long id;
+};
+
+struct own_event {
+	uint32_t magic;
+	unsigned flags;
+	gp_bk_event *ev;     /* NULL until recorded */
+	uint64_t host_ns;    /* CLOCK_MONOTONIC when the marker completed, if the backend has no time */
+};
+
+struct own_state {
+	const struct gp_bk_ops *ops;
+	gp_bk *bk;
+	struct gp_bk_info info;
+	gp_bk_queue *queue;          /* every stream's */
+	struct own_ctx primary;
+	int initialized;             /* cuInit called */
+	int primary_active;
+	unsigned primary_flags;
+};
+extern struct own_state own;
+
+/* Whether the own driver serves this process (set once, before any call is served). */
+extern int own_is_active;
+static inline int own_active(void) { return __atomic_load_n(&own_is_active, __ATOMIC_RELAXED); }
+
+/* driver.c's hook: GPUPROBE_BACKEND, or no real driver found (found_real: 0). Returns 1 when the
+ * own driver took the table. */
+int own_install(int found_real);
+
+/* The slots: name -> implementation, and the look-up cuGetProcAddress does in own mode. */
+struct own_fn { const char *name; void *fn; };
+extern const struct own_fn own_fns[];
+extern const size_t own_nfns;
+CUresult own_getproc(const char *symbol, void **pfn, int version, cuuint64_t flags,
+		     CUdriverProcAddressQueryResult *status);
+
+/* One line, once per function: "NAME is not implemented by gpuprobe's own driver". */
+CUresult own_unsupported(int id_or_minus1, const char *name);
+
+/* errno from a backend -> CUresult. */
+CUresult own_err(int neg_errno);
+
+/* The calling thread's current context (NULL: none), and checks shared by the files. */
+struct own_ctx *own_ctx_current(void);
+CUresult own_ready(void);                 /* cuInit called and a context current (or made so) */
+uint64_t own_now_ns(void);
+
+/* Memory records (own_memory.c): for address ranges and pointer attributes. */
+struct own_alloc {
+	uint64_t addr;
+	size_t size;
+	int host;            /* cuMemAllocHost/cuMemHostAlloc: host memory the device reaches */
+	int managed;
+	int registered;      /* cuMemHostRegister: the application's memory, not ours to free */
+	unsigned flags;
+};
+int own_alloc_find(uint64_t addr, struct own_alloc *out);
+
+/* Copies on the shared queue: blocking unless both ends are the own driver's memory. */
+CUresult own_copy(uint64_t dst, uint64_t src, size_t n, int async);
+
+/* Kernel launch shared by cuLaunchKernel, cuLaunchKernelEx and the runtime's table (own_launch.c). */
+CUresult own_launch(CUfunction f, const unsigned grid[3], const unsigned block[3], unsigned shmem,
+		    CUstream stream, void **params, void **extra);
+
+/* Module loading shared by every load path and the runtime's table (own_module.c). */
+CUresult own_module_load(CUmodule *out, const void *image, const char *what);
+
+#endif

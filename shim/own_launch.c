@@ -1,0 +1,159 @@
+/* The own driver's launches (cuLaunchKernel, cuLaunchKernelEx and their _ptsz forms; the
+ * runtime's own launch entry goes through own_launch too) and occupancy queries. A kernel is
+ * built at its first launch (own_module.c); arguments come as kernelParams (one pointer per
+ * parameter) or as one buffer (CU_LAUNCH_PARAM_BUFFER_POINTER) laid out by the PTX's offsets. */
+#include "shim/own.h"
+#define OWN(name, impl) shim_fnty_##name own_##impl;
+#include "shim/own_list.h"
+#undef OWN
+#include "shim/own_module.h"
+#include "shim/log.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define DEFAULT_DYN_SHARED 49152u
+
+CUresult own_launch(CUfunction fn, const unsigned grid[3], const unsigned block[3], unsigned shmem, CUstream stream,
+		    void **params, void **extra)
+{
+	(void)stream;   /* one queue (own.h) */
+	CUresult rc = own_ready();
+	if (rc)
+		return rc;
+	struct own_func *f = own_func_of(fn);
+	if (!f)
+		return CUDA_ERROR_INVALID_HANDLE;
+	unsigned threads = block[0] * block[1] * block[2];
+	if (!threads || !grid[0] || !grid[1] || !grid[2])
+		return CUDA_ERROR_INVALID_VALUE;
+	if (threads > 1024 || (f->maxntid && threads > f->maxntid))
+		return CUDA_ERROR_INVALID_VALUE;
+	unsigned want = shmem > DEFAULT_DYN_SHARED ? shmem : 0;
+	if (f->max_dyn_shared > DEFAULT_DYN_SHARED && f->max_dyn_shared > want)
+		want = f->max_dyn_shared;
+	if (own_func_build(f, want) < 0)
+		return CUDA_ERROR_NO_BINARY_FOR_GPU;
+	unsigned built = f->dyn_shared ? f->dyn_shared : DEFAULT_DYN_SHARED;
+	if (shmem > built) {
+		shim_msg("own driver: kernel %s: %u bytes of dynamic shared memory asked, built with %u", f->name, shmem,
+			 built);
+		return CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES;
+	}
+	struct gp_bk_arg stack_args[32], *args = stack_args;
+	if (f->nparams > 32 && !(args = calloc(f->nparams, sizeof(*args))))
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	const char *buf = NULL;
+	size_t buflen = 0;
+	if (!params && extra) {
+		for (void **e = extra; *e != CU_LAUNCH_PARAM_END; e += 2) {
+			if (*e == CU_LAUNCH_PARAM_BUFFER_POINTER)
+				buf = e[1];
+			else if (*e == CU_LAUNCH_PARAM_BUFFER_SIZE)
+				buflen = *(size_t *)e[1];
+		}
+	}
+	for (unsigned i = 0; i < f->nparams; i++) {
+		args[i].size = f->params[i].size;
+		if (params)
+			args[i].data = params[i];
+		else if (buf && f->params[i].offset + f->params[i].size <= buflen)
+			args[i].data = buf + f->params[i].offset;
+		else {
+			rc = CUDA_ERROR_INVALID_VALUE;
+			goto out;
+		}
+	}
+	char err[512];
+	int r = own.ops->launch(own.bk, own.queue, f->k, grid, block, args, f->nparams, err, sizeof(err));
+	if (r < 0) {
+		shim_msg("own driver: launch of %s failed: %s", f->name, err);
+		rc = r == -E2BIG ? CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES : CUDA_ERROR_LAUNCH_FAILED;
+	}
+out:
+	if (args != stack_args)
+		free(args);
+	return rc;
+}
+
+CUresult own_cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+			    unsigned bz, unsigned shmem, CUstream s, void **params, void **extra)
+{
+	const unsigned g[3] = {gx, gy, gz}, b[3] = {bx, by, bz};
+	return own_launch(f, g, b, shmem, s, params, extra);
+}
+
+CUresult own_cuLaunchKernelEx(const CUlaunchConfig *c, CUfunction f, void **params, void **extra)
+{
+	if (!c)
+		return CUDA_ERROR_INVALID_VALUE;
+	for (unsigned i = 0; i < c->numAttrs; i++)
+		if (c->attrs[i].id == CU_LAUNCH_ATTRIBUTE_COOPERATIVE && c->attrs[i].value.cooperative)
+			return own_unsupported(-1, "cuLaunchKernelEx with a cooperative launch (grid-wide sync)");
+	const unsigned g[3] = {c->gridDimX, c->gridDimY, c->gridDimZ}, b[3] = {c->blockDimX, c->blockDimY, c->blockDimZ};
+	return own_launch(f, g, b, c->sharedMemBytes, c->hStream, params, extra);
+}
+
+/* ---- occupancy: a block size the device takes, as many blocks as fit 2048 threads ---- */
+
+static int block_limit(struct own_func *f)
+{
+	int lim = 1024;
+	if (f->maxntid && (int)f->maxntid < lim)
+		lim = (int)f->maxntid;
+	return lim;
+}
+
+CUresult own_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int *n, CUfunction fn, int bs, size_t shmem,
+								   unsigned flags)
+{
+	(void)shmem, (void)flags;
+	struct own_func *f = own_func_of(fn);
+	if (!f)
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (!n || bs <= 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	*n = bs > block_limit(f) ? 0 : 2048 / bs > 32 ? 32 : 2048 / bs;
+	return CUDA_SUCCESS;
+}
+
+CUresult own_cuOccupancyMaxActiveBlocksPerMultiprocessor(int *n, CUfunction fn, int bs, size_t shmem)
+{
+	return own_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(n, fn, bs, shmem, 0);
+}
+
+CUresult own_cuOccupancyMaxPotentialBlockSizeWithFlags(int *min_grid, int *bs, CUfunction fn,
+						       CUoccupancyB2DSize b2d, size_t shmem, int limit,
+						       unsigned flags)
+{
+	(void)b2d, (void)shmem, (void)flags;
+	struct own_func *f = own_func_of(fn);
+	if (!f)
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (!min_grid || !bs)
+		return CUDA_ERROR_INVALID_VALUE;
+	int b = block_limit(f);
+	if (limit > 0 && limit < b)
+		b = limit;
+	*bs = b;
+	*min_grid = (int)own.info.compute_units * (2048 / b);
+	return CUDA_SUCCESS;
+}
+
+CUresult own_cuOccupancyMaxPotentialBlockSize(int *min_grid, int *bs, CUfunction fn, CUoccupancyB2DSize b2d,
+					      size_t shmem, int limit)
+{
+	return own_cuOccupancyMaxPotentialBlockSizeWithFlags(min_grid, bs, fn, b2d, shmem, limit, 0);
+}
+
+CUresult own_cuOccupancyAvailableDynamicSMemPerBlock(size_t *n, CUfunction fn, int blocks, int bs)
+{
+	(void)blocks, (void)bs;
+	if (!own_func_of(fn))
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (!n)
+		return CUDA_ERROR_INVALID_VALUE;
+	*n = DEFAULT_DYN_SHARED;
+	return CUDA_SUCCESS;
+}

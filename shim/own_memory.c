@@ -1,0 +1,420 @@
+/* The own driver's memory: device, pinned host and managed allocations (all backend memory at
+ * addresses the host and the kernels share), their records (address ranges, pointer
+ * attributes), copies and memsets, sync and async, 1D and 2D/3D between linear memories. */
+#include "shim/own.h"
+#define OWN(name, impl) shim_fnty_##name own_##impl;
+#include "shim/own_list.h"
+#undef OWN
+
+#include <stdlib.h>
+#include <string.h>
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static struct own_alloc *allocs;
+static size_t nallocs, cap;
+
+static CUresult record(uint64_t addr, size_t size, int host, int managed, int registered, unsigned flags)
+{
+	pthread_mutex_lock(&lock);
+	if (nallocs == cap) {
+		size_t n = cap ? cap * 2 : 256;
+		struct own_alloc *a = realloc(allocs, n * sizeof(*a));
+		if (!a) {
+			pthread_mutex_unlock(&lock);
+			return CUDA_ERROR_OUT_OF_MEMORY;
+		}
+		allocs = a, cap = n;
+	}
+	allocs[nallocs++] = (struct own_alloc){addr, size, host, managed, registered, flags};
+	pthread_mutex_unlock(&lock);
+	return CUDA_SUCCESS;
+}
+
+/* Remove the record starting at addr; 0 when there was none. */
+static int forget(uint64_t addr, struct own_alloc *out)
+{
+	int found = 0;
+	pthread_mutex_lock(&lock);
+	for (size_t i = 0; i < nallocs; i++)
+		if (allocs[i].addr == addr) {
+			*out = allocs[i];
+			allocs[i] = allocs[--nallocs];
+			found = 1;
+			break;
+		}
+	pthread_mutex_unlock(&lock);
+	return found;
+}
+
+int own_alloc_find(uint64_t addr, struct own_alloc *out)
+{
+	int found = 0;
+	pthread_mutex_lock(&lock);
+	for (size_t i = 0; i < nallocs; i++)
+		if (addr >= allocs[i].addr && addr - allocs[i].addr < (allocs[i].size ? allocs[i].size : 1)) {
+			if (out)
+				*out = allocs[i];
+			found = 1;
+			break;
+		}
+	pthread_mutex_unlock(&lock);
+	return found;
+}
+
+static CUresult alloc(uint64_t *addr, size_t size, int host, int managed, unsigned flags)
+{
+	CUresult rc = own_ready();
+	if (rc)
+		return rc;
+	if (!addr)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!size)
+		return CUDA_ERROR_INVALID_VALUE;
+	int r = own.ops->mem_alloc(own.bk, size, host ? GP_BK_MEM_HOST : GP_BK_MEM_DEVICE, addr, NULL, 0);
+	if (r < 0)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	rc = record(*addr, size, host, managed, 0, flags);
+	if (rc)
+		own.ops->mem_free(own.bk, *addr);
+	return rc;
+}
+
+static CUresult release(uint64_t addr)
+{
+	CUresult rc = own_ready();
+	if (rc)
+		return rc;
+	if (!addr)
+		return CUDA_SUCCESS;
+	struct own_alloc a;
+	if (!forget(addr, &a))
+		return CUDA_ERROR_INVALID_VALUE;
+	/* CUDA's free waits for the device to be done with the memory. */
+	own.ops->queue_finish(own.bk, own.queue, NULL, 0);
+	if (!a.registered)
+		own.ops->mem_free(own.bk, addr);
+	return CUDA_SUCCESS;
+}
+
+CUresult own_cuMemAlloc_v2(CUdeviceptr *p, size_t size) { return alloc((uint64_t *)p, size, 0, 0, 0); }
+CUresult own_cuMemFree_v2(CUdeviceptr p) { return release(p); }
+CUresult own_cuMemAllocManaged(CUdeviceptr *p, size_t size, unsigned flags)
+{
+	return alloc((uint64_t *)p, size, 0, 1, flags);
+}
+CUresult own_cuMemAllocPitch_v2(CUdeviceptr *p, size_t *pitch, size_t width, size_t height, unsigned elem)
+{
+	(void)elem;
+	if (!pitch)
+		return CUDA_ERROR_INVALID_VALUE;
+	*pitch = (width + 255) & ~(size_t)255;
+	return alloc((uint64_t *)p, *pitch * (height ? height : 1), 0, 0, 0);
+}
+CUresult own_cuMemAllocHost_v2(void **p, size_t size)
+{
+	uint64_t a = 0;
+	CUresult rc = alloc(&a, size, 1, 0, 0);
+	if (!rc)
+		*p = (void *)(uintptr_t)a;
+	return rc;
+}
+CUresult own_cuMemHostAlloc(void **p, size_t size, unsigned flags)
+{
+	uint64_t a = 0;
+	CUresult rc = alloc(&a, size, 1, 0, flags);
+	if (!rc)
+		*p = (void *)(uintptr_t)a;
+	return rc;
+}
+CUresult own_cuMemFreeHost(void *p) { return release((uint64_t)(uintptr_t)p); }
+
+CUresult own_cuMemHostGetDevicePointer_v2(CUdeviceptr *d, void *p, unsigned flags)
+{
+	(void)flags;
+	if (!d)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!own_alloc_find((uint64_t)(uintptr_t)p, NULL))
+		return CUDA_ERROR_INVALID_VALUE;
+	*d = (CUdeviceptr)(uintptr_t)p;
+	return CUDA_SUCCESS;
+}
+
+CUresult own_cuMemHostGetFlags(unsigned *flags, void *p)
+{
+	struct own_alloc a;
+	if (!flags || !own_alloc_find((uint64_t)(uintptr_t)p, &a) || !a.host)
+		return CUDA_ERROR_INVALID_VALUE;
+	*flags = a.flags;
+	return CUDA_SUCCESS;
+}
+
+/* The application's memory made "pinned": on a device sharing the host's memory (a CPU) the
+ * kernels reach it as it is; it is recorded so that pointer queries and copies know it. */
+CUresult own_cuMemHostRegister_v2(void *p, size_t size, unsigned flags)
+{
+	CUresult rc = own_ready();
+	if (rc)
+		return rc;
+	if (!p || !size)
+		return CUDA_ERROR_INVALID_VALUE;
+	return record((uint64_t)(uintptr_t)p, size, 1, 0, 1, flags);
+}
+
+CUresult own_cuMemHostUnregister(void *p)
+{
+	struct own_alloc a;
+	if (!forget((uint64_t)(uintptr_t)p, &a))
+		return CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
+	return CUDA_SUCCESS;
+}
+
+CUresult own_cuMemGetInfo_v2(size_t *free_, size_t *total)
+{
+	CUresult rc = own_ready();
+	if (rc)
+		return rc;
+	size_t used = 0;
+	pthread_mutex_lock(&lock);
+	for (size_t i = 0; i < nallocs; i++)
+		if (!allocs[i].host)
+			used += allocs[i].size;
+	pthread_mutex_unlock(&lock);
+	if (total)
+		*total = own.info.global_mem;
+	if (free_)
+		*free_ = used < own.info.global_mem ? own.info.global_mem - used : 0;
+	return CUDA_SUCCESS;
+}
+
+CUresult own_cuMemGetAddressRange_v2(CUdeviceptr *base, size_t *size, CUdeviceptr p)
+{
+	struct own_alloc a;
+	if (!own_alloc_find(p, &a))
+		return CUDA_ERROR_NOT_FOUND;
+	if (base)
+		*base = a.addr;
+	if (size)
+		*size = a.size;
+	return CUDA_SUCCESS;
+}
+
+static CUresult pointer_attr(void *data, CUpointer_attribute attr, CUdeviceptr p)
+{
+	struct own_alloc a;
+	int known = own_alloc_find(p, &a);
+	switch (attr) {
+	case CU_POINTER_ATTRIBUTE_CONTEXT:
+		if (!known)
+			return CUDA_ERROR_INVALID_VALUE;
+		*(CUcontext *)data = (CUcontext)&own.primary;
+		return CUDA_SUCCESS;
+	case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
+		if (!known)
+			return CUDA_ERROR_INVALID_VALUE;
+		*(unsigned *)data = a.host ? CU_MEMORYTYPE_HOST : CU_MEMORYTYPE_DEVICE;
+		return CUDA_SUCCESS;
+	case CU_POINTER_ATTRIBUTE_DEVICE_POINTER:
+	case CU_POINTER_ATTRIBUTE_HOST_POINTER:
+		if (!known)
+			return CUDA_ERROR_INVALID_VALUE;
+		*(void **)data = (void *)(uintptr_t)p;
+		return CUDA_SUCCESS;
+	case CU_POINTER_ATTRIBUTE_IS_MANAGED:
+		*(int *)data = known && a.managed;
+		return known ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+	case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL:
+		*(int *)data = 0;
+		return known ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+	case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR:
+		*(CUdeviceptr *)data = known ? a.addr : 0;
+		return known ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+	case CU_POINTER_ATTRIBUTE_RANGE_SIZE:
+		*(size_t *)data = known ? a.size : 0;
+		return known ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+	case CU_POINTER_ATTRIBUTE_BUFFER_ID:
+		*(unsigned long long *)data = known ? a.addr : 0;
+		return known ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+	case CU_POINTER_ATTRIBUTE_MAPPED:
+		*(int *)data = known;
+		return CUDA_SUCCESS;
+	case CU_POINTER_ATTRIBUTE_SYNC_MEMOPS:
+	case CU_POINTER_ATTRIBUTE_P2P_TOKENS:
+	case CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE:
+		*(int *)data = 0;
+		return CUDA_SUCCESS;
+	case CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES:
+		*(unsigned long long *)data = 0;
+		return CUDA_SUCCESS;
+	case CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE:
+		*(void **)data = NULL;
+		return CUDA_SUCCESS;
+	default:
+		return CUDA_ERROR_INVALID_VALUE;
+	}
+}
+
+CUresult own_cuPointerGetAttribute(void *data, CUpointer_attribute attr, CUdeviceptr p)
+{
+	if (!data)
+		return CUDA_ERROR_INVALID_VALUE;
+	return pointer_attr(data, attr, p);
+}
+
+/* Like the driver: attributes of memory it does not know are zeros (unregistered host memory). */
+CUresult own_cuPointerGetAttributes(unsigned n, CUpointer_attribute *attrs, void **data, CUdeviceptr p)
+{
+	for (unsigned i = 0; i < n; i++) {
+		if (!data[i])
+			continue;
+		if (pointer_attr(data[i], attrs[i], p) != CUDA_SUCCESS) {
+			switch (attrs[i]) {
+			case CU_POINTER_ATTRIBUTE_CONTEXT:
+			case CU_POINTER_ATTRIBUTE_DEVICE_POINTER:
+			case CU_POINTER_ATTRIBUTE_HOST_POINTER:
+				*(void **)data[i] = NULL;
+				break;
+			case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
+				*(unsigned *)data[i] = 0;
+				break;
+			case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL:
+				*(int *)data[i] = -2;
+				break;
+			case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR:
+			case CU_POINTER_ATTRIBUTE_RANGE_SIZE:
+			case CU_POINTER_ATTRIBUTE_BUFFER_ID:
+				*(uint64_t *)data[i] = 0;
+				break;
+			default:
+				*(int *)data[i] = 0;
+			}
+		}
+	}
+	return CUDA_SUCCESS;
+}
+
+CUresult own_cuPointerSetAttribute(const void *v, CUpointer_attribute a, CUdeviceptr p)
+{
+	(void)v, (void)a, (void)p;
+	return CUDA_SUCCESS;
+}
+
+/* ---- copies ---- */
+
+CUresult own_copy(uint64_t dst, uint64_t src, size_t n, int async)
+{
+	CUresult rc = own_ready();
+	if (rc)
+		return rc;
+	if (!n)
+		return CUDA_SUCCESS;
+	/* An async copy may return at once only when both ends are the driver's own memory (the
+	 * application may reuse pageable memory as soon as the call returns). */
+	int blocking = !async || !own_alloc_find(dst, NULL) || !own_alloc_find(src, NULL);
+	return own_err(own.ops->copy(own.bk, own.queue, dst, src, n, blocking, NULL, 0));
+}
+
+#define P(x) ((uint64_t)(uintptr_t)(x))
+CUresult own_cuMemcpy(CUdeviceptr d, CUdeviceptr s, size_t n) { return own_copy(d, s, n, 0); }
+CUresult own_cuMemcpyAsync(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st) { (void)st; return own_copy(d, s, n, 1); }
+CUresult own_cuMemcpyHtoD_v2(CUdeviceptr d, const void *s, size_t n) { return own_copy(d, P(s), n, 0); }
+CUresult own_cuMemcpyDtoH_v2(void *d, CUdeviceptr s, size_t n) { return own_copy(P(d), s, n, 0); }
+CUresult own_cuMemcpyDtoD_v2(CUdeviceptr d, CUdeviceptr s, size_t n) { return own_copy(d, s, n, 0); }
+CUresult own_cuMemcpyHtoDAsync_v2(CUdeviceptr d, const void *s, size_t n, CUstream st) { (void)st; return own_copy(d, P(s), n, 1); }
+CUresult own_cuMemcpyDtoHAsync_v2(void *d, CUdeviceptr s, size_t n, CUstream st) { (void)st; return own_copy(P(d), s, n, 1); }
+CUresult own_cuMemcpyDtoDAsync_v2(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st) { (void)st; return own_copy(d, s, n, 1); }
+CUresult own_cuMemcpyPeer(CUdeviceptr d, CUcontext dc, CUdeviceptr s, CUcontext sc, size_t n)
+{
+	(void)dc, (void)sc;
+	return own_copy(d, s, n, 0);
+}
+CUresult own_cuMemcpyPeerAsync(CUdeviceptr d, CUcontext dc, CUdeviceptr s, CUcontext sc, size_t n, CUstream st)
+{
+	(void)dc, (void)sc, (void)st;
+	return own_copy(d, s, n, 1);
+}
+
+static int linear(CUmemorytype t) { return t == CU_MEMORYTYPE_HOST || t == CU_MEMORYTYPE_DEVICE || t == CU_MEMORYTYPE_UNIFIED; }
+
+static uint64_t base_of(CUmemorytype t, const void *host, CUdeviceptr dev)
+{
+	return t == CU_MEMORYTYPE_HOST ? P(host) : dev;
+}
+
+static CUresult copy3d(const CUDA_MEMCPY3D *c, int async)
+{
+	if (!c)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!linear(c->srcMemoryType) || !linear(c->dstMemoryType))
+		return own_unsupported(-1, "cuMemcpy2D/3D with CUDA arrays");
+	uint64_t s = base_of(c->srcMemoryType, c->srcHost, c->srcDevice);
+	uint64_t d = base_of(c->dstMemoryType, c->dstHost, c->dstDevice);
+	size_t sp = c->srcPitch ? c->srcPitch : c->WidthInBytes, dp = c->dstPitch ? c->dstPitch : c->WidthInBytes;
+	size_t sh = c->srcHeight ? c->srcHeight : c->Height, dh = c->dstHeight ? c->dstHeight : c->Height;
+	size_t depth = c->Depth ? c->Depth : 1, height = c->Height ? c->Height : 1;
+	for (size_t z = 0; z < depth; z++)
+		for (size_t y = 0; y < height; y++) {
+			uint64_t so = s + c->srcXInBytes + (c->srcY + y) * sp + (c->srcZ + z) * sp * sh;
+			uint64_t doff = d + c->dstXInBytes + (c->dstY + y) * dp + (c->dstZ + z) * dp * dh;
+			CUresult rc = own_copy(doff, so, c->WidthInBytes, async);
+			if (rc)
+				return rc;
+		}
+	return CUDA_SUCCESS;
+}
+
+static CUresult copy2d(const CUDA_MEMCPY2D *c, int async)
+{
+	if (!c)
+		return CUDA_ERROR_INVALID_VALUE;
+	CUDA_MEMCPY3D t = {0};
+	t.srcXInBytes = c->srcXInBytes, t.srcY = c->srcY, t.srcMemoryType = c->srcMemoryType;
+	t.srcHost = c->srcHost, t.srcDevice = c->srcDevice, t.srcArray = c->srcArray, t.srcPitch = c->srcPitch;
+	t.dstXInBytes = c->dstXInBytes, t.dstY = c->dstY, t.dstMemoryType = c->dstMemoryType;
+	t.dstHost = c->dstHost, t.dstDevice = c->dstDevice, t.dstArray = c->dstArray, t.dstPitch = c->dstPitch;
+	t.WidthInBytes = c->WidthInBytes, t.Height = c->Height, t.Depth = 1;
+	return copy3d(&t, async);
+}
+
+CUresult own_cuMemcpy2D_v2(const CUDA_MEMCPY2D *c) { return copy2d(c, 0); }
+CUresult own_cuMemcpy2DUnaligned_v2(const CUDA_MEMCPY2D *c) { return copy2d(c, 0); }
+CUresult own_cuMemcpy2DAsync_v2(const CUDA_MEMCPY2D *c, CUstream s) { (void)s; return copy2d(c, 1); }
+CUresult own_cuMemcpy3D_v2(const CUDA_MEMCPY3D *c) { return copy3d(c, 0); }
+CUresult own_cuMemcpy3DAsync_v2(const CUDA_MEMCPY3D *c, CUstream s) { (void)s; return copy3d(c, 1); }
+
+/* ---- memsets ---- */
+
+static CUresult set(uint64_t d, const void *pat, size_t psize, size_t count, size_t pitch, size_t height)
+{
+	CUresult rc = own_ready();
+	if (rc)
+		return rc;
+	for (size_t y = 0; y < (height ? height : 1); y++) {
+		int r = own.ops->fill(own.bk, own.queue, d + y * pitch, pat, psize, count * psize, NULL, 0);
+		if (r < 0)
+			return own_err(r);
+	}
+	return CUDA_SUCCESS;
+}
+
+CUresult own_cuMemsetD8_v2(CUdeviceptr d, unsigned char v, size_t n) { return set(d, &v, 1, n, 0, 1); }
+CUresult own_cuMemsetD16_v2(CUdeviceptr d, unsigned short v, size_t n) { return set(d, &v, 2, n, 0, 1); }
+CUresult own_cuMemsetD32_v2(CUdeviceptr d, unsigned v, size_t n) { return set(d, &v, 4, n, 0, 1); }
+CUresult own_cuMemsetD8Async(CUdeviceptr d, unsigned char v, size_t n, CUstream s) { (void)s; return set(d, &v, 1, n, 0, 1); }
+CUresult own_cuMemsetD16Async(CUdeviceptr d, unsigned short v, size_t n, CUstream s) { (void)s; return set(d, &v, 2, n, 0, 1); }
+CUresult own_cuMemsetD32Async(CUdeviceptr d, unsigned v, size_t n, CUstream s) { (void)s; return set(d, &v, 4, n, 0, 1); }
+CUresult own_cuMemsetD2D8_v2(CUdeviceptr d, size_t p, unsigned char v, size_t w, size_t h) { return set(d, &v, 1, w, p, h); }
+CUresult own_cuMemsetD2D16_v2(CUdeviceptr d, size_t p, unsigned short v, size_t w, size_t h) { return set(d, &v, 2, w, p, h); }
+CUresult own_cuMemsetD2D32_v2(CUdeviceptr d, size_t p, unsigned v, size_t w, size_t h) { return set(d, &v, 4, w, p, h); }
+CUresult own_cuMemsetD2D8Async(CUdeviceptr d, size_t p, unsigned char v, size_t w, size_t h, CUstream s) { (void)s; return set(d, &v, 1, w, p, h); }
+CUresult own_cuMemsetD2D16Async(CUdeviceptr d, size_t p, unsigned short v, size_t w, size_t h, CUstream s) { (void)s; return set(d, &v, 2, w, p, h); }
+CUresult own_cuMemsetD2D32Async(CUdeviceptr d, size_t p, unsigned v, size_t w, size_t h, CUstream s) { (void)s; return set(d, &v, 4, w, p, h); }
+
+/* Hints: every byte is already where both sides reach it. */
+CUresult own_cuMemPrefetchAsync(CUdeviceptr p, size_t n, CUdevice d, CUstream s) { (void)p, (void)n, (void)d, (void)s; return own_ready(); }
+CUresult own_cuMemPrefetchAsync_v2(CUdeviceptr p, size_t n, CUmemLocation l, unsigned f, CUstream s) { (void)p, (void)n, (void)l, (void)f, (void)s; return own_ready(); }
+CUresult own_cuMemAdvise(CUdeviceptr p, size_t n, CUmem_advise a, CUdevice d) { (void)p, (void)n, (void)a, (void)d; return own_ready(); }
+CUresult own_cuMemAdvise_v2(CUdeviceptr p, size_t n, CUmem_advise a, CUmemLocation l) { (void)p, (void)n, (void)a, (void)l; return own_ready(); }
+
+/* Stream-ordered allocation, ordered by the one queue: allocate now, free after the queue drains. */
+CUresult own_cuMemAllocAsync(CUdeviceptr *p, size_t n, CUstream s) { (void)s; return alloc((uint64_t *)p, n, 0, 0, 0); }
+CUresult own_cuMemFreeAsync(CUdeviceptr p, CUstream s) { (void)s; return release(p); }

@@ -1,0 +1,734 @@
+/* The own driver's modules: image -> PTX (the fatbin's best PTX for OWN_CC) -> IR -> backend
+ * program, built one kernel at a time at its first launch (ptx-frontend/split.h), so that a
+ * construct the backend cannot lower fails only the kernels that use it, and kernels never
+ * launched cost nothing.
+ *
+ * The module's __device__ and __constant__ variables live in one backend allocation made at load
+ * (initialized by a one-thread kernel of their declarations when they have initializers); each
+ * kernel's split module is bound to those addresses (ptx_split_bind), so kernels share them and
+ * cuModuleGetGlobal (cudaMemcpyToSymbol) reaches them. A module the split refuses (textures,
+ * indirect calls, ...) is built whole at its first launch; its variables are then the program's
+ * own and cuModuleGetGlobal says so. A module without PTX gets one line and
+ * CUDA_ERROR_NO_BINARY_FOR_GPU. */
+#include "shim/own.h"
+#define OWN(name, impl) shim_fnty_##name own_##impl;
+#include "shim/own_list.h"
+#undef OWN
+#include "shim/own_module.h"
+#include "shim/log.h"
+#include "ptx-frontend/fatbin.h"
+#include "ptx-frontend/split.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static unsigned module_seq;
+
+static size_t elem_bytes(const char *type)
+{
+	if (!type)
+		return 0;
+	if (!strcmp(type, ".pred"))
+		return 1;
+	size_t n = strlen(type);
+	const char *d = type + n;
+	while (d > type && d[-1] >= '0' && d[-1] <= '9')
+		d--;
+	if (strstr(type, "x2"))   /* .f16x2, .bf16x2 */
+		return 4;
+	unsigned bits = (unsigned)atoi(d);
+	return bits >= 8 ? bits / 8 : 0;
+}
+
+/* Bytes of a declaration (vector and array dimensions included); 0 for an open array []. */
+static size_t decl_bytes(const ir_decl *d)
+{
+	size_t n = elem_bytes(d->type);
+	if (d->vec)
+		n *= (size_t)atoi(d->vec + 2);
+	for (const char *p = d->dims; p && (p = strchr(p, '[')); p++) {
+		if (p[1] == ']')
+			return 0;
+		n *= (size_t)strtoull(p + 1, NULL, 0);
+	}
+	return n;
+}
+
+static size_t decl_align(const ir_decl *d)
+{
+	size_t a = d->align ? d->align : elem_bytes(d->type) * (d->vec ? (size_t)atoi(d->vec + 2) : 1);
+	return a ? a : 1;
+}
+
+/* The PTX an image holds for our device, malloc'd; NULL with a line in why. */
+static char *image_ptx(const void *image, size_t *len, char *why, size_t whylen)
+{
+	enum module_image_kind kind = module_image_classify(image, SIZE_MAX);
+	if (kind == MODULE_IMAGE_PTX) {
+		*len = strlen(image);
+		return strdup(image);
+	}
+	if (kind == MODULE_IMAGE_CUBIN) {
+		snprintf(why, whylen, "a cubin (machine code for an NVIDIA GPU) without PTX; gpuprobe's own driver "
+				      "runs PTX: rebuild with -arch=sm_XX (or -gencode arch=compute_XX,code=compute_XX)");
+		return NULL;
+	}
+	if (kind != MODULE_IMAGE_FATBIN && kind != MODULE_IMAGE_WRAPPER) {
+		snprintf(why, whylen, "an image that is neither PTX, a cubin nor a fatbin");
+		return NULL;
+	}
+	struct fatbin *fb;
+	char err[256];
+	if (fatbin__open_mem(image, SIZE_MAX, &fb, err, sizeof(err)) < 0) {
+		snprintf(why, whylen, "unreadable fatbin: %s", err);
+		return NULL;
+	}
+	const struct fatbin_entry *e = fatbin__best_ptx(fb, OWN_CC_MAJOR * 10 + OWN_CC_MINOR);
+	char *ptx = NULL;
+	if (!e) {
+		char t[16] = "";
+		size_t n = fatbin__entry_count(fb);
+		for (size_t i = 0; i < n; i++)
+			if (fatbin__entry(fb, i)->kind != FATBIN_KIND_PTX)
+				fatbin_entry_target(fatbin__entry(fb, i), t, sizeof(t));
+		snprintf(why, whylen, "no PTX for compute_%d%d or below in the fatbin (%zu entries%s%s); gpuprobe's own "
+				      "driver runs PTX: rebuild with -arch=sm_XX (or -gencode arch=compute_XX,code=compute_XX)",
+			 OWN_CC_MAJOR, OWN_CC_MINOR, n, *t ? ", cubin for " : "", t);
+	} else {
+		void *data;
+		if (fatbin__entry_data(e, &data, len, err, sizeof(err)) < 0)
+			snprintf(why, whylen, "the fatbin's PTX: %s", err);
+		else
+			ptx = data;
+	}
+	fatbin__close(fb);
+	return ptx;
+}
+
+/* Variables and kernels of the parsed module. */
+static int scan(struct own_module *m, const ir_module *ir, char *why, size_t whylen)
+{
+	unsigned nf = 0, nv = 0;
+	for (const ir_top *t = ir->first; t; t = t->next) {
+		if (t->kind == IR_TOP_FUNC && t->func.is_entry && t->func.has_body)
+			nf++;
+		if (t->kind == IR_TOP_DECL && t->decl.space &&
+		    (!strcmp(t->decl.space, ".global") || !strcmp(t->decl.space, ".const")) &&
+		    !(t->decl.linkage && !strcmp(t->decl.linkage, ".extern")))
+			nv++;
+	}
+	m->funcs = calloc(nf ? nf : 1, sizeof(*m->funcs));
+	m->vars = calloc(nv ? nv : 1, sizeof(*m->vars));
+	if (!m->funcs || !m->vars)
+		return snprintf(why, whylen, "out of memory"), -1;
+	size_t off = 0;
+	for (const ir_top *t = ir->first; t; t = t->next) {
+		if (t->kind == IR_TOP_FUNC && t->func.is_entry && t->func.has_body) {
+			struct own_func *f = &m->funcs[m->nfuncs++];
+			f->magic = OWN_MAGIC_FUNC;
+			f->mod = m;
+			f->name = strdup(t->func.name);
+			pthread_mutex_init(&f->lock, NULL);
+			f->nparams = t->func.nparams;
+			f->params = calloc(f->nparams ? f->nparams : 1, sizeof(*f->params));
+			size_t po = 0;
+			for (unsigned i = 0; i < f->nparams; i++) {
+				const ir_decl *d = &t->func.params[i];
+				size_t a = decl_align(d);
+				po = (po + a - 1) / a * a;
+				f->params[i].size = decl_bytes(d);
+				f->params[i].offset = po;
+				po += f->params[i].size;
+			}
+			f->param_bytes = po;
+			for (unsigned i = 0; i < t->func.nperf; i++) {
+				unsigned x = 1, y = 1, z = 1;
+				if (sscanf(t->func.perf[i], ".maxntid %u , %u , %u", &x, &y, &z) >= 1 ||
+				    sscanf(t->func.perf[i], ".maxntid %u", &x) == 1)
+					f->maxntid = x * y * z;
+			}
+		}
+		if (t->kind == IR_TOP_DECL && t->decl.space &&
+		    (!strcmp(t->decl.space, ".global") || !strcmp(t->decl.space, ".const")) &&
+		    !(t->decl.linkage && !strcmp(t->decl.linkage, ".extern"))) {
+			struct own_var *v = &m->vars[m->nvars++];
+			size_t a = decl_align(&t->decl);
+			if (a < 16)
+				a = 16;
+			off = (off + a - 1) / a * a;
+			v->name = strdup(t->decl.name);
+			v->size = decl_bytes(&t->decl);
+			v->offset = off;
+			v->is_const = !strcmp(t->decl.space, ".const");
+			v->init = t->decl.init != NULL;
+			if (v->init && t->src) {
+				v->src = strndup(t->src, t->src_len);
+			}
+			off += v->size ? v->size : 1;
+		}
+	}
+	m->vars_bytes = off;
+	return 0;
+}
+
+/* Initialized variables: a module of their declarations and one kernel copying their bytes to
+ * their places in the variables' allocation. */
+static int init_vars(struct own_module *m, const ir_module *ir, char *why, size_t whylen)
+{
+	size_t cap = 4096, used = 0;
+	char *t = malloc(cap);
+	if (!t)
+		return -1;
+#define PUT(...)                                                                                   \
+	do {                                                                                       \
+		int n_ = snprintf(NULL, 0, __VA_ARGS__);                                           \
+		if (used + (size_t)n_ + 1 > cap) {                                                 \
+			cap = (used + (size_t)n_ + 1) * 2;                                         \
+			char *nt_ = realloc(t, cap);                                               \
+			if (!nt_) {                                                                \
+				free(t);                                                           \
+				return -1;                                                         \
+			}                                                                          \
+			t = nt_;                                                                   \
+		}                                                                                  \
+		used += (size_t)snprintf(t + used, cap - used, __VA_ARGS__);                       \
+	} while (0)
+	PUT(".version %s\n.target %s\n.address_size 64\n", ir->version ? ir->version : "8.0",
+	    ir->target ? ir->target : "sm_90");
+	unsigned ninit = 0;
+	for (unsigned i = 0; i < m->nvars; i++)
+		if (m->vars[i].init && m->vars[i].src) {
+			PUT("%s\n", m->vars[i].src);
+			ninit++;
+		}
+	if (!ninit) {
+		free(t);
+		return 0;
+	}
+	PUT(".visible .entry __gp_own_init(.param .u64 __gp_dst)\n{\n.reg .u64 %%gd<4>;\n.reg .u16 %%gh<1>;\n"
+	    ".reg .pred %%gp<1>;\nld.param.u64 %%gd0, [__gp_dst];\n");
+	for (unsigned i = 0; i < m->nvars; i++) {
+		const struct own_var *v = &m->vars[i];
+		if (!v->init || !v->src || !v->size)
+			continue;
+		PUT("mov.u64 %%gd1, %s;\nmov.u64 %%gd2, 0;\n$L__gp_init%u:\nadd.u64 %%gd3, %%gd1, %%gd2;\n"
+		    "ld.%s.u8 %%gh0, [%%gd3];\nadd.u64 %%gd3, %%gd0, %%gd2;\nst.global.u8 [%%gd3+%zu], %%gh0;\n"
+		    "add.u64 %%gd2, %%gd2, 1;\nsetp.lt.u64 %%gp0, %%gd2, %zu;\n@%%gp0 bra $L__gp_init%u;\n",
+		    v->name, i, v->is_const ? "const" : "global", v->offset, v->size, i);
+	}
+	PUT("ret;\n}\n");
+#undef PUT
+	char err[512];
+	ir_module *im = ptx_parse(t, used, err, sizeof(err));
+	free(t);
+	if (!im)
+		return snprintf(why, whylen, "initializers of the module's variables: %s", err), -1;
+	gp_bk_prog *p = NULL;
+	gp_bk_kernel *k = NULL;
+	int r = own.ops->program_build(own.bk, im, 0, &p, err, sizeof(err));
+	ir_module_free(im);
+	if (r == 0)
+		r = own.ops->kernel_create(own.bk, p, "__gp_own_init", &k, err, sizeof(err));
+	if (r == 0) {
+		const unsigned one[3] = {1, 1, 1};
+		struct gp_bk_arg a = {&m->vars_addr, 8};
+		r = own.ops->launch(own.bk, own.queue, k, one, one, &a, 1, err, sizeof(err));
+		if (r == 0)
+			r = own.ops->queue_finish(own.bk, own.queue, err, sizeof(err));
+	}
+	if (k)
+		own.ops->kernel_release(own.bk, k);
+	if (p)
+		own.ops->program_release(own.bk, p);
+	if (r < 0)
+		snprintf(why, whylen, "initializers of the module's variables: %s", err);
+	return r < 0 ? -1 : 0;
+}
+
+static void module_free(struct own_module *m)
+{
+	if (!m)
+		return;
+	for (unsigned i = 0; i < m->nfuncs; i++) {
+		struct own_func *f = &m->funcs[i];
+		if (f->k)
+			own.ops->kernel_release(own.bk, f->k);
+		if (f->prog)
+			own.ops->program_release(own.bk, f->prog);
+		free(f->name);
+		free(f->params);
+		f->magic = 0;
+	}
+	for (unsigned i = 0; i < m->nvars; i++) {
+		free(m->vars[i].name);
+		free(m->vars[i].src);
+	}
+	if (m->whole)
+		own.ops->program_release(own.bk, m->whole);
+	if (m->vars_addr)
+		own.ops->mem_free(own.bk, m->vars_addr);
+	if (m->src)
+		ptx_split_src_free(m->src);
+	free(m->funcs);
+	free(m->vars);
+	free(m->ptx);
+	m->magic = 0;
+	free(m);
+}
+
+CUresult own_module_load(CUmodule *out, const void *image, const char *what)
+{
+	CUresult rc = own_ready();
+	if (rc)
+		return rc;
+	if (!out || !image)
+		return CUDA_ERROR_INVALID_VALUE;
+	unsigned seq = __atomic_add_fetch(&module_seq, 1, __ATOMIC_RELAXED);
+	char why[768] = "";
+	size_t len = 0;
+	char *ptx = image_ptx(image, &len, why, sizeof(why));
+	if (!ptx) {
+		shim_msg("own driver: module %u (%s): %s", seq, what, why);
+		return CUDA_ERROR_NO_BINARY_FOR_GPU;
+	}
+	struct own_module *m = calloc(1, sizeof(*m));
+	if (!m) {
+		free(ptx);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	m->magic = OWN_MAGIC_MODULE;
+	m->seq = seq;
+	m->ptx = ptx;
+	m->len = len;
+	pthread_mutex_init(&m->lock, NULL);
+	char err[512];
+	ir_module *ir = ptx_parse(ptx, len, err, sizeof(err));
+	if (!ir) {
+		shim_msg("own driver: module %u (%s): PTX does not parse: %s", seq, what, err);
+		module_free(m);
+		return CUDA_ERROR_INVALID_PTX;
+	}
+	int r = scan(m, ir, why, sizeof(why));
+	m->split = r == 0 && ptx_split_precheck(ptx, len, m->whole_why, sizeof(m->whole_why)) == 0;
+	if (r == 0 && m->split) {
+		m->src = ptx_split_src_new(ptx, len, err, sizeof(err));
+		if (!m->src) {
+			m->split = 0;
+			snprintf(m->whole_why, sizeof(m->whole_why), "%s", err);
+		}
+	}
+	if (r == 0 && m->split && m->nvars) {
+		r = own.ops->mem_alloc(own.bk, m->vars_bytes, GP_BK_MEM_DEVICE, &m->vars_addr, err, sizeof(err));
+		if (r == 0) {
+			unsigned char zero = 0;
+			r = own.ops->fill(own.bk, own.queue, m->vars_addr, &zero, 1, m->vars_bytes, err, sizeof(err));
+		}
+		if (r < 0)
+			snprintf(why, sizeof(why), "memory for its variables: %s", err);
+		else if (init_vars(m, ir, why, sizeof(why)) < 0)
+			r = -1;
+	}
+	ir_module_free(ir);
+	if (r < 0) {
+		shim_msg("own driver: module %u (%s): %s", seq, what, why);
+		module_free(m);
+		return CUDA_ERROR_INVALID_IMAGE;
+	}
+	shim_log("own driver: module %u (%s): %u kernels, %u variables (%zu bytes)%s%s", seq, what, m->nfuncs,
+		 m->nvars, m->vars_bytes, m->split ? "; kernels built at their first launch" : "; built whole: ",
+		 m->split ? "" : m->whole_why);
+	*out = (CUmodule)m;
+	return CUDA_SUCCESS;
+}
+
+struct own_module *own_module_of(const void *h)
+{
+	struct own_module *m = (struct own_module *)h;
+	return m && m->magic == OWN_MAGIC_MODULE ? m : NULL;
+}
+
+struct own_func *own_func_of(const void *h)
+{
+	struct own_func *f = (struct own_func *)h;
+	return f && f->magic == OWN_MAGIC_FUNC ? f : NULL;
+}
+
+static int resolve_var(void *user, const char *name, uint64_t *addr)
+{
+	struct own_module *m = user;
+	for (unsigned i = 0; i < m->nvars; i++)
+		if (!strcmp(m->vars[i].name, name)) {
+			*addr = m->vars_addr + m->vars[i].offset;
+			return 0;
+		}
+	return -1;
+}
+
+/* The kernel's program, built at its first launch. 0, or -1 with f->why said once. */
+int own_func_build(struct own_func *f, unsigned dyn_shared)
+{
+	if (__atomic_load_n(&f->k, __ATOMIC_ACQUIRE))
+		return 0;
+	pthread_mutex_lock(&f->lock);
+	if (f->k || f->failed) {
+		pthread_mutex_unlock(&f->lock);
+		return f->k ? 0 : -1;
+	}
+	struct own_module *m = f->mod;
+	char err[768] = "";
+	int r = 0;
+	char *text = NULL, *bound = NULL;
+	size_t tlen = 0, blen = 0;
+	ir_module *ir = NULL;
+	uint64_t t0 = own_now_ns();
+	if (m->split) {
+		struct ptx_split_vars vars = {0};
+		r = ptx_split_kernel(m->src, f->name, &text, &tlen, &vars, err, sizeof(err));
+		if (r == 0)
+			r = ptx_split_bind(text, tlen, &vars, resolve_var, m, &bound, &blen, err, sizeof(err));
+		ptx_split_vars_free(&vars);
+		if (r == 0)
+			ir = ptx_parse(bound, blen, err, sizeof(err));
+	} else {
+		ir = ptx_parse(m->ptx, m->len, err, sizeof(err));
+	}
+	if (r == 0 && !ir)
+		r = -1;
+	gp_bk_prog *p = NULL;
+	if (r == 0)
+		r = own.ops->program_build(own.bk, ir, dyn_shared, &p, err, sizeof(err));
+	if (r == 0)
+		r = own.ops->kernel_create(own.bk, p, f->name, &f->k, err, sizeof(err));
+	if (ir)
+		ir_module_free(ir);
+	free(text);
+	free(bound);
+	if (r == 0) {
+		f->prog = p;
+		f->dyn_shared = dyn_shared;
+		shim_log("own driver: kernel %s (module %u) built in %.1f ms", f->name, m->seq,
+			 (double)(own_now_ns() - t0) / 1e6);
+	} else {
+		if (p)
+			own.ops->program_release(own.bk, p);
+		f->failed = 1;
+		snprintf(f->why, sizeof(f->why), "%s", err);
+		shim_msg("own driver: kernel %s (module %u) cannot run on %s: %s", f->name, m->seq, own.info.name, err);
+	}
+	pthread_mutex_unlock(&f->lock);
+	return r == 0 ? 0 : -1;
+}
+
+/* ---- the driver API ---- */
+
+CUresult own_cuModuleLoadData(CUmodule *mod, const void *image) { return own_module_load(mod, image, "cuModuleLoadData"); }
+
+CUresult own_cuModuleLoadDataEx(CUmodule *mod, const void *image, unsigned n, CUjit_option *o, void **v)
+{
+	(void)n, (void)o, (void)v;
+	return own_module_load(mod, image, "cuModuleLoadDataEx");
+}
+
+CUresult own_cuModuleLoadFatBinary(CUmodule *mod, const void *image)
+{
+	return own_module_load(mod, image, "cuModuleLoadFatBinary");
+}
+
+static void *read_file(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	long n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	char *b = n >= 0 ? malloc((size_t)n + 1) : NULL;
+	if (b && fread(b, 1, (size_t)n, f) != (size_t)n) {
+		free(b);
+		b = NULL;
+	}
+	if (b)
+		b[n] = 0;
+	fclose(f);
+	return b;
+}
+
+CUresult own_cuModuleLoad(CUmodule *mod, const char *path)
+{
+	if (!path)
+		return CUDA_ERROR_INVALID_VALUE;
+	void *b = read_file(path);
+	if (!b)
+		return CUDA_ERROR_FILE_NOT_FOUND;
+	CUresult rc = own_module_load(mod, b, path);
+	free(b);   /* own_module_load keeps only the PTX, copied */
+	return rc;
+}
+
+CUresult own_cuModuleUnload(CUmodule mod)
+{
+	struct own_module *m = own_module_of(mod);
+	if (!m)
+		return CUDA_ERROR_INVALID_HANDLE;
+	own.ops->queue_finish(own.bk, own.queue, NULL, 0);
+	module_free(m);
+	return CUDA_SUCCESS;
+}
+
+CUresult own_cuModuleGetFunction(CUfunction *pf, CUmodule mod, const char *name)
+{
+	struct own_module *m = own_module_of(mod);
+	if (!m)
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (!pf || !name)
+		return CUDA_ERROR_INVALID_VALUE;
+	for (unsigned i = 0; i < m->nfuncs; i++)
+		if (!strcmp(m->funcs[i].name, name)) {
+			*pf = (CUfunction)&m->funcs[i];
+			return CUDA_SUCCESS;
+		}
+	return CUDA_ERROR_NOT_FOUND;
+}
+
+CUresult own_cuModuleGetFunctionCount(unsigned *n, CUmodule mod)
+{
+	struct own_module *m = own_module_of(mod);
+	if (!m || !n)
+		return m ? CUDA_ERROR_INVALID_VALUE : CUDA_ERROR_INVALID_HANDLE;
+	*n = m->nfuncs;
+	return CUDA_SUCCESS;
+}
+
+CUresult own_cuModuleEnumerateFunctions(CUfunction *fs, unsigned n, CUmodule mod)
+{
+	struct own_module *m = own_module_of(mod);
+	if (!m || !fs)
+		return m ? CUDA_ERROR_INVALID_VALUE : CUDA_ERROR_INVALID_HANDLE;
+	for (unsigned i = 0; i < n && i < m->nfuncs; i++)
+		fs[i] = (CUfunction)&m->funcs[i];
+	return CUDA_SUCCESS;
+}
+
+static CUresult get_global(CUdeviceptr *dp, size_t *bytes, struct own_module *m, const char *name)
+{
+	if (!m)
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (!name)
+		return CUDA_ERROR_INVALID_VALUE;
+	for (unsigned i = 0; i < m->nvars; i++)
+		if (!strcmp(m->vars[i].name, name)) {
+			if (!m->split) {
+				shim_msg("own driver: module %u: variable %s is not reachable from the host (the module "
+					 "is built whole: %s)", m->seq, name, m->whole_why);
+				return CUDA_ERROR_NOT_SUPPORTED;
+			}
+			if (dp)
+				*dp = m->vars_addr + m->vars[i].offset;
+			if (bytes)
+				*bytes = m->vars[i].size;
+			return CUDA_SUCCESS;
+		}
+	return CUDA_ERROR_NOT_FOUND;
+}
+
+CUresult own_cuModuleGetGlobal_v2(CUdeviceptr *dp, size_t *bytes, CUmodule mod, const char *name)
+{
+	return get_global(dp, bytes, own_module_of(mod), name);
+}
+
+CUresult own_cuModuleGetLoadingMode(CUmoduleLoadingMode *mode)
+{
+	if (!mode)
+		return CUDA_ERROR_INVALID_VALUE;
+	*mode = CU_MODULE_LAZY_LOADING;
+	return CUDA_SUCCESS;
+}
+
+/* Libraries: a library is a module (one device), its kernels its functions. */
+CUresult own_cuLibraryLoadData(CUlibrary *lib, const void *code, CUjit_option *jo, void **jv, unsigned jn,
+			       CUlibraryOption *lo, void **lv, unsigned ln)
+{
+	(void)jo, (void)jv, (void)jn, (void)lo, (void)lv, (void)ln;
+	return own_module_load((CUmodule *)lib, code, "cuLibraryLoadData");
+}
+
+CUresult own_cuLibraryLoadFromFile(CUlibrary *lib, const char *path, CUjit_option *jo, void **jv, unsigned jn,
+				   CUlibraryOption *lo, void **lv, unsigned ln)
+{
+	(void)jo, (void)jv, (void)jn, (void)lo, (void)lv, (void)ln;
+	return own_cuModuleLoad((CUmodule *)lib, path);
+}
+
+CUresult own_cuLibraryUnload(CUlibrary lib) { return own_cuModuleUnload((CUmodule)lib); }
+
+CUresult own_cuLibraryGetKernel(CUkernel *k, CUlibrary lib, const char *name)
+{
+	return own_cuModuleGetFunction((CUfunction *)k, (CUmodule)lib, name);
+}
+
+CUresult own_cuLibraryGetModule(CUmodule *mod, CUlibrary lib)
+{
+	if (!own_module_of(lib))
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (!mod)
+		return CUDA_ERROR_INVALID_VALUE;
+	*mod = (CUmodule)lib;
+	return CUDA_SUCCESS;
+}
+
+CUresult own_cuLibraryGetGlobal(CUdeviceptr *dp, size_t *bytes, CUlibrary lib, const char *name)
+{
+	return get_global(dp, bytes, own_module_of(lib), name);
+}
+
+CUresult own_cuLibraryGetManaged(CUdeviceptr *dp, size_t *bytes, CUlibrary lib, const char *name)
+{
+	return get_global(dp, bytes, own_module_of(lib), name);
+}
+
+CUresult own_cuLibraryGetKernelCount(unsigned *n, CUlibrary lib) { return own_cuModuleGetFunctionCount(n, (CUmodule)lib); }
+
+CUresult own_cuLibraryEnumerateKernels(CUkernel *ks, unsigned n, CUlibrary lib)
+{
+	return own_cuModuleEnumerateFunctions((CUfunction *)ks, n, (CUmodule)lib);
+}
+
+CUresult own_cuKernelGetFunction(CUfunction *pf, CUkernel k)
+{
+	if (!own_func_of(k))
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (!pf)
+		return CUDA_ERROR_INVALID_VALUE;
+	*pf = (CUfunction)k;
+	return CUDA_SUCCESS;
+}
+
+CUresult own_cuKernelGetLibrary(CUlibrary *lib, CUkernel k)
+{
+	struct own_func *f = own_func_of(k);
+	if (!f || !lib)
+		return CUDA_ERROR_INVALID_HANDLE;
+	*lib = (CUlibrary)f->mod;
+	return CUDA_SUCCESS;
+}
+
+CUresult own_cuFuncGetModule(CUmodule *mod, CUfunction fn)
+{
+	struct own_func *f = own_func_of(fn);
+	if (!f || !mod)
+		return CUDA_ERROR_INVALID_HANDLE;
+	*mod = (CUmodule)f->mod;
+	return CUDA_SUCCESS;
+}
+
+CUresult own_cuFuncGetName(const char **name, CUfunction fn)
+{
+	struct own_func *f = own_func_of(fn);
+	if (!f || !name)
+		return CUDA_ERROR_INVALID_HANDLE;
+	*name = f->name;
+	return CUDA_SUCCESS;
+}
+
+CUresult own_cuKernelGetName(const char **name, CUkernel k) { return own_cuFuncGetName(name, (CUfunction)k); }
+
+CUresult own_cuFuncIsLoaded(CUfunctionLoadingState *st, CUfunction fn)
+{
+	struct own_func *f = own_func_of(fn);
+	if (!f || !st)
+		return CUDA_ERROR_INVALID_HANDLE;
+	*st = CU_FUNCTION_LOADING_STATE_LOADED;
+	return CUDA_SUCCESS;
+}
+
+CUresult own_cuFuncLoad(CUfunction fn) { return own_func_of(fn) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE; }
+
+static int func_attr(struct own_func *f, CUfunction_attribute a)
+{
+	int mt = f->maxntid ? (int)f->maxntid : 1024;
+	switch (a) {
+	case CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: return mt > 1024 ? 1024 : mt;
+	case CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES: return 0;
+	case CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES: return 0;
+	case CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES: return 0;
+	case CU_FUNC_ATTRIBUTE_NUM_REGS: return 32;
+	case CU_FUNC_ATTRIBUTE_PTX_VERSION:
+	case CU_FUNC_ATTRIBUTE_BINARY_VERSION: return OWN_CC_MAJOR * 10 + OWN_CC_MINOR;
+	case CU_FUNC_ATTRIBUTE_CACHE_MODE_CA: return 0;
+	case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: return f->max_dyn_shared ? (int)f->max_dyn_shared : 49152;
+	case CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT: return -1;
+	default: return 0;
+	}
+}
+
+CUresult own_cuFuncGetAttribute(int *pi, CUfunction_attribute a, CUfunction fn)
+{
+	struct own_func *f = own_func_of(fn);
+	if (!f)
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (!pi)
+		return CUDA_ERROR_INVALID_VALUE;
+	*pi = func_attr(f, a);
+	return CUDA_SUCCESS;
+}
+
+CUresult own_cuKernelGetAttribute(int *pi, CUfunction_attribute a, CUkernel k, CUdevice d)
+{
+	(void)d;
+	return own_cuFuncGetAttribute(pi, a, (CUfunction)k);
+}
+
+CUresult own_cuFuncSetAttribute(CUfunction fn, CUfunction_attribute a, int v)
+{
+	struct own_func *f = own_func_of(fn);
+	if (!f)
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (a == CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES && v > 0)
+		f->max_dyn_shared = (unsigned)v;
+	return CUDA_SUCCESS;
+}
+
+CUresult own_cuKernelSetAttribute(CUfunction_attribute a, int v, CUkernel k, CUdevice d)
+{
+	(void)d;
+	return own_cuFuncSetAttribute((CUfunction)k, a, v);
+}
+
+CUresult own_cuFuncSetCacheConfig(CUfunction fn, CUfunc_cache c)
+{
+	(void)c;
+	return own_func_of(fn) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+
+CUresult own_cuKernelSetCacheConfig(CUkernel k, CUfunc_cache c, CUdevice d)
+{
+	(void)c, (void)d;
+	return own_func_of(k) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+
+CUresult own_cuFuncSetSharedMemConfig(CUfunction fn, CUsharedconfig c)
+{
+	(void)c;
+	return own_func_of(fn) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+
+CUresult own_cuFuncGetParamInfo(CUfunction fn, size_t idx, size_t *off, size_t *size)
+{
+	struct own_func *f = own_func_of(fn);
+	if (!f)
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (idx >= f->nparams)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (off)
+		*off = f->params[idx].offset;
+	if (size)
+		*size = f->params[idx].size;
+	return CUDA_SUCCESS;
+}
+
+CUresult own_cuKernelGetParamInfo(CUkernel k, size_t idx, size_t *off, size_t *size)
+{
+	return own_cuFuncGetParamInfo((CUfunction)k, idx, off, size);
+}
