@@ -501,8 +501,11 @@ static int lower_insn(lw *c, const ir_insn *in)
 		return lw_unsupported(c, in, "tensor-core instructions have no SPIR-V equivalent");
 	if (info && (info->flags & IR_F_TEX))
 		return lw_unsupported(c, in, "texture and surface instructions are not lowered");
+	int ar = lw_async(c, in);
+	if (ar)
+		return ar < 0 ? -1 : 0;
 	if (info && (info->flags & IR_F_ASYNC))
-		return lw_unsupported(c, in, "asynchronous copies are not lowered");
+		return lw_unsupported(c, in, "asynchronous copies and mbarriers are not lowered");
 	int hr = lw_half(c, in);
 	if (hr)
 		return hr < 0 ? -1 : 0;

@@ -156,6 +156,7 @@ int lw_convert(lw *c, const ir_insn *in);     /* cvt, cvta, mov, setp, selp, set
 int lw_memory(lw *c, const ir_insn *in);      /* ld, st, atom, red, prefetch */
 int lw_control(lw *c, const ir_insn *in);     /* bra, ret, exit, call, bar, membar, fence */
 int lw_warp(lw *c, const ir_insn *in);
+int lw_async(lw *c, const ir_insn *in);      /* cp.async and its groups, as ordinary copies */
 int lw_bits(lw *c, const ir_insn *in);
 int lw_half(lw *c, const ir_insn *in);      /* f16 and f16x2 arithmetic */
 uint32_t lw_h2f(lw *c, uint32_t bits16);   /* an f16 (16-bit integer) widened to f32 */      /* lop3, shf, bfind, bmsk, prmt, carry chains */        /* shfl, vote, redux, activemask, bar.warp */
