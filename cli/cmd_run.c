@@ -67,7 +67,12 @@ static void run_usage(FILE *out)
 	      "  GPUPROBE_CACHE_DIR=DIR cache of compile errors and link-mode cubins (default\n"
 	      "                         $XDG_CACHE_HOME/gpuprobe or ~/.cache/gpuprobe); GPUPROBE_CACHE=0: none\n"
 	      "  GPUPROBE_MAP_VA=ADDR   map memory address (default 0x600000000000; 0: the driver's\n"
-	      "                         choice, then instrumented PTX differs per run: no JIT cache hits)\n", out);
+	      "                         choice, then instrumented PTX differs per run: no JIT cache hits)\n"
+	      "\nKernels compiled at run time: APP gets TRITON_PTXAS_PATH (and _BLACKWELL_PATH) set to\n"
+	      "gpuprobe-ptxas unless set already, a ptxas that is gpuprobe-ptxas first on PATH (XLA),\n"
+	      "and lib/'s libnvrtc.so.13 and libnvJitLink.so.13: each records the PTX of the cubins it\n"
+	      "makes, which the shim instruments when those cubins load (GPUPROBE_REAL_PTXAS,\n"
+	      "GPUPROBE_REAL_NVRTC, GPUPROBE_REAL_NVJITLINK: the real tools; docs/guide.md)\n", out);
 }
 
 /* build/bin/gpuprobe -> build/lib */
@@ -321,6 +326,30 @@ static int parse_args(int argc, char **argv, struct run_args *a)
 	return -1;
 }
 
+/* Kernels compiled at run time (issue 16, shim/jit_capture.h): Triton runs the ptxas that
+ * TRITON_PTXAS_PATH names (TRITON_PTXAS_BLACKWELL_PATH for sm_100 and later), XLA the first ptxas
+ * of its search (--xla_gpu_cuda_data_dir's bin/, then PATH): both get gpuprobe-ptxas, which
+ * records the PTX of every cubin it makes, unless the user named a ptxas already. NVRTC and
+ * nvJitLink are lib/'s libnvrtc.so.13 and libnvJitLink.so.13 through LD_LIBRARY_PATH. */
+static int set_jit_env(const char *lib)
+{
+	char wrap[PATH_MAX + 64], dir[PATH_MAX + 32];
+	snprintf(wrap, sizeof(wrap), "%s/../bin/gpuprobe-ptxas", lib);
+	snprintf(dir, sizeof(dir), "%s/gpuprobe-jit", lib);   /* ptxas -> ../../bin/gpuprobe-ptxas */
+	if (access(wrap, X_OK))
+		return 0;   /* not built: compilers run as they would */
+	char *real = realpath(wrap, NULL);
+	int rc = 0;
+	if (real && !getenv("TRITON_PTXAS_PATH"))
+		rc |= setenv("TRITON_PTXAS_PATH", real, 1);
+	if (real && !getenv("TRITON_PTXAS_BLACKWELL_PATH"))
+		rc |= setenv("TRITON_PTXAS_BLACKWELL_PATH", real, 1);
+	free(real);
+	if (!access(dir, X_OK))
+		rc |= env_prepend("PATH", dir);
+	return rc;
+}
+
 /* Everything the shim reads, into the environment the application inherits. */
 static int set_env(const struct run_args *a, const struct run_checked *ck, const char *lib,
 		   const char *shim, const char *audit)
@@ -341,6 +370,8 @@ static int set_env(const struct run_args *a, const struct run_checked *ck, const
 	char run_pid[24];
 	snprintf(run_pid, sizeof(run_pid), "%ld", (long)getpid());
 	if (setenv("GPUPROBE_RUN_PID", run_pid, 1))
+		return -1;
+	if (set_jit_env(lib))
 		return -1;
 	return env_prepend("LD_LIBRARY_PATH", lib) || env_prepend("LD_AUDIT", audit) ? -1 : 0;
 }
