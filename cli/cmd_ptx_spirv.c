@@ -13,10 +13,16 @@ static void usage(FILE *out)
 {
 	fputs("usage: gpuprobe ptx spirv [-S] [--no-validate] -o OUT.spv FILE.ptx\n\n"
 	      "Lower a PTX module to SPIR-V for OpenCL (Kernel, Physical64, OpenCL.std) and validate it\n"
-	      "with SPIRV-Tools. What cannot be lowered is named with its line.\n\n"
+	      "with SPIRV-Tools. What cannot be lowered is named with its line; a kernel that needs it is\n"
+	      "left out (one line each: exit status 0 while other kernels lower, 1 when none does).\n\n"
 	      "  -o OUT        write the SPIR-V binary to OUT ('-' for standard output)\n"
 	      "  -S            write the disassembly (text) instead of the binary\n"
 	      "  --no-validate skip the validator\n", out);
+}
+
+static void skipped(void *arg, const char *kernel, const char *why)
+{
+	fprintf(stderr, "gpuprobe: %s: kernel %s left out: %s\n", (const char *)arg, kernel, why);
 }
 
 int cmd_ptx_spirv(int argc, char **argv)
@@ -61,6 +67,8 @@ int cmd_ptx_spirv(int argc, char **argv)
 	}
 	uint32_t *words;
 	size_t n;
+	opts.skipped = skipped;
+	opts.skipped_arg = (void *)path;
 	int r = spirv_lower_module(m, &opts, &words, &n, err, sizeof(err));
 	ir_module_free(m);
 	if (r < 0) {

@@ -325,6 +325,16 @@ static int param_type(lw *c, const ir_func *f, const ir_decl *d, uint32_t *out, 
 	return 0;
 }
 
+/* Lowering fi failed (the message is in c->err): keep the message, clear the error state. */
+static void func_failed(lw *c, struct lw_func_info *fi)
+{
+	fi->failed = true;
+	free(fi->fail_msg);
+	fi->fail_msg = strdup(c->err);
+	c->failed = 0;
+	c->err[0] = 0;
+}
+
 static int declare_funcs(lw *c)
 {
 	size_t n = 0;
@@ -355,22 +365,33 @@ static int declare_funcs(lw *c)
 		struct lw_func_info *fi = &c->funcs[i];
 		const ir_func *f = fi->f;
 		c->cur = NULL;
-		if (!f->has_body)
+		for (size_t k = 0; k < c->nskip; k++)
+			fi->skip |= !strcmp(c->skip_names[k], f->name);
+		if (!f->has_body || fi->skip)
 			continue; /* a prototype: only a call to it fails */
-		if (f->nparams > 31)
-			return lw_fail(c, "%s: more than 31 parameters", f->name);
-		for (unsigned p = 0; p < f->nparams; p++)
-			if (param_type(c, f, &f->params[p], &fi->param_types[p], &fi->param_ptr[p]) < 0)
-				return -1;
-		if (f->nrets > 1)
-			return lw_fail(c, "%s: more than one return value", f->name);
+		if (f->nparams > 31) {
+			lw_fail(c, "%s: more than 31 parameters", f->name);
+			func_failed(c, fi);
+			continue;
+		}
+		bool bad = false;
+		for (unsigned p = 0; p < f->nparams && !bad; p++)
+			bad = param_type(c, f, &f->params[p], &fi->param_types[p], &fi->param_ptr[p]) < 0;
+		if (!bad && f->nrets > 1)
+			bad = lw_fail(c, "%s: more than one return value", f->name) < 0;
+		if (bad) {
+			func_failed(c, fi);
+			continue;
+		}
 		fi->ret_type = spv_t_void(c->e);
 		fi->nspv_params = f->nparams;
 		if (f->nrets == 1) {
 			uint32_t rt;
 			bool ptr;
-			if (param_type(c, f, &f->rets[0], &rt, &ptr) < 0)
-				return -1;
+			if (param_type(c, f, &f->rets[0], &rt, &ptr) < 0) {
+				func_failed(c, fi);
+				continue;
+			}
 			if (ptr) {
 				fi->ret_ptr = true;
 				fi->param_types[fi->nspv_params] = rt;
@@ -682,6 +703,97 @@ static void finish_module(lw *c)
 	}
 }
 
+/* One pass over the module: every function not in c->skip_names is lowered; one that fails is
+ * marked (fi->failed, fi->fail_msg) and the pass goes on, returning -EAGAIN at the end so that
+ * the caller can leave it (and whatever needs it) out and lower again. */
+static int lower_pass(lw *c, ir_module *am, uint32_t **words, size_t *nwords)
+{
+	spv_emitter *e = c->e;
+	char *err = c->err;
+	size_t errlen = c->errlen;
+	if (module_vars(c) < 0 || declare_funcs(c) < 0)
+		return -ENOTSUP;
+	bool any_failed = false;
+	for (size_t i = 0; i < c->nfuncs; i++) {
+		struct lw_func_info *fi = &c->funcs[i];
+		if (fi->failed)
+			any_failed = true;
+		if (!fi->f->has_body || fi->skip || fi->failed)
+			continue;
+		if (lower_func(c, fi, am) < 0) {
+			func_failed(c, fi);
+			any_failed = true;
+		}
+	}
+	if (any_failed)
+		return -EAGAIN;
+	if (!c->nentries && !c->nfuncs) {
+		snprintf(err, errlen, "the module has no function to lower");
+		return -EINVAL;
+	}
+	/* device functions are given Export linkage so that a module of them alone is valid */
+	for (size_t i = 0; i < c->nfuncs; i++) {
+		const ir_func *f = c->funcs[i].f;
+		if (f->has_body && !c->funcs[i].skip && !f->is_entry && f->linkage && !strcmp(f->linkage, ".visible")) {
+			/* OpDecorate id LinkageAttributes "name" Export */
+			uint32_t pre[2] = {c->funcs[i].id, (uint32_t)SpvDecorationLinkageAttributes};
+			uint32_t post[1] = {(uint32_t)SpvLinkageTypeExport};
+			spv_op_str(&e->decos, SpvOpDecorate, 2, pre, f->name, 1, post);
+		}
+	}
+	finish_module(c);
+	if (spv_emitter_too_long(e)) {
+		snprintf(err, errlen, "%u SPIR-V instruction(s) would exceed 65,535 words (the 16-bit word count): "
+			 "a constant or type too large to lower", spv_emitter_too_long(e));
+		return -ENOTSUP;
+	}
+	*words = spv_emitter_finish(e, nwords);
+	if (!c->opts || !c->opts->no_validate) {
+		int v = spirv_validate(*words, *nwords, err, errlen);
+		if (v < 0) {
+			free(*words);
+			*words = NULL;
+			*nwords = 0;
+			return v;
+		}
+	}
+	return 0;
+}
+
+static void lw_free(lw *c)
+{
+	free(c->gsyms);
+	free(c->lsyms);
+	free(c->regs);
+	free(c->labels);
+	for (size_t i = 0; i < c->nfuncs; i++)
+		free(c->funcs[i].fail_msg);
+	free(c->funcs);
+	free(c->entry_ids);
+	free(c->entry_names);
+	spv_buf_free(&c->vars);
+	spv_buf_free(&c->prologue);
+	spv_buf_free(&c->body);
+}
+
+/* Does f name (call, or take the address of) a function in names[0..n)? */
+static const char *refers_to(const ir_func *f, const char *const *names, size_t n)
+{
+	for (ir_stmt *s = f->first; s; s = s->next) {
+		if (s->kind != IR_STMT_INSN)
+			continue;
+		for (unsigned i = 0; i < s->insn.nops; i++) {
+			const ir_operand *o = &s->insn.ops[i];
+			if (o->kind != IR_OPND_SYMBOL && o->kind != IR_OPND_REG)
+				continue;
+			for (size_t k = 0; k < n; k++)
+				if (!strcmp(o->name, names[k]))
+					return names[k];
+		}
+	}
+	return NULL;
+}
+
 int spirv_lower_module(const ir_module *m, const struct spirv_options *opts, uint32_t **words,
 		       size_t *nwords, char *err, size_t errlen)
 {
@@ -695,72 +807,95 @@ int spirv_lower_module(const ir_module *m, const struct spirv_options *opts, uin
 		return snprintf(err, errlen, "no module"), -EINVAL;
 	if (m->address_size && m->address_size != 64)
 		return snprintf(err, errlen, ".address_size %u: only 64-bit PTX is lowered", m->address_size), -ENOTSUP;
-	spv_emitter e;
-	spv_emitter_init(&e);
-	lw c = {.e = &e, .m = m, .opts = opts, .err = err, .errlen = errlen};
-	/* the arena owns the names of expanded registers (%r<5> -> %r0..%r4) */
+	/* Functions that cannot be lowered are left out, with every function that calls them (or
+	 * takes their address), and the module is lowered again without them: the other kernels
+	 * still run. Each left-out kernel is reported once (opts->skipped) with its reason. */
+	const char **skip = NULL;
+	char **why = NULL;       /* per skip entry: "LINE: message", or "calls F: ..." */
+	size_t nskip = 0;
+	int ret;
 	ir_module *am = ir_module_new();
-	int ret = 0;
-	if (module_vars(&c) < 0 || declare_funcs(&c) < 0) {
+	for (;;) {
+		spv_emitter e;
+		spv_emitter_init(&e);
+		lw c = {.e = &e, .m = m, .opts = opts, .err = err, .errlen = errlen, .skip_names = skip, .nskip = nskip};
+		ret = lower_pass(&c, am, words, nwords);
+		size_t before = nskip;
+		if (ret == -EAGAIN) {
+			for (size_t i = 0; i < c.nfuncs; i++) {
+				if (!c.funcs[i].failed)
+					continue;
+				skip = realloc(skip, (nskip + 1) * sizeof(*skip));
+				why = realloc(why, (nskip + 1) * sizeof(*why));
+				skip[nskip] = c.funcs[i].f->name;
+				why[nskip++] = strdup(c.funcs[i].fail_msg ? c.funcs[i].fail_msg : "?");
+			}
+			/* and whatever refers to them, transitively */
+			for (bool grew = true; grew;) {
+				grew = false;
+				for (ir_top *t = m->first; t; t = t->next) {
+					if (t->kind != IR_TOP_FUNC || !t->func.has_body)
+						continue;
+					bool in = false;
+					for (size_t k = 0; k < nskip && !in; k++)
+						in = !strcmp(skip[k], t->func.name);
+					const char *callee = in ? NULL : refers_to(&t->func, skip, nskip);
+					if (!callee)
+						continue;
+					size_t ci = 0;
+					while (strcmp(skip[ci], callee))
+						ci++;
+					char buf[600];
+					snprintf(buf, sizeof(buf), "needs %s, not lowered: %s", callee, why[ci]);
+					skip = realloc(skip, (nskip + 1) * sizeof(*skip));
+					why = realloc(why, (nskip + 1) * sizeof(*why));
+					skip[nskip] = t->func.name;
+					why[nskip++] = strdup(buf);
+					grew = true;
+				}
+			}
+		}
+		lw_free(&c);
+		spv_emitter_fini(&e);
+		if (ret != -EAGAIN || nskip == before)
+			break;
+	}
+	if (ret == -EAGAIN)
 		ret = -ENOTSUP;
-		goto out;
-	}
-	for (size_t i = 0; i < c.nfuncs; i++) {
-		if (!c.funcs[i].f->has_body)
-			continue;
-		if (lower_func(&c, &c.funcs[i], am) < 0) {
-			ret = -ENOTSUP;
-			goto out;
+	/* the kernels left out; if nothing is left, the first reason is the module's error */
+	size_t nbodies = 0, nkernels = 0, kernels_left_out = 0;
+	for (ir_top *t = m->first; t; t = t->next)
+		if (t->kind == IR_TOP_FUNC && t->func.has_body) {
+			nbodies++;
+			nkernels += t->func.is_entry;
+			for (size_t k = 0; k < nskip; k++)
+				if (t->func.is_entry && !strcmp(skip[k], t->func.name))
+					kernels_left_out++;
 		}
-	}
-	if (!c.nentries && !c.nfuncs) {
-		snprintf(err, errlen, "the module has no function to lower");
-		ret = -EINVAL;
-		goto out;
-	}
-	/* device functions are given Export linkage so that a module of them alone is valid */
-	for (size_t i = 0; i < c.nfuncs; i++) {
-		const ir_func *f = c.funcs[i].f;
-		if (f->has_body && !f->is_entry && f->linkage && !strcmp(f->linkage, ".visible")) {
-			uint32_t before[1] = {c.funcs[i].id};
-			uint32_t after[2] = {(uint32_t)SpvDecorationLinkageAttributes, 0};
-			(void)after;
-			spv_buf *d = &e.decos;
-			/* OpDecorate id LinkageAttributes "name" Export */
-			uint32_t pre[2] = {before[0], (uint32_t)SpvDecorationLinkageAttributes};
-			uint32_t post[1] = {(uint32_t)SpvLinkageTypeExport};
-			spv_op_str(d, SpvOpDecorate, 2, pre, f->name, 1, post);
-		}
-	}
-	finish_module(&c);
-	if (spv_emitter_too_long(&e)) {
-		snprintf(err, errlen, "%u SPIR-V instruction(s) would exceed 65,535 words (the 16-bit word count): "
-			 "a constant or type too large to lower", spv_emitter_too_long(&e));
+	const char *first = nskip ? why[0] : NULL;
+	if (nskip && (nskip >= nbodies || (nkernels && kernels_left_out == nkernels))) {
+		free(*words);
+		*words = NULL;
+		*nwords = 0;
+		snprintf(err, errlen, "%s", first);
 		ret = -ENOTSUP;
-		goto out;
-	}
-	*words = spv_emitter_finish(&e, nwords);
-	if (!opts || !opts->no_validate) {
-		int v = spirv_validate(*words, *nwords, err, errlen);
-		if (v < 0) {
-			free(*words);
-			*words = NULL;
-			*nwords = 0;
-			ret = v;
+	} else if (nskip && ret == 0) {
+		size_t n = (size_t)snprintf(err, errlen, "%zu function(s) left out:", nskip);
+		for (size_t k = 0; k < nskip; k++) {
+			const ir_func *f = NULL;
+			for (ir_top *t = m->first; t && !f; t = t->next)
+				if (t->kind == IR_TOP_FUNC && t->func.has_body && !strcmp(t->func.name, skip[k]))
+					f = &t->func;
+			if (f && f->is_entry && opts && opts->skipped)
+				opts->skipped(opts->skipped_arg, skip[k], why[k]);
+			if (n < errlen)
+				n += (size_t)snprintf(err + n, errlen - n, "%s %s (%s)", k ? ";" : "", skip[k], why[k]);
 		}
 	}
-out:
+	for (size_t k = 0; k < nskip; k++)
+		free(why[k]);
+	free(why);
+	free(skip);
 	ir_module_free(am);
-	free(c.gsyms);
-	free(c.lsyms);
-	free(c.regs);
-	free(c.labels);
-	free(c.funcs);
-	free(c.entry_ids);
-	free(c.entry_names);
-	spv_buf_free(&c.vars);
-	spv_buf_free(&c.prologue);
-	spv_buf_free(&c.body);
-	spv_emitter_fini(&e);
 	return ret;
 }

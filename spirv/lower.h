@@ -51,6 +51,9 @@ struct lw_func_info { /* per IR function: its SPIR-V id and signature */
 	uint32_t param_types[33];
 	bool param_ptr[33];   /* a byte-array .param: passed as a pointer to its bytes */
 	bool ret_ptr;         /* a byte-array return: an extra last pointer parameter */
+	bool skip;            /* left out: it (or a function it needs) cannot be lowered */
+	bool failed;          /* this pass: lowering it failed (message in fail_msg) */
+	char *fail_msg;
 	unsigned nspv_params; /* nparams + ret_ptr */
 };
 
@@ -92,6 +95,8 @@ typedef struct lw {
 	uint32_t carry_var;      /* the carry flag of add.cc/addc chains */
 	uint32_t alloca_arena, alloca_top; /* alloca: a private arena and its bump offset */
 	const ir_stmt *cur;      /* for error lines */
+	const char *const *skip_names; /* functions to leave out (spirv_lower_module's second pass) */
+	size_t nskip;
 } lw;
 
 /* Errors: the first one wins; always returns -1 so callers can `return lw_fail(...)`. */

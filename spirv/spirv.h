@@ -20,11 +20,20 @@
 struct spirv_options {
 	unsigned dynamic_shared_bytes; /* room for `.extern .shared x[]`; 0: 48 KiB */
 	int no_validate;               /* skip the SPIRV-Tools validator (tests of the validator) */
+	/* Called once for each kernel left out of the module (see below): its name and the reason,
+	 * "LINE: message" or "needs F, not lowered: LINE: message". */
+	void (*skipped)(void *arg, const char *kernel, const char *why);
+	void *skipped_arg;
 };
 
-/* Lower every function of m. On success returns 0 and a malloc'd word array (*words, *nwords).
- * On failure returns a negative errno and writes one line into err: "LINE: message" naming the
- * instruction that could not be lowered, or the validator's complaint. */
+/* Lower every function of m. A function that cannot be lowered is left out of the module, with
+ * every function that calls it or takes its address: the module's other kernels still lower.
+ * On success returns 0 and a malloc'd word array (*words, *nwords); when functions were left
+ * out, err then holds one line naming them and why ("N function(s) left out: K (LINE: msg); ..."),
+ * and opts->skipped is called for each kernel among them (err is "" when nothing was left out).
+ * When nothing is left to lower, or on any other failure, returns a negative errno and writes one
+ * line into err: "LINE: message" naming the instruction that could not be lowered (the first
+ * function's), or the validator's complaint. */
 int spirv_lower_module(const ir_module *m, const struct spirv_options *opts, uint32_t **words,
 		       size_t *nwords, char *err, size_t errlen);
 
