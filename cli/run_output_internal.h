@@ -30,10 +30,11 @@ struct gp_output {
 const char *gp_output_kernel_name(struct gp_output *o, uint64_t id);
 
 /* How a map prints (include/gpuprobe/output.h): by the key type its BTF declares (print_as,
- * enum gp_map_print of ebpf/object.h, with print_step), else by its name. */
+ * enum gp_map_print of ebpf/object.h, with print_step: a linear histogram's width, a tuple's
+ * layout in *step too), else by its name. */
 enum gp_show {
 	GP_SHOW_NONE, GP_SHOW_COUNTS, GP_SHOW_LOG2, GP_SHOW_LINEAR, GP_SHOW_KERNEL, GP_SHOW_GLOBAL,
-	GP_SHOW_RING, GP_SHOW_PRINTK, GP_SHOW_API,
+	GP_SHOW_RING, GP_SHOW_PRINTK, GP_SHOW_API, GP_SHOW_SCALAR, GP_SHOW_TUPLE,
 };
 enum gp_show gp_output_classify(const char *name, const struct gp_map_desc *d, uint32_t print_as,
 				uint64_t print_step, uint64_t *step);

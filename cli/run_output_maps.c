@@ -14,6 +14,7 @@ static enum gp_show by_type(uint32_t print_as, uint64_t print_step, uint64_t *st
 	switch (print_as) {
 	case GP_PRINT_KERNEL: return GP_SHOW_KERNEL;
 	case GP_PRINT_API: return GP_SHOW_API;
+	case GP_PRINT_SCALAR: return GP_SHOW_SCALAR;
 	case GP_PRINT_LOG2: return GP_SHOW_LOG2;
 	case GP_PRINT_LINEAR:
 		if (!print_step)
@@ -35,6 +36,10 @@ enum gp_show gp_output_classify(const char *name, const struct gp_map_desc *d, u
 		return GP_SHOW_GLOBAL;
 	if (name[0] == '.' || name[0] == '_')
 		return GP_SHOW_NONE;
+	if (print_as == GP_PRINT_TUPLE && print_step) {
+		*step = print_step;   /* the members' layout */
+		return GP_SHOW_TUPLE;
+	}
 	bool int_key = d->key_size == 4 || d->key_size == 8;
 	enum gp_show typed = int_key ? by_type(print_as, print_step, step) : GP_SHOW_NONE;
 	if (typed != GP_SHOW_NONE)
@@ -319,8 +324,35 @@ static void api_key(uint64_t id, char *key, size_t len)
 		snprintf(key, len, "api#%llu", (unsigned long long)id);
 }
 
+/* A tuple key (GP_PRINT_TUPLE): its members, ", "-separated, kernels and APIs by name. */
+static void tuple_key(struct gp_output *o, uint64_t layout, const uint8_t *k, uint32_t key_size,
+		      char *key, size_t len)
+{
+	size_t at = 0, out = 0;
+	key[0] = 0;
+	for (int i = 0; i < GP_TUPLE_MAX && out + 1 < len; i++) {
+		unsigned b = (unsigned)(layout >> (8 * i)) & 0xff;
+		if (!(b & GP_TUPLE_PRESENT))
+			break;
+		size_t size = (size_t)1 << (b & 3);
+		at = (at + size - 1) / size * size;
+		if (at + size > key_size)
+			break;
+		uint64_t v = as_int(k + at, (uint32_t)size);
+		at += size;
+		char part[512];
+		if ((b >> 2 & 3) == GP_TUPLE_KERNEL)
+			kernel_key(o, v, part, sizeof(part));
+		else if ((b >> 2 & 3) == GP_TUPLE_API)
+			api_key(v, part, sizeof(part));
+		else
+			snprintf(part, sizeof(part), "%llu", (unsigned long long)v);
+		out += (size_t)snprintf(key + out, len - out, "%s%s", i ? ", " : "", part);
+	}
+}
+
 static void print_table(struct gp_output *o, struct gp_map_inst *m, struct row *rows, size_t n,
-			enum gp_show kind, double time)
+			enum gp_show kind, uint64_t layout, double time)
 {
 	bool kernels = kind == GP_SHOW_KERNEL || kind == GP_SHOW_API;   /* named ids: "top" */
 	const struct gp_map_desc *d = gp_map_inst__desc(m);
@@ -337,11 +369,13 @@ static void print_table(struct gp_output *o, struct gp_map_inst *m, struct row *
 		fprintf(o->o.out, "@%s: top %u of %zu\n", name, o->o.top_n, n);
 	}
 	for (size_t i = first; i < n; i++) {
-		char key[256];
+		char key[1024];
 		if (kind == GP_SHOW_KERNEL) {
 			kernel_key(o, rows[i].ikey, key, sizeof(key));
 		} else if (kind == GP_SHOW_API) {
 			api_key(rows[i].ikey, key, sizeof(key));
+		} else if (kind == GP_SHOW_TUPLE) {
+			tuple_key(o, layout, rows[i].key, d->key_size, key, sizeof(key));
 		} else {
 			key_text(key, sizeof(key), rows[i].key, d->key_size);
 		}
@@ -388,6 +422,12 @@ void gp_output_print_map(struct gp_output *o, struct gp_map_inst *m, double time
 		case GP_SHOW_LINEAR:
 			print_hist(o, name, rows, n, kind, step, time);
 			break;
+		case GP_SHOW_SCALAR:   /* one value: "@name: value" (a key other than 0 as a count) */
+			if (n > 1 || rows[0].ikey) {
+				print_table(o, m, rows, n, GP_SHOW_COUNTS, 0, time);
+				break;
+			}
+			/* fall through */
 		case GP_SHOW_GLOBAL:
 			if (o->o.json) {
 				json_object *j = header("map", name, time);
@@ -400,7 +440,7 @@ void gp_output_print_map(struct gp_output *o, struct gp_map_inst *m, double time
 			}
 			break;
 		default:
-			print_table(o, m, rows, n, kind, time);
+			print_table(o, m, rows, n, kind, step, time);
 		}
 	}
 	free(rows);

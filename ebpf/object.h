@@ -63,7 +63,16 @@ enum gp_map_print {
 	GP_PRINT_API,              /* key gp_api_id_t */
 	GP_PRINT_LOG2,             /* key gp_log2_key_t */
 	GP_PRINT_LINEAR,           /* key gp_lhist_key_t with GP_LHIST_STEP(print_step) */
+	GP_PRINT_SCALAR,           /* key gp_no_key_t: one value */
+	GP_PRINT_TUPLE,            /* a struct key of integers (and the key types above), each
+	                            * member naturally aligned, in order: print_step has byte i =
+	                            * member i: GP_TUPLE_* (0: no more members) */
 };
+#define GP_TUPLE_PRESENT 0x80u     /* | log2 of the member's size (0-3) | kind << 2 */
+#define GP_TUPLE_INT 0u
+#define GP_TUPLE_KERNEL 1u
+#define GP_TUPLE_API 2u
+#define GP_TUPLE_MAX 8
 
 struct gp_object;
 

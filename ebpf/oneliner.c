@@ -51,6 +51,8 @@ static const char *print_name(const struct gp_map *m)
 	case GP_PRINT_API: return "driver function names (gp_api_id_t)";
 	case GP_PRINT_LOG2: return "log2 histogram (gp_log2_key_t)";
 	case GP_PRINT_LINEAR: return "linear histogram (gp_lhist_key_t)";
+	case GP_PRINT_SCALAR: return "one value (gp_no_key_t)";
+	case GP_PRINT_TUPLE: return "tuples";
 	default: return "counts";
 	}
 }
@@ -74,6 +76,15 @@ int gp_oneliner_dump(const char *src, FILE *out, char *err, size_t errlen)
 			print_name(m));
 		if (m->print_as == GP_PRINT_LINEAR)
 			fprintf(out, " step %llu", (unsigned long long)m->print_step);
+		for (int k = 0; m->print_as == GP_PRINT_TUPLE && k < GP_TUPLE_MAX; k++) {
+			unsigned b = (unsigned)(m->print_step >> (8 * k)) & 0xff;
+			if (!(b & GP_TUPLE_PRESENT))
+				break;
+			unsigned kind = b >> 2 & 3;
+			fprintf(out, "%s%s", k ? ", " : " (", kind == GP_TUPLE_KERNEL ? "kernel" : kind == GP_TUPLE_API ? "api" : (b & 3) == 3 ? "u64" : "u32");
+		}
+		if (m->print_as == GP_PRINT_TUPLE)
+			fputc(')', out);
 		fputc('\n', out);
 	}
 	for (size_t i = 0; i < gp_object__program_count(obj); i++) {

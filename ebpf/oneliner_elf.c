@@ -26,7 +26,7 @@
 /* ---- BTF --------------------------------------------------------------------------------- */
 
 struct btf_ids {
-	int u32, u64, i32, idx, kernel, api, log2, lhist;
+	int u32, u64, i32, idx, kernel, api, log2, lhist, nokey;
 };
 
 static int uint_ptr(struct btf *btf, const struct btf_ids *t, uint32_t v)
@@ -42,16 +42,15 @@ static int key_type(struct btf *btf, const struct btf_ids *t, const struct ol_ma
 	if (m->agg == A_LHIST)
 		return t->lhist;
 	if (!m->nkeys)
-		return t->u32;
+		return t->nokey;
 	if (m->nkeys == 1)
 		return m->key_type == OL_KEY_KERNEL ? t->kernel : m->key_type == OL_KEY_API ? t->api : t->u64;
 	char name[96];
 	snprintf(name, sizeof name, "%s_key", m->name);
 	int s = btf__add_struct(btf, name, m->key_size);
 	for (size_t i = 0; s > 0 && i < m->nkeys; i++) {
-		char f[24];
-		snprintf(f, sizeof f, "k%zu", i);
-		if (btf__add_field(btf, f, t->u64, (uint32_t)(64 * i), 0))
+		int ft = m->key_types[i] == OL_KEY_KERNEL ? t->kernel : m->key_types[i] == OL_KEY_API ? t->api : t->u64;
+		if (btf__add_field(btf, m->key_names[i], ft, 8 * m->key_off[i], 0))
 			return -1;
 	}
 	return s;
@@ -72,8 +71,9 @@ static int build_btf(const struct ol_program *p, void **raw, size_t *size)
 	t.api = btf__add_typedef(btf, "gp_api_id_t", t.u32);
 	t.log2 = btf__add_typedef(btf, "gp_log2_key_t", t.u32);
 	t.lhist = btf__add_typedef(btf, "gp_lhist_key_t", t.u32);
+	t.nokey = btf__add_typedef(btf, "gp_no_key_t", t.u32);
 	if (t.u32 < 0 || t.u64 < 0 || t.i32 < 0 || t.idx < 0 || t.kernel < 0 || t.api < 0 || t.log2 < 0 ||
-	    t.lhist < 0)
+	    t.lhist < 0 || t.nokey < 0)
 		goto out;
 	int vars[OL_MAX_MAPS];
 	for (size_t i = 0; i < p->nmaps; i++) {

@@ -279,12 +279,16 @@ static void gen_stmt(struct gen *g, const struct ol_stmt *s)
 	} else if (!s->nkeys) {
 		st(g, BPF_W, BPF_REG_10, KEY_OFF, 0);
 	} else {
+		/* several keys: padding zeroed first (a hash compares every byte) */
+		for (uint32_t w = 0; s->nkeys > 1 && w < m->key_size; w += 4)
+			st(g, BPF_W, BPF_REG_10, (int16_t)(KEY_OFF + (int)w), 0);
 		for (size_t i = 0; i < s->nkeys; i++) {
 			gen_expr(g, s->keys[i], 0);
-			if (m->key_size == 4)
-				stx(g, BPF_W, BPF_REG_10, KEY_OFF, BPF_REG_0);
+			if (s->nkeys == 1)
+				stx(g, m->key_size == 4 ? BPF_W : BPF_DW, BPF_REG_10, KEY_OFF, BPF_REG_0);
 			else
-				stx(g, BPF_DW, BPF_REG_10, (int16_t)(KEY_OFF + 8 * (int)i), BPF_REG_0);
+				stx(g, m->key_types[i] == OL_KEY_U64 ? BPF_DW : BPF_W, BPF_REG_10,
+				    (int16_t)(KEY_OFF + (int)m->key_off[i]), BPF_REG_0);
 		}
 	}
 	if (m->agg == A_SUM) {

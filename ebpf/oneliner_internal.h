@@ -79,7 +79,12 @@ struct ol_map {
 	char name[64];
 	enum ol_agg agg;
 	size_t nkeys;
-	int key_type;            /* enum ol_key_type, one key only; several: a struct of u64 */
+	int key_type;            /* enum ol_key_type, one key only */
+	/* several keys: a struct, each member naturally aligned (kernel and api: u32 typedefs,
+	 * the others u64), padding zeroed */
+	int key_types[OL_MAX_KEYS];
+	uint32_t key_off[OL_MAX_KEYS];
+	char key_names[OL_MAX_KEYS][16];
 	uint32_t key_size;
 	uint32_t type;           /* BPF_MAP_TYPE_ARRAY or _HASH */
 	uint32_t max_entries;

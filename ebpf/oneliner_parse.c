@@ -364,14 +364,12 @@ static int const_arg(struct parser *ps, const char *what, uint64_t *v)
 
 static int bad_name_for_keys(const struct ol_map *m)
 {
-	/* maps whose keys are plain integers print by the name rules (include/gpuprobe/output.h):
+	/* maps whose keys are plain u64 print by the name rules (include/gpuprobe/output.h):
 	 * a name that reads as a kernel table or a histogram would print them wrong */
 	if (m->agg != A_COUNT && m->agg != A_SUM)
 		return 0;
-	if (m->nkeys == 1 && m->key_type != OL_KEY_U64)
-		return 0;
-	if (m->nkeys > 1)
-		return 0;
+	if (m->nkeys != 1 || m->key_type != OL_KEY_U64)
+		return 0;   /* typed: gp_no_key_t, a kernel or API id, a tuple */
 	size_t n = strlen(m->name);
 	return strstr(m->name, "kernel") || strstr(m->name, "lhist_") ||
 	       (n >= 4 && !strcmp(m->name + n - 4, "hist"));
@@ -391,11 +389,31 @@ static int resolve_map(struct parser *ps, struct ol_stmt *st, const char *name, 
 	want.lmax = lmax;
 	want.lstep = lstep;
 	want.pos = name_pos;
+	uint32_t at = 0, align = 4;
+	for (size_t i = 0; i < st->nkeys && st->nkeys > 1; i++) {
+		const struct ol_expr *k = st->keys[i];
+		want.key_types[i] = k->kind == E_BUILTIN ? k->b.key_type : OL_KEY_U64;
+		uint32_t size = want.key_types[i] == OL_KEY_U64 ? 8 : 4;
+		at = (at + size - 1) / size * size;
+		want.key_off[i] = at;
+		at += size;
+		align = size > align ? size : align;
+		/* the member's name: the builtin's, once; else k<i> */
+		const char *n = k->kind == E_BUILTIN && strcmp(k->b.name, "arg") ? k->b.name : NULL;
+		for (size_t j = 0; n && j < i; j++)
+			if (!strcmp(want.key_names[j], n))
+				n = NULL;
+		if (n)
+			snprintf(want.key_names[i], sizeof want.key_names[i], "%s", n);
+		else
+			snprintf(want.key_names[i], sizeof want.key_names[i], "k%zu", i);
+	}
 	for (size_t i = 0; i < p->nmaps; i++) {
 		struct ol_map *m = &p->maps[i];
 		if (strcmp(m->name, want.name))
 			continue;
 		if (m->agg != agg || m->nkeys != want.nkeys || m->key_type != want.key_type ||
+		    memcmp(m->key_types, want.key_types, sizeof m->key_types) ||
 		    m->lmin != lmin || m->lmax != lmax || m->lstep != lstep)
 			return ol_error(ps->lx.src, name_pos, ps->err, ps->errlen,
 					"@%s is used differently before (column %zu): one map, one aggregation "
@@ -419,7 +437,8 @@ static int resolve_map(struct parser *ps, struct ol_stmt *st, const char *name, 
 		} else {
 			want.type = BPF_MAP_TYPE_HASH;
 			want.max_entries = OL_HASH_ENTRIES;
-			want.key_size = want.nkeys == 1 && want.key_type != OL_KEY_U64 ? 4 : (uint32_t)(8 * want.nkeys);
+			want.key_size = want.nkeys == 1 ? (want.key_type != OL_KEY_U64 ? 4 : 8)
+							 : (at + align - 1) / align * align;   /* as C pads it */
 		}
 		break;
 	case A_HIST:

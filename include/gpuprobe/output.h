@@ -11,6 +11,11 @@
  *   __type(key, gp_lhist_key_t)    linear histogram, with GP_LHIST_STEP(step) after the map's
  *                                  name: key = gp_lhist_bucket(v, step), bucket k counts values
  *                                  in [k*step, (k+1)*step).
+ *   __type(key, gp_no_key_t)       a map of one value, at key 0: printed "@name: value".
+ *   a struct of integers and of the types above, each member at its natural alignment, in
+ *   order, at most 8 (struct { gp_kernel_id_t k; __u32 block; })
+ *                                  a tuple: "@name[vecAdd(float*, int), 3]: value", kernel and
+ *                                  API members by name, the others as unsigned integers.
  * A typedef of one of these (typedef gp_kernel_id_t my_key;) counts as it.
  *
  * Without such a type (objects built without -g, probes older than these types) the map's name
@@ -36,6 +41,7 @@ typedef unsigned int gp_kernel_id_t;   /* ctx->thread.kernel_hash */
 typedef unsigned int gp_api_id_t;      /* ctx->api_id (gpuprobe/api.h) */
 typedef unsigned int gp_log2_key_t;    /* gp_log2_bucket(v) */
 typedef unsigned int gp_lhist_key_t;   /* gp_lhist_bucket(v, step), with GP_LHIST_STEP(step) */
+typedef unsigned int gp_no_key_t;      /* always 0: the map holds one value */
 
 /* The bucket width of a gp_lhist_key_t map, as a BTF tag on the map (clang 14 and later):
  *   struct { ... __type(key, gp_lhist_key_t); ... } lat SEC(".maps") GP_LHIST_STEP(100); */

@@ -51,7 +51,7 @@ map 1: @t array, key 4 bytes, value 8 bytes, 65 entries; prints as log2 histogra
 map 2: @bytes hash, key 4 bytes, value 8 bytes, 10240 entries; prints as kernel names (gp_kernel_id_t)
 map 3: @l hash, key 4 bytes, value 8 bytes, 4 entries; prints as linear histogram (gp_lhist_key_t) step 64
 map 4: @launches hash, key 4 bytes, value 8 bytes, 10240 entries; prints as driver function names (gp_api_id_t)
-map 5: @cfg hash, key 16 bytes, value 8 bytes, 10240 entries; prints as counts" "$(grep '^map ' <<<"$out")"
+map 5: @cfg hash, key 16 bytes, value 8 bytes, 10240 entries; prints as tuples (u64, u64)" "$(grep '^map ' <<<"$out")"
 check "--dry-run: programs" "oneliner_1 (gpu/entry/*)|oneliner_2 (gpu/mem/global,store/*)|oneliner_3 (host/entry/cuLaunchKernel)" \
 	"$(grep '^oneliner_' <<<"$out" | sed 's/: [0-9]* insns$//' | paste -sd'|')"
 grep -q '^ *[0-9]*: lock \*(u64 \*)(r0 +0) += r1$' <<<"$out" && ok "--dry-run: the atomic add" || bad "--dry-run: no atomic add"
@@ -92,7 +92,7 @@ fi
 GPUPROBE_REAL_LIBCUDA=$fake timeout 30 "$g" run -e 'host/entry/cuCtxSynchronize { @syncs = count(); @calls[api] = count() } host/exit/cuCtxSynchronize /result == 0/ { @ok[api] = count(); @skipped = sum(result != 0) }' \
 	-- "$app" "$shim" "$ptx" plain >"$tmp/run.out" 2>"$tmp/run.err"
 check "run -e: exit 0" 0 $?
-check "run -e: exact counts" "@syncs[0]: 3
+check "run -e: exact counts" "@syncs: 3
 @calls[cuCtxSynchronize]: 3
 @ok[cuCtxSynchronize]: 3" "$(grep '^@' "$tmp/run.err" | grep -v '^@skipped')"
 GPUPROBE_REAL_LIBCUDA=$fake timeout 30 "$g" run --json "$tmp/run.json" -e 'host/entry/cuCtxSynchronize { @calls[api] = count(); @h = lhist(3, 0, 10, 2) }' \

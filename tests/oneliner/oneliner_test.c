@@ -332,11 +332,12 @@ static void test_keys(void)
 				run_prog(&r, 0, &c);
 			}
 	CHECK(r.maps[map_index(&r, "b")].key_size == 24, "three keys: 24 bytes");
+	CHECK(r.maps[map_index(&r, "b")].print_as == GP_PRINT_TUPLE, "several keys print as tuples");
 	for (uint64_t y = 0; y < 2; y++)
 		for (uint64_t x = 0; x < 3; x++) {
-			uint64_t k[3] = {KB, x, y};
-			CHECK(get(&r, "b", k) == x + 1, "@b[B, %llu, %llu] = %llu", (unsigned long long)x,
-			      (unsigned long long)y, (unsigned long long)get(&r, "b", k));
+			struct { uint32_t kernel, pad; uint64_t x, y; } k = {KB, 0, x, y};   /* C's layout */
+			CHECK(get(&r, "b", &k) == x + 1, "@b[B, %llu, %llu] = %llu", (unsigned long long)x,
+			      (unsigned long long)y, (unsigned long long)get(&r, "b", &k));
 			CHECK(get64(&r, "blocks", x) == 2 * (x + 1), "@blocks[%llu]", (unsigned long long)x);
 		}
 	CHECK(nkeys(&r, "b") == 6, "six keys");
