@@ -532,3 +532,36 @@ CUresult own_cuCtxGetStreamPriorityRange(int *least, int *greatest)
 
 CUresult own_cuCtxResetPersistingL2Cache(void) { return own_ready(); }
 
+
+/* The legacy names of the primary-context calls: same arguments. */
+CUresult own_cuDevicePrimaryCtxRelease(CUdevice d) { return own_cuDevicePrimaryCtxRelease_v2(d); }
+CUresult own_cuDevicePrimaryCtxReset(CUdevice d) { return own_cuDevicePrimaryCtxReset_v2(d); }
+CUresult own_cuDevicePrimaryCtxSetFlags(CUdevice d, unsigned flags) { return own_cuDevicePrimaryCtxSetFlags_v2(d, flags); }
+
+/* One device: no peers. */
+CUresult own_cuCtxEnablePeerAccess(CUcontext peer, unsigned flags)
+{
+	(void)peer, (void)flags;
+	return CUDA_ERROR_PEER_ACCESS_UNSUPPORTED;
+}
+
+CUresult own_cuCtxDisablePeerAccess(CUcontext peer)
+{
+	(void)peer;
+	return CUDA_ERROR_PEER_ACCESS_NOT_ENABLED;
+}
+
+/* The profiler's start and stop: nothing to collect. */
+CUresult own_cuProfilerStart(void) { return CUDA_SUCCESS; }
+CUresult own_cuProfilerStop(void) { return CUDA_SUCCESS; }
+CUresult own_cuProfilerInitialize(const char *config, const char *out, CUoutput_mode mode)
+{
+	(void)config, (void)out, (void)mode;
+	return CUDA_SUCCESS;
+}
+
+CUresult own_cuDeviceGetDefaultMemPool(CUmemoryPool *pool, CUdevice d)
+{
+	(void)pool, (void)d;
+	return CUDA_ERROR_NOT_SUPPORTED;   /* the runtime then uses cuMemAllocAsync itself */
+}

@@ -157,3 +157,17 @@ CUresult own_cuOccupancyAvailableDynamicSMemPerBlock(size_t *n, CUfunction fn, i
 	*n = DEFAULT_DYN_SHARED;
 	return CUDA_SUCCESS;
 }
+
+/* A cooperative launch: the grid must fit at once (every block resident), which the occupancy
+ * answers promise; grid-wide barriers inside are the lowering's to refuse. */
+CUresult own_cuLaunchCooperativeKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+				       unsigned by, unsigned bz, unsigned shmem, CUstream s, void **params)
+{
+	unsigned blocks = gx * gy * gz, threads = bx * by * bz, per = 2048 / (threads ? threads : 1);
+	if (per > 32)
+		per = 32;
+	if ((unsigned long long)blocks > (unsigned long long)per * own.info.compute_units)
+		return CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE;
+	const unsigned g[3] = {gx, gy, gz}, b[3] = {bx, by, bz};
+	return own_launch(f, g, b, shmem, s, params, NULL);
+}

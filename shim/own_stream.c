@@ -9,6 +9,7 @@
 #undef OWN
 
 #include <stdlib.h>
+#include <string.h>
 
 static unsigned long long stream_ids = 100;
 
@@ -308,3 +309,30 @@ CUresult own_cuEventElapsedTime_v2(float *ms, CUevent a, CUevent b)
 }
 
 CUresult own_cuEventElapsedTime(float *ms, CUevent a, CUevent b) { return own_cuEventElapsedTime_v2(ms, a, b); }
+
+CUresult own_cuStreamGetCtx_v2(CUstream st, CUcontext *pctx, CUgreenCtx *green)
+{
+	if (green)
+		*green = NULL;
+	return own_cuStreamGetCtx(st, pctx);
+}
+
+/* Stream attributes (access policy windows, synchronization policy, priority): accepted. */
+CUresult own_cuStreamGetAttribute(CUstream s, CUstreamAttrID id, CUstreamAttrValue *v)
+{
+	(void)id;
+	if (v)
+		memset(v, 0, sizeof(*v));
+	return check_stream(s);
+}
+
+CUresult own_cuStreamSetAttribute(CUstream s, CUstreamAttrID id, const CUstreamAttrValue *v)
+{
+	(void)id, (void)v;
+	return check_stream(s);
+}
+
+CUresult own_cuStreamCopyAttributes(CUstream d, CUstream s)
+{
+	return check_stream(d) ? check_stream(d) : check_stream(s);
+}

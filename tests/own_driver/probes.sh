@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Probes on gpuprobe's own driver (PoCL): an entry+exit counter on every kernel of unmodified
+# nvcc-built samples, run by `gpuprobe run` with GPUPROBE_BACKEND=opencl. The samples print their
+# own verdict as without probes, and the counts are exact: every thread of every launch enters
+# and exits once (vectorAdd and vectorAddDrv: 196 blocks of 256 threads, one launch).
+# usage: probes.sh BUILD_DIR CORPUS_DIR WORK_DIR
+set -uo pipefail
+build=$1 corpus=$2 work=$3
+here=$(cd "$(dirname "$0")" && pwd)
+nvcc=${NVCC:-/usr/local/cuda/bin/nvcc}
+clang=${CLANG:-$(command -v clang || true)}
+[ -x "$nvcc" ] || { echo "SKIP: no nvcc at $nvcc"; exit 77; }
+[ -f "$corpus/samples.tsv" ] || { echo "SKIP: no corpus at $corpus"; exit 77; }
+[ -n "$clang" ] || { echo "SKIP: no clang for the probe"; exit 77; }
+command -v clinfo >/dev/null && ! clinfo -l 2>/dev/null | grep -q . && { echo "SKIP: no OpenCL device"; exit 77; }
+mkdir -p "$work"
+"$clang" -target bpf -O2 -g -I/usr/include/x86_64-linux-gnu -I"$here/../../include" \
+	-c "$here/entry_exit.bpf.c" -o "$work/entry_exit.bpf.o" || { echo "FAIL: the probe does not build"; exit 1; }
+fail=0
+for s in vectorAdd:50176 vectorAddDrv:50176; do
+	name=${s%%:*} want=${s#*:}
+	python3 "$here/corpus.py" --shim-dir "$build/lib" --work "$work/samples" --corpus "$corpus" --nvcc "$nvcc" \
+		--only "$name" >/dev/null 2>&1   # builds it (the run's verdict is checked below)
+	d=$work/samples/$name
+	[ -x "$d/$name" ] || { echo "FAIL $name: not built"; fail=1; continue; }
+	verdict=$(awk -F'\t' -v n="$name" '$1 == n { print $5 }' "$corpus/samples.tsv")
+	out=$(cd "$d" && GPUPROBE_BACKEND=opencl timeout 300 "$build/bin/gpuprobe" run -p "$work/entry_exit.bpf.o" -- "./$name" 2>&1)
+	entries=$(grep -o '@counts\[0\]: [0-9]*' <<<"$out" | awk '{ print $2 }')
+	exits=$(grep -o '@counts\[1\]: [0-9]*' <<<"$out" | awk '{ print $2 }')
+	if ! grep -qF -- "$verdict" <<<"$out"; then
+		echo "FAIL $name with probes: no verdict '$verdict'"; echo "$out" | tail -5; fail=1
+	elif [ "$entries" != "$want" ] || [ "$exits" != "$want" ]; then
+		echo "FAIL $name: entries ${entries:-none}, exits ${exits:-none}, expected $want each"; echo "$out" | tail -5; fail=1
+	else
+		echo "PASS $name with an entry+exit counter: $entries entries, $exits exits, verdict '$verdict'"
+	fi
+done
+exit $fail
