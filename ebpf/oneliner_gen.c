@@ -4,7 +4,8 @@
  *   fp-64 .. fp-1   the map key (up to 8 u64 keys; a typed key is one u32 at fp-64)
  *   fp-72           the 0 a hash map's missing key is inserted with (BPF_NOEXIST)
  *   fp-80           sum()'s value
- *   fp-88 - 8*d     spill slot of expression depth d
+ *   fp-88 - 8*d     spill slot of expression depth d >= 3 (depths 0-2 wait in r7-r9, which
+ *                   helper calls keep)
  * Each update is gp_count()'s idiom (include/gpuprobe/gpuprobe.h): lookup; on a miss a NOEXIST
  * insert of 0 and a second lookup; then an atomic add, which keeps the map summable per SM. */
 #include <errno.h>
@@ -165,10 +166,16 @@ static void gen_binary(struct gen *g, const struct ol_expr *e, int depth)
 			g->failed = -E2BIG;
 			return;
 		}
-		stx(g, BPF_DW, BPF_REG_10, (int16_t)(SPILL0 - 8 * depth), BPF_REG_0);
+		if (depth < 3)
+			alu_reg(g, BPF_MOV, BPF_REG_7 + depth, BPF_REG_0);
+		else
+			stx(g, BPF_DW, BPF_REG_10, (int16_t)(SPILL0 - 8 * (depth - 3)), BPF_REG_0);
 		gen_expr(g, e->r, depth + 1);
 		alu_reg(g, BPF_MOV, BPF_REG_1, BPF_REG_0);
-		ldx(g, BPF_DW, BPF_REG_0, BPF_REG_10, (int16_t)(SPILL0 - 8 * depth));
+		if (depth < 3)
+			alu_reg(g, BPF_MOV, BPF_REG_0, BPF_REG_7 + depth);
+		else
+			ldx(g, BPF_DW, BPF_REG_0, BPF_REG_10, (int16_t)(SPILL0 - 8 * (depth - 3)));
 	}
 	int32_t v = imm ? (int32_t)e->r->value : 0;
 	if (alu >= 0) {

@@ -200,7 +200,9 @@ static void test_count(void)
 	X(!thread || !block)                                                                      \
 	X(lane - warp * 3)                                                                        \
 	X(thread % (block + 1))                                                                   \
-	X(thread != 7 && (block == 1 || block == 3) && lane < 40)
+	X(thread != 7 && (block == 1 || block == 3) && lane < 40)                                   \
+	X(thread - (block - (sm - (lane - (warp + thread * (block + (lane ^ (thread | 1)))))))) \
+	X(thread * (block * (sm * (lane * (thread + (block + (1 + (thread + 0x100000000))))))))
 
 static void test_exprs(void)
 {
