@@ -66,6 +66,11 @@ int lower_jump(struct lower_ctx *c, const struct bpf_insn *in)
 			b = R(c->w[1]);
 		}
 	}
+	/* The null test of a map value the same in every lane (lower_plan.c: a lookup whose key is
+	 * a constant or site-constant context fields): never divergent, so it says so, and a site of
+	 * a probe whose only branches are such needs no reconvergence (instrument.c). */
+	bool uni = !is32 && k && in->imm == 0 && (op == BPF_JEQ || op == BPF_JNE) &&
+		   (lower_map_value_reg(c, in->dst_reg) & LOWER_MV_UNIFORM);
 	const char *pred = c->p[0];
 	if (op == BPF_JSET) {
 		const char *t = is32 ? c->w[2] : c->t[0];
@@ -75,6 +80,6 @@ int lower_jump(struct lower_ctx *c, const struct bpf_insn *in)
 		const char *ty = is32 ? (sign ? ".s32" : ".u32") : (sign ? ".s64" : ".u64");
 		lo_emit(c, "setp", ir_strfmt(c->m, "%s%s", cmp, ty), 3, R(pred), R(a), b);
 	}
-	lo_emit_if(c, pred, false, "bra", "", 1, lo_sym(c, lo_insn_label(c, (size_t)target)));
+	lo_emit_if(c, pred, false, "bra", uni ? ".uni" : "", 1, lo_sym(c, lo_insn_label(c, (size_t)target)));
 	return 0;
 }

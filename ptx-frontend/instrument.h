@@ -58,7 +58,8 @@ struct gp_inst_stats {
 };
 
 /* Whether the function named in m can branch or call (so the lanes that enter it together may
- * leave it apart): true also when there is no such function. */
+ * leave it apart): true also when there is no such function. `bra.uni` does not count: it goes
+ * the same way in every lane. */
 bool gp_instrument_func_branches(const ir_module *m, const char *name);
 
 /* Whether probe p has at least one site in m (to skip lowering probes that would not be used). */

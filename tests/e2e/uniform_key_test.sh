@@ -5,7 +5,8 @@
 # native on the H100 (2026-11-25). The direction is the same in every lane at a site, so the
 # element's address is too (base + this SM's shard + key * stride): a plain red, which ptxas
 # aggregates per warp itself. A key that differs per lane (the lane id) keeps the grouping, as
-# exact counting needs it.
+# exact counting needs it. The null test of a warp-uniform element cannot split a warp: it is a
+# bra.uni, and the site needs no activemask/bar.warp.sync bracket (instrument.c).
 # usage: uniform_key_test.sh GPUPROBE SRC_DIR WORK_DIR
 set -u
 GP=$1 SRC=$2 W=$3
@@ -41,13 +42,15 @@ for p in by_dir by_space_dir by_lane; do
 	"$GP" ptx instrument --sms 132 -p "$W/$p.bpf.o" "$W/transpose.ptx" -o "$W/$p.ptx" 2>"$W/$p.err"
 	check "$p: instrumented" 0 $?
 	sites=$(grep -o '[0-9]* probe sites' "$W/$p.err" | grep -o '^[0-9]*')
-	eval "${p}_sites=\${sites:-0} ${p}_match=$(grep -c 'match\.any\.sync' "$W/$p.ptx") ${p}_red=$(grep -c 'red\.global\.add' "$W/$p.ptx")"
+	eval "${p}_sites=\${sites:-0} ${p}_match=$(grep -c 'match\.any\.sync' "$W/$p.ptx") ${p}_red=$(grep -c 'red\.global\.add' "$W/$p.ptx") ${p}_sync=$(grep -c 'bar\.warp\.sync' "$W/$p.ptx")"
 	"$PTXAS" -arch=sm_90 "$W/$p.ptx" -o "$W/$p.cubin"
 	check "$p: ptxas sm_90" 0 $?
 done
 [ "${by_dir_sites:-0}" -gt 0 ] || { echo "FAIL no probe sites"; fail=1; }
 check "by_dir: no lane grouping" 0 "$by_dir_match"
 check "by_dir: one red per site" "$by_dir_sites" "$by_dir_red"
+check "by_dir: no reconvergence (the null test is bra.uni)" 0 "$by_dir_sync"
 check "by_space_dir: no lane grouping" 0 "$by_space_dir_match"
 check "by_lane: lanes grouped at every site" "$by_lane_sites" "$by_lane_match"
+check "by_lane: every site reconverges" "$by_lane_sites" "$by_lane_sync"
 exit $fail
