@@ -16,6 +16,7 @@
 #undef OWN
 #include "shim/own_module.h"
 #include "shim/log.h"
+#include "shim/jit_capture.h"
 #include "ptx-frontend/fatbin.h"
 #include "ptx-frontend/split.h"
 
@@ -71,6 +72,21 @@ static char *image_ptx(const void *image, size_t *len, char *why, size_t whylen)
 		return strdup(image);
 	}
 	if (kind == MODULE_IMAGE_CUBIN) {
+		/* A cubin NVRTC, nvJitLink or gpuprobe-ptxas made here: its PTX was recorded
+		 * (jit_capture.h, build/lib's stand-ins). */
+		size_t size;
+		uint8_t hash[32];
+		struct jit_record rec;
+		if (module_image_size(image, kind, &size) == 0) {
+			jit_capture_hash(image, size, hash);
+			if (jit_capture_get(hash, &rec, NULL, 0) == 0) {
+				char *ptx = rec.ptx;
+				*len = rec.ptx_len;
+				rec.ptx = NULL;
+				jit_record_free(&rec);
+				return ptx;
+			}
+		}
 		snprintf(why, whylen, "a cubin (machine code for an NVIDIA GPU) without PTX; gpuprobe's own driver "
 				      "runs PTX: rebuild with -arch=sm_XX (or -gencode arch=compute_XX,code=compute_XX)");
 		return NULL;

@@ -86,7 +86,11 @@ def run(row, d, shim_dir, timeout, extra_env):
         rc, to = -9, True
     verdict = row["verdict"].strip()
     if verdict.startswith("exit "):
-        passed = not to and rc == int(verdict.split()[1])
+        # "exit 0" or "exit 0, not: TEXT" (TEXT must not appear)
+        code, _, rest = verdict[5:].partition(",")
+        passed = not to and rc == int(code)
+        if rest.strip().startswith("not:"):
+            passed = passed and rest.strip()[4:].strip() not in out
     else:
         passed = not to and verdict in out
     return passed, out, rc, to, time.time() - t0

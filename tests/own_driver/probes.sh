@@ -5,7 +5,7 @@
 # and exits once (vectorAdd and vectorAddDrv: 196 blocks of 256 threads, one launch).
 # usage: probes.sh BUILD_DIR CORPUS_DIR WORK_DIR
 set -uo pipefail
-build=$1 corpus=$2 work=$3
+build=$(cd "$1" && pwd) corpus=$2 work=$3
 here=$(cd "$(dirname "$0")" && pwd)
 nvcc=${NVCC:-/usr/local/cuda/bin/nvcc}
 clang=${CLANG:-$(command -v clang || true)}
