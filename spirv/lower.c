@@ -518,6 +518,9 @@ static uint32_t label_id(lw *c, const char *name)
 static int lower_insn(lw *c, const ir_insn *in)
 {
 	const ir_insn_info *info = in->info ? in->info : ir_insn_info_lookup(in->opcode);
+	int mr = lw_mma(c, in);
+	if (mr)
+		return mr < 0 ? -1 : 0;
 	if (info && (info->flags & IR_F_TENSOR))
 		return lw_unsupported(c, in, "tensor-core instructions have no SPIR-V equivalent");
 	if (info && (info->flags & IR_F_TEX))
@@ -566,7 +569,8 @@ static int lower_stmt(lw *c, const ir_stmt *s)
 		/* Warp collectives are emulated with work-group barriers (spirv.h), which every thread of
 		 * the block must reach: under a guard they would not. */
 		if (!strcmp(in->opcode, "shfl") || !strcmp(in->opcode, "vote") || !strcmp(in->opcode, "match") ||
-		    !strcmp(in->opcode, "redux") || ((!strcmp(in->opcode, "bar") || !strcmp(in->opcode, "barrier")) &&
+		    !strcmp(in->opcode, "redux") || (!strcmp(in->opcode, "wmma") && in->nmods && !strcmp(in->mods[0], ".mma")) ||
+		    ((!strcmp(in->opcode, "bar") || !strcmp(in->opcode, "barrier")) &&
 						     ir_insn_has_mod(in, ".red")))
 			return lw_unsupported(c, in, "a guarded warp collective: this target has no 32-lane sub-groups, and "
 						     "the work-group emulation needs every thread of the block to reach it");
@@ -731,6 +735,7 @@ static int lower_pass(lw *c, ir_module *am, uint32_t **words, size_t *nwords)
 		snprintf(err, errlen, "the module has no function to lower");
 		return -EINVAL;
 	}
+	spv_buf_append(&e->funcs, &c->helper_funcs);
 	/* device functions are given Export linkage so that a module of them alone is valid */
 	for (size_t i = 0; i < c->nfuncs; i++) {
 		const ir_func *f = c->funcs[i].f;
@@ -774,6 +779,8 @@ static void lw_free(lw *c)
 	spv_buf_free(&c->vars);
 	spv_buf_free(&c->prologue);
 	spv_buf_free(&c->body);
+	spv_buf_free(&c->helper_funcs);
+	free(c->mma_helpers);
 }
 
 /* Does f name (call, or take the address of) a function in names[0..n)? */

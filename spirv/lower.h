@@ -72,6 +72,10 @@ typedef struct lw {
 	uint64_t shared_size;
 	uint64_t reserved_smem;  /* offset of the reserved shared memory (%reserved_smem_offset_*) */
 	uint32_t warp_scratch;   /* Workgroup u32[1024] for the warp emulation */
+	uint32_t mma_scratch;    /* Workgroup u32 array for the wmma emulation; 0 until used */
+	struct { unsigned key; uint32_t id; } *mma_helpers; /* its dot-product functions */
+	size_t nmma_helpers;
+	spv_buf helper_funcs;    /* functions generated while lowering others, emitted at the end */
 	uint32_t fence_word;     /* CrossWorkgroup u32 that fences (membar) apply to */
 	uint32_t builtins[16];   /* BuiltIn Input variables by enum lw_builtin; 0 until used */
 	struct lw_func_info *funcs;
@@ -131,6 +135,8 @@ int lw_write(lw *c, const ir_operand *op, ptype t, uint32_t v);  /* `_` discards
 uint32_t lw_read_pred(lw *c, const ir_operand *op);             /* honours `!p` */
 /* The pointer an address operand designates, for an access of type t in space sp. */
 uint32_t lw_address(lw *c, const ir_operand *op, enum ir_space sp, ptype t, SpvStorageClass *sc_out);
+/* A pointer to t at integer address a (u64) of space sp (shared: an offset in the window). */
+uint32_t lw_ptr_at(lw *c, enum ir_space sp, uint32_t a, ptype t);
 struct sym *lw_sym(lw *c, const char *name);
 
 /* Instruction helpers. */
@@ -164,6 +170,8 @@ int lw_warp(lw *c, const ir_insn *in);
 int lw_async(lw *c, const ir_insn *in);      /* cp.async and its groups, as ordinary copies */
 int lw_bits(lw *c, const ir_insn *in);
 int lw_half(lw *c, const ir_insn *in);      /* f16 and f16x2 arithmetic */
+uint32_t lw_f2h(lw *c, uint32_t f);       /* an f32 rounded to f16 (to nearest even), as a 16-bit integer */
+int lw_mma(lw *c, const ir_insn *in);       /* wmma.load/store/mma, emulated (lower_mma.c) */
 uint32_t lw_h2f(lw *c, uint32_t bits16);   /* an f16 (16-bit integer) widened to f32 */      /* lop3, shf, bfind, bmsk, prmt, carry chains */        /* shfl, vote, redux, activemask, bar.warp */
 
 #endif

@@ -31,6 +31,11 @@ static uint32_t f2h(lw *c, uint32_t f)
 	return lw_op1(c, SpvOpLoad, spv_t_int(c->e, 16), slot);
 }
 
+uint32_t lw_f2h(lw *c, uint32_t f)
+{
+	return f2h(c, f);
+}
+
 /* |x| below f16's smallest normal (2^-14) -> zero of x's sign */
 static uint32_t ftz16(lw *c, uint32_t x)
 {

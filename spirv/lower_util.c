@@ -406,6 +406,16 @@ static uint32_t byte_offset_ptr(lw *c, uint32_t base, SpvStorageClass sc, uint32
 	return lw_op1(c, SpvOpBitcast, spv_t_ptr(c->e, sc, lw_type(c, t)), p);
 }
 
+uint32_t lw_ptr_at(lw *c, enum ir_space sp, uint32_t a, ptype t)
+{
+	if (sp == IR_SPACE_SHARED) {
+		if (!c->shared_window)
+			return lw_fail(c, "shared-memory access but the module declares no .shared variable"), 0;
+		return byte_offset_ptr(c, c->shared_window, SpvStorageClassWorkgroup, a, t);
+	}
+	return lw_op1(c, SpvOpConvertUToPtr, spv_t_ptr(c->e, space_sc(sp), lw_type(c, t)), a);
+}
+
 uint32_t lw_address(lw *c, const ir_operand *op, enum ir_space sp, ptype t, SpvStorageClass *sc_out)
 {
 	if (op->kind != IR_OPND_ADDR)
