@@ -13,7 +13,7 @@
  * wmma.mma needs other lanes' elements: each lane writes its A and B registers (the first copy of
  * each element) to a Workgroup scratch area of its warp between two barriers, then computes its
  * own D slots, D[i][j] = C[i][j] + sum_k A[i][k]*B[k][j], by a helper function per element type
- * (a loop over k reading the scratch). Products and sums are f32 for f16/bf16/tf32 inputs (f32
+ * (a loop over k reading the scratch, which it is passed). Products and sums are f32 for f16/bf16/tf32 inputs (f32
  * or f16 accumulators), f64 for f64 and s32 for u8/s8, each product added in k order. As with
  * the other warp collectives (lower_warp.c), every thread of the block must reach a wmma.mma. */
 #include "spirv/lower.h"
@@ -147,8 +147,8 @@ static uint32_t scratch(lw *c)
 }
 
 /* A pointer to word `word` of the scratch; sp: the scratch as a u32 pointer (a parameter inside
- * the helper: PoCL gives kernels their own copies of Workgroup variables, which functions other
- * than kernels would not see), or 0 for the variable itself. */
+ * the helper: read directly as the Workgroup variable from the helper, the scratch gave zeros on
+ * PoCL 3.1, while a device function reading the shared window works), or 0 for the variable. */
 static uint32_t scratch_word_ptr_in(lw *c, uint32_t sp, uint32_t word)
 {
 	uint32_t u32 = spv_t_int(c->e, 32);
