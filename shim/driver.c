@@ -42,7 +42,9 @@ static void driver_load(void)
 	char path[4096], looked[2048];
 	void *h = NULL;
 	if (driver_find(self_path, try_dlopen, &h, path, sizeof(path), looked, sizeof(looked))) {
-		if (own_install(0))   /* no NVIDIA driver, but an OpenCL device */
+		/* No NVIDIA driver, but an OpenCL device: the own driver (not when the user named a
+		 * driver that failed: that stays an error). */
+		if (!gp_env_str(GP_VAR_REAL_LIBCUDA) && own_install(0))
 			return;
 		shim_msg("no real CUDA driver found: looked for %s; every CUDA call fails "
 			 "(cuInit returns CUDA_ERROR_NO_DEVICE)", looked);

@@ -38,7 +38,8 @@ for d in /usr/local/nvidia/lib64 /usr/local/nvidia/lib /usr/lib/x86_64-linux-gnu
   [ -e "$d/libcuda.so.1" ] && { echo "ok (search without override skipped: $d/libcuda.so.1 exists)"; exit 0; }
 done
 ldconfig -p 2>/dev/null | grep -q 'libcuda\.so\.1 ' && { echo "ok (search skipped: the loader cache has a driver)"; exit 0; }
-env -u GPUPROBE_REAL_LIBCUDA "$bin" "$shim" >"$tmp/out" 2>"$tmp/err" || fail "exit status $?"
+# (GPUPROBE_BACKEND=nvidia: no fallback to gpuprobe's own driver on a machine with OpenCL)
+env -u GPUPROBE_REAL_LIBCUDA GPUPROBE_BACKEND=nvidia "$bin" "$shim" >"$tmp/out" 2>"$tmp/err" || fail "exit status $?"
 [ "$(cat "$tmp/out")" = "$expected_out" ] || fail "results differ (search)"
 [ "$(wc -l <"$tmp/err")" = 1 ] || fail "more than one line on stderr"
 grep -qx 'gpuprobe: no real CUDA driver found: looked for libcuda.so.1 in the loader cache (/etc/ld.so.cache) and in /usr/local/nvidia/lib64, .*, /usr/local/cuda/compat (set GPUPROBE_REAL_LIBCUDA to its path); every CUDA call fails (cuInit returns CUDA_ERROR_NO_DEVICE)' "$tmp/err" \
