@@ -15,14 +15,22 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* One line each; the test (tests/tools) checks the list against include/gpuprobe/tools/. */
+/* One line each; the test (tests/tools) checks the list against include/gpuprobe/tools/ and
+ * docs/tools.md documents each. An alias (of set) is another name of a tool, kept for the name
+ * it had before. */
 static const struct tool {
-	const char *name, *what;
+	const char *name, *what, *of;
 } tools[] = {
-	{"instrcount", "PTX instructions executed per kernel, from basic-block lengths (gpu/bb)"},
-	{"kernels", "threads, blocks and launches per kernel (gpu/entry, gpu/block_begin)"},
-	{"memcount", "loads, stores and atomics executed per kernel, every state space (gpu/mem)"},
-	{"memtrace", "every global access as a ring record: address, size, direction, kernel (gpu/mem)"},
+	{"bbcount", "basic blocks and PTX instructions executed per kernel, per thread (gpu/bb)", NULL},
+	{"divergence", "active lanes per warp at each basic block: SIMD efficiency per kernel (gpu/bb)", NULL},
+	{"instrcount", NULL, "bbcount"},
+	{"kcount", "launches, blocks and threads per kernel (gpu/entry, gpu/block_begin)", NULL},
+	{"kernels", NULL, "kcount"},
+	{"ktime", "GPU time per kernel and a histogram of launch durations (gpu/block_begin, block_end)", NULL},
+	{"launches", "launches per kernel and driver function, grid and block sizes (host/entry/cuLaunch*)", NULL},
+	{"memcount", "loads, stores and atomics executed per kernel, every state space (gpu/mem)", NULL},
+	{"memtrace", "every global access as a ring record: address, size, direction, kernel (gpu/mem)", NULL},
+	{"opcodes", "PTX instructions executed per kernel by class: int, fp32, load, control... (gpu/bb)", NULL},
 };
 #define NTOOLS (sizeof(tools) / sizeof(tools[0]))
 
@@ -43,11 +51,12 @@ static int tools_dir(char *out, size_t len)
 	return (size_t)snprintf(out, len, "%s/lib/gpuprobe-tools", exe) < len ? 0 : -1;
 }
 
+/* The tool of name, an alias resolved to the tool it names. */
 static const struct tool *find_tool(const char *name)
 {
 	for (size_t i = 0; i < NTOOLS; i++)
 		if (!strcmp(tools[i].name, name))
-			return &tools[i];
+			return tools[i].of ? find_tool(tools[i].of) : &tools[i];
 	return NULL;
 }
 
@@ -56,18 +65,20 @@ static void names(char *buf, size_t len)
 	size_t o = 0;
 	buf[0] = 0;
 	for (size_t i = 0; i < NTOOLS && o < len; i++)
-		o += (size_t)snprintf(buf + o, len - o, "%s%s", i ? ", " : "", tools[i].name);
+		if (!tools[i].of)
+			o += (size_t)snprintf(buf + o, len - o, "%s%s", o ? ", " : "", tools[i].name);
 }
 
 char *run_tool_path(const char *name)
 {
 	char dir[PATH_MAX], list[256], *path = NULL;
 	names(list, sizeof(list));
-	if (!find_tool(name)) {
+	const struct tool *t = find_tool(name);
+	if (!t) {
 		cli_error("run: -t %s: no such tool (tools: %s; see 'gpuprobe tools')", name, list);
 		return NULL;
 	}
-	if (tools_dir(dir, sizeof(dir)) || asprintf(&path, "%s/%s.bpf.o", dir, name) < 0) {
+	if (tools_dir(dir, sizeof(dir)) || asprintf(&path, "%s/%s.bpf.o", dir, t->name) < 0) {
 		cli_error("run: -t %s: cannot find gpuprobe's own directory", name);
 		return NULL;
 	}
@@ -86,7 +97,8 @@ int cmd_tools(int argc, char **argv)
 		puts("usage: gpuprobe tools\n\n"
 		     "List the built-in tools: probes shipped with gpuprobe, attached with\n"
 		     "'gpuprobe run -t TOOL [-k KERNEL] -- APP'. Their sources are in\n"
-		     "include/gpuprobe/tools/ (a start for probes of your own).");
+		     "include/gpuprobe/tools/ (a start for probes of your own); docs/tools.md\n"
+		     "shows what each prints.");
 		return 0;
 	}
 	if (argc > 1) {
@@ -96,6 +108,10 @@ int cmd_tools(int argc, char **argv)
 	char dir[PATH_MAX];
 	int have_dir = !tools_dir(dir, sizeof(dir));
 	for (size_t i = 0; i < NTOOLS; i++) {
+		if (tools[i].of) {
+			printf("%-11s the same as %s\n", tools[i].name, tools[i].of);
+			continue;
+		}
 		char path[PATH_MAX + 64];
 		snprintf(path, sizeof(path), "%s/%s.bpf.o", have_dir ? dir : ".", tools[i].name);
 		printf("%-11s %s%s\n", tools[i].name, tools[i].what,

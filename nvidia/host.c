@@ -25,7 +25,14 @@ struct gp_nv_host {
 	size_t n;
 	void ***states;   /* per program: the interpreter's own map states (global data only) */
 	pthread_mutex_t lock;
+	const char *(*kernel_name)(const void *handle);   /* for gp_host_ctx.kernel_hash */
 };
+
+void gp_nv_host__set_kernel_name(struct gp_nv_host *h, const char *(*name)(const void *handle))
+{
+	if (h)
+		h->kernel_name = name;
+}
 
 /* One looked-up value: where its copy lies in the scratch buffer, and what it held. */
 struct slot {
@@ -308,6 +315,11 @@ int gp_nv_host__run(struct gp_nv_host *h, int exit, const char *api, const uint6
 	ctx.timestamp = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 	ctx.pid = (uint32_t)getpid();
 	ctx.tid = (uint32_t)syscall(SYS_gettid);
+	/* a launch's first argument is the function: its kernel, as the device probes key it */
+	if (h->kernel_name && ctx.nargs && !strncmp(base, "cuLaunch", 8)) {
+		const char *kn = h->kernel_name((const void *)(uintptr_t)args[0]);
+		ctx.kernel_hash = kn ? gp_name_hash(kn) : 0;
+	}
 	int ran = 0, rc = 0;
 	static _Alignas(8) uint8_t scratch[SCRATCH_BYTES];   /* used under h->lock only */
 	pthread_mutex_lock(&h->lock);

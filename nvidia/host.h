@@ -31,6 +31,11 @@ void gp_nv_host__close(struct gp_nv_host *h);
  * _v3, _ptsz or _ptds suffix. */
 int gp_nv_host__wants(const struct gp_nv_host *h, int exit, const char *api);
 
+/* How gp_host_ctx.kernel_hash is found for launches (cuLaunch*): name(args[0]) is the
+ * launched function's (mangled) name, or NULL when unknown (then kernel_hash is 0). Without it
+ * kernel_hash is 0. */
+void gp_nv_host__set_kernel_name(struct gp_nv_host *h, const char *(*name)(const void *handle));
+
 /* One line to line() per bpftime-style uprobe/uretprobe program of h: the driver calls it runs
  * at, that the binary path of its section is ignored, and its register layout. Returns the
  * number of lines (the shim logs them with GPUPROBE_LOG=1). */

@@ -325,7 +325,7 @@ static void setup(void)
 	gp_output__start_thread(output, 0);
 	shim_process_watch(shim_probes_final, forked_child);
 	double t_output = now_ms();
-	shim_host_probes_init(probes);
+	shim_host_probes_init(probes, have_cfg ? &cfg : NULL);
 	double t_end = now_ms();
 	shim_log("probes: %zu objects, %zu device programs, maps on %u SMs in %.1f ms (map memory "
 		 "%.1f, configuration %.1f, objects %.1f, output %.1f, host probes %.1f)", n,

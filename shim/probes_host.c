@@ -7,11 +7,20 @@
 #include "shim/intercept.h"
 #include "shim/log.h"
 
+#include "shim/registry.h"
+
+#include "maps/config.h"
 #include "nvidia/host.h"
+#include "ptx-frontend/demangle.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
 
 int shim_host_probes_active;
 static struct gp_nv_host *host;
 static int fault_said;
+static const struct gp_config *filter;   /* the kernel filter launches obey, or NULL */
 
 static void print_line(void *user, const char *line)
 {
@@ -25,7 +34,54 @@ static void log_line(void *user, const char *line)
 	shim_log("%s", line);
 }
 
-void shim_host_probes_init(struct gp_nv_probes *ps)
+/* A launched function's name, for host probes' kernel_hash (the launch path records every
+ * handle it sees before host probes run: intercept_launch.c). Lock-free. */
+static const char *launched_name(const void *f)
+{
+	const struct shim_kernel *k = registry_get(REGISTRY_KERNELS, f);
+	return k ? k->name : NULL;
+}
+
+/* Whether the configuration's kernel filter selects the launched function f: decided once per
+ * handle (the demangling allocates) and kept in a small table; a handle whose name is unknown,
+ * or that the table has no room for, is decided again at each launch. */
+#define SEL_SLOTS 4096
+static struct { const void *f; int sel; } selected[SEL_SLOTS];
+static pthread_mutex_t selected_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int launch_selected(const void *f)
+{
+	unsigned h = (unsigned)(((uintptr_t)f >> 4) * 2654435761u) % SEL_SLOTS;
+	pthread_mutex_lock(&selected_lock);
+	for (unsigned i = 0; i < 8; i++) {
+		unsigned k = (h + i) % SEL_SLOTS;
+		if (selected[k].f == f) {
+			int sel = selected[k].sel;
+			pthread_mutex_unlock(&selected_lock);
+			return sel;
+		}
+	}
+	pthread_mutex_unlock(&selected_lock);
+	const char *name = launched_name(f);
+	if (!name)
+		return 1;   /* nothing to match: as a kernel the filter cannot name, it runs */
+	char *dm = demangle(name);
+	int sel = gp_config__kernel_selected(filter, -1, name, dm);
+	free(dm);
+	pthread_mutex_lock(&selected_lock);
+	for (unsigned i = 0; i < 8; i++) {
+		unsigned k = (h + i) % SEL_SLOTS;
+		if (!selected[k].f) {
+			selected[k].f = f;
+			selected[k].sel = sel;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&selected_lock);
+	return sel;
+}
+
+void shim_host_probes_init(struct gp_nv_probes *ps, const struct gp_config *cfg)
 {
 	char err[512];
 	if (gp_nv_host__open(ps, &host, err, sizeof(err))) {
@@ -34,6 +90,8 @@ void shim_host_probes_init(struct gp_nv_probes *ps)
 	}
 	if (!host)
 		return;
+	filter = cfg;
+	gp_nv_host__set_kernel_name(host, launched_name);
 	gp_nv_host__notes(host, log_line, NULL);   /* bpftime-style uprobes: where they run */
 	__atomic_store_n(&shim_launch_watch, 1, __ATOMIC_RELEASE);
 	__atomic_store_n(&shim_host_probes_active, 1, __ATOMIC_RELEASE);
@@ -44,6 +102,9 @@ void shim_host_probes_call(int exit, const char *api, const uint64_t *args, unsi
 {
 	char err[512];
 	if (!host || !gp_nv_host__wants(host, exit, api))
+		return;
+	if (filter && nargs && !strncmp(api, "cuLaunch", 8) &&
+	    !launch_selected((const void *)(uintptr_t)args[0]))
 		return;
 	if (gp_nv_host__run(host, exit, api, args, nargs, result, print_line, NULL, err,
 			    sizeof(err)) < 0 &&

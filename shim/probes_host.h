@@ -7,11 +7,14 @@
 #include <stdint.h>
 
 struct gp_nv_probes;
+struct gp_config;
 
 extern int shim_host_probes_active;
 
-/* After the probe set opened: take its host programs (turns on the launch watch). */
-void shim_host_probes_init(struct gp_nv_probes *ps);
+/* After the probe set opened: take its host programs (turns on the launch watch). cfg (may be
+ * NULL; kept): its kernel filter (kernels: include/exclude, gpuprobe run -k) applies to launches
+ * as to device code: a launch of a kernel it leaves out runs no host program. */
+void shim_host_probes_init(struct gp_nv_probes *ps, const struct gp_config *cfg);
 
 /* Run the programs on api at entry (exit 0) or exit (1, with the call's result). */
 void shim_host_probes_call(int exit, const char *api, const uint64_t *args, unsigned nargs,

@@ -84,6 +84,29 @@ struct gp_barrier_ctx {
 	__u64 timestamp;
 };
 
+/* Classes of PTX instructions: the index of gp_bb_ctx.op_count. An instruction is in the first
+ * class of this order that fits it: tensor; control; sync; warp; other (asynchronous copies,
+ * textures and surfaces, prefetches, instructions gpuprobe does not know); atomic; load; store;
+ * move; sfu; then by its type: fp64, fp32, fp16, else int. */
+enum gp_op_class {
+	GP_OP_INT = 0,        /* integer and bit arithmetic, logic, compares and selects on integers */
+	GP_OP_FP32 = 1,       /* .f32 arithmetic, compares and selects (fma, add, setp.f32 ...) */
+	GP_OP_FP64 = 2,       /* .f64 */
+	GP_OP_FP16 = 3,       /* .f16, .f16x2, .bf16, .bf16x2, .tf32 and 8-bit float types */
+	GP_OP_SFU = 4,        /* approximate transcendentals: sin, cos, lg2, ex2, tanh, rsqrt,
+	                       * rcp.approx, sqrt.approx */
+	GP_OP_MOVE = 5,       /* mov, cvt, cvta: moves and conversions between registers */
+	GP_OP_LOAD = 6,       /* ld, ldu: every state space (param and const too) */
+	GP_OP_STORE = 7,      /* st */
+	GP_OP_ATOMIC = 8,     /* atom, red */
+	GP_OP_CONTROL = 9,    /* bra, brx.idx, call, ret, exit, trap */
+	GP_OP_SYNC = 10,      /* bar, barrier, bar.warp.sync, membar, fence, mbarrier */
+	GP_OP_WARP = 11,      /* shfl, vote, match, redux, activemask, elect */
+	GP_OP_TENSOR = 12,    /* mma, wmma, wgmma, ldmatrix, stmatrix, tcgen05 */
+	GP_OP_OTHER = 13,     /* cp.async*, tex, tld4, suld, sust, prefetch, nanosleep, unknown */
+	GP_OP_NCLASSES = 14,
+};
+
 /* gpu/bb/<glob>: at the start of each basic block. */
 struct gp_bb_ctx {
 	__u32 bb_index;       /* basic block number in its function, in program order */
@@ -93,6 +116,8 @@ struct gp_bb_ctx {
 	struct gp_thread_ids thread;
 	__u32 ninsns;         /* instructions in the block (up to its branch or the next label) */
 	__u32 _pad0;
+	__u32 op_count[GP_OP_NCLASSES];   /* the block's instructions by enum gp_op_class (they add
+	                                   * up to ninsns); constants at each site */
 };
 
 /* gpu/func_entry/<func-glob>, gpu/func_exit/<func-glob>: device .func calls. */
@@ -115,6 +140,11 @@ struct gp_host_ctx {
 	__u64 timestamp;      /* CLOCK_MONOTONIC ns */
 	__u32 pid;
 	__u32 tid;
+	__u32 kernel_hash;    /* launches (cuLaunchKernel*, cuLaunchCooperativeKernel*): the
+	                       * launched kernel's gp_name_hash(), as ctx->thread.kernel_hash on
+	                       * the device (key gp_kernel_id_t prints its name); 0 otherwise or
+	                       * when the kernel's name is unknown */
+	__u32 _pad0;
 };
 
 /* 32-bit FNV-1a of a name: what the *_hash fields hold. Usable in BPF programs with a constant

@@ -1,5 +1,6 @@
-// kernels: for each kernel, the threads that entered it, the blocks that ran and the launches
-// (a launch is counted when its first block, (0,0,0), starts). `gpuprobe run -t kernels -- APP`
+// kcount: for each kernel, the launches, the blocks that ran and the threads that entered it
+// (a launch is counted when its first block, (0,0,0), starts). `gpuprobe run -t kcount -- APP`
+// (`-t kernels` is the same tool). docs/tools.md shows its output.
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
 #include <gpuprobe/gpuprobe.h>
