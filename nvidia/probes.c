@@ -59,6 +59,7 @@ struct gp_nv_probes {
 	   word when a device program reads a clock: 0 when none does or there is no device
 	   memory (then device times stay %globaltimer). The shim writes the offsets. */
 	uint64_t clock_addr;
+	int no_warp_collectives;   /* opts' */
 	pthread_mutex_t lock;      /* lowering into modules and the cache */
 	struct nv_cache_entry *cache;
 };
@@ -252,6 +253,7 @@ int gp_nv_probes__open(const char *const *paths, const int *cfg_index, size_t n,
 		return -ENOMEM;
 	}
 	pthread_mutex_init(&ps->lock, NULL);
+	ps->no_warp_collectives = opts->no_warp_collectives;
 	ps->objs = calloc(n + 1, sizeof(*ps->objs));
 	size_t maxprogs = 0;
 	int rc = 0;
@@ -404,7 +406,7 @@ static int instrument_uncached(struct gp_nv_probes *ps, const char *ptx, size_t 
 			.user = &o->dev,
 			.prefix = ir_strfmt(m, "__gp%zu_%zu_", p->obj, p->index),
 			.stack_size = p->stack, .assume_aligned = 1,
-			.warp_aggregate = m->target && !strncmp(m->target, "sm_", 3) &&
+			.warp_aggregate = !ps->no_warp_collectives && m->target && !strncmp(m->target, "sm_", 3) &&
 					  atoi(m->target + 3) >= 70,
 			.pid_tgid = (uint64_t)getpid() << 32 | (uint64_t)getpid(),
 			.pid_tgid_addr = ps->pid_tgid_addr, .site_mask = probe.warp_sync,

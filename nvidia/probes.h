@@ -23,6 +23,10 @@ struct gp_nv_probes_opts {
 	/* Programs the verifier rejects: 0 fails the open (the CLI), 1 skips them after one line
 	 * to warn (the shim: never break the app). */
 	int skip_rejected;
+	/* The target emulates warps with work-group memory (the own driver's SPIR-V backends):
+	   no warp collectives in probe code (warp aggregation of counters), since a probe site
+	   inside divergent code would run one where not every thread of the block arrives. */
+	int no_warp_collectives;
 	void (*warn)(void *user, const char *line);
 	void *warn_user;
 };

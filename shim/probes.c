@@ -2,6 +2,7 @@
  * (a context is current then: the maps go into the application's context), never on the launch
  * path: launches of instrumented kernels are forwarded untouched. */
 #include "shim/probes.h"
+#include "shim/own.h"
 #include "shim/capture.h"
 #include "shim/clock_sync.h"
 #include "shim/cubin_cache.h"
@@ -256,7 +257,7 @@ static void setup(void)
 			idx[n++] = -1;
 		}
 	struct gp_nv_probes_opts o = {.alloc = &alloc, .cfg = have_cfg ? &cfg : NULL,
-				      .skip_rejected = 1, .warn = warn};
+				      .skip_rejected = 1, .warn = warn, .no_warp_collectives = own_active()};
 	double t_open = now_ms();
 	int rc = n ? gp_nv_probes__open(paths, idx, n, &o, &probes, err, sizeof(err)) : -ENOENT;
 	double t_opened = now_ms();

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Probes on gpuprobe's own driver (PoCL): an entry+exit counter on every kernel of unmodified
-# nvcc-built samples, run by `gpuprobe run` with GPUPROBE_BACKEND=opencl. The samples print their
-# own verdict as without probes, and the counts are exact: every thread of every launch enters
-# and exits once (vectorAdd and vectorAddDrv: 196 blocks of 256 threads, one launch).
+# Probes on gpuprobe's own driver (PoCL): an entry+exit counter and a global memory-access
+# counter on every kernel of unmodified nvcc-built samples, run by `gpuprobe run` with
+# GPUPROBE_BACKEND=opencl. The samples print their own verdict as without probes, and the counts
+# are exact: every thread of every launch enters and exits once (vectorAdd and vectorAddDrv: 196
+# blocks of 256 threads, one launch), and each of the 50000 threads inside the bound loads A[i]
+# and B[i] and stores C[i] (100000 loads, 50000 stores).
 # usage: probes.sh BUILD_DIR CORPUS_DIR WORK_DIR
 set -uo pipefail
 build=$(cd "$1" && pwd) corpus=$2 work=$3
@@ -17,8 +19,8 @@ mkdir -p "$work"
 "$clang" -target bpf -O2 -g -I/usr/include/x86_64-linux-gnu -I"$here/../../include" \
 	-c "$here/entry_exit.bpf.c" -o "$work/entry_exit.bpf.o" || { echo "FAIL: the probe does not build"; exit 1; }
 fail=0
-for s in vectorAdd:50176 vectorAddDrv:50176; do
-	name=${s%%:*} want=${s#*:}
+for s in vectorAdd:50176:100000:50000 vectorAddDrv:50176:100000:50000; do
+	IFS=: read -r name want loads stores <<<"$s"
 	python3 "$here/corpus.py" --shim-dir "$build/lib" --work "$work/samples" --corpus "$corpus" --nvcc "$nvcc" \
 		--only "$name" >/dev/null 2>&1   # builds it (the run's verdict is checked below)
 	d=$work/samples/$name
@@ -27,12 +29,15 @@ for s in vectorAdd:50176 vectorAddDrv:50176; do
 	out=$(cd "$d" && GPUPROBE_BACKEND=opencl timeout 300 "$build/bin/gpuprobe" run -p "$work/entry_exit.bpf.o" -- "./$name" 2>&1)
 	entries=$(grep -o '@counts\[0\]: [0-9]*' <<<"$out" | awk '{ print $2 }')
 	exits=$(grep -o '@counts\[1\]: [0-9]*' <<<"$out" | awk '{ print $2 }')
+	nl=$(grep -o '@counts\[2\]: [0-9]*' <<<"$out" | awk '{ print $2 }')
+	ns=$(grep -o '@counts\[3\]: [0-9]*' <<<"$out" | awk '{ print $2 }')
 	if ! grep -qF -- "$verdict" <<<"$out"; then
 		echo "FAIL $name with probes: no verdict '$verdict'"; echo "$out" | tail -5; fail=1
-	elif [ "$entries" != "$want" ] || [ "$exits" != "$want" ]; then
-		echo "FAIL $name: entries ${entries:-none}, exits ${exits:-none}, expected $want each"; echo "$out" | tail -5; fail=1
+	elif [ "$entries" != "$want" ] || [ "$exits" != "$want" ] || [ "$nl" != "$loads" ] || [ "$ns" != "$stores" ]; then
+		echo "FAIL $name: entries ${entries:-none}, exits ${exits:-none} (expected $want each), global loads ${nl:-none} (expected $loads), stores ${ns:-none} (expected $stores)"
+		echo "$out" | tail -5; fail=1
 	else
-		echo "PASS $name with an entry+exit counter: $entries entries, $exits exits, verdict '$verdict'"
+		echo "PASS $name with entry, exit and memory counters: $entries entries, $exits exits, $nl global loads, $ns stores, verdict '$verdict'"
 	fi
 done
 exit $fail
