@@ -104,14 +104,17 @@ static char *image_ptx(const void *image, size_t *len, char *why, size_t whylen)
 	const struct fatbin_entry *e = fatbin__best_ptx(fb, OWN_CC_MAJOR * 10 + OWN_CC_MINOR);
 	char *ptx = NULL;
 	if (!e) {
-		char t[16] = "";
-		size_t n = fatbin__entry_count(fb);
-		for (size_t i = 0; i < n; i++)
-			if (fatbin__entry(fb, i)->kind != FATBIN_KIND_PTX)
+		char t[16], targets[160] = "";
+		size_t n = fatbin__entry_count(fb), used = 0;
+		for (size_t i = 0; i < n && used < sizeof(targets) - 20; i++)
+			if (fatbin__entry(fb, i)->kind != FATBIN_KIND_PTX) {
 				fatbin_entry_target(fatbin__entry(fb, i), t, sizeof(t));
-		snprintf(why, whylen, "no PTX for compute_%d%d or below in the fatbin (%zu entries%s%s); gpuprobe's own "
-				      "driver runs PTX: rebuild with -arch=sm_XX (or -gencode arch=compute_XX,code=compute_XX)",
-			 OWN_CC_MAJOR, OWN_CC_MINOR, n, *t ? ", cubin for " : "", t);
+				used += (size_t)snprintf(targets + used, sizeof(targets) - used, "%s%s", used ? " " : "", t);
+			}
+		snprintf(why, whylen, "no PTX for compute_%d%d or below: machine code only (%s), as libraries such as "
+				      "cuRAND and cuBLAS ship their kernels; gpuprobe's own driver runs PTX (rebuild with "
+				      "-arch=sm_XX, or -gencode arch=compute_XX,code=compute_XX)",
+			 OWN_CC_MAJOR, OWN_CC_MINOR, *targets ? targets : "no entries");
 	} else {
 		void *data;
 		if (fatbin__entry_data(e, &data, len, err, sizeof(err)) < 0)
