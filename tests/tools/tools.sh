@@ -55,7 +55,7 @@ check "verify memtrace" "on_access (gpu/mem/global/*): OK, 22 insns, stack 24" "
 check "verify opcodes" "on_bb (gpu/bb/*): OK, 382 insns, stack 16" "$(verify opcodes)"
 check "verify divergence" "on_bb (gpu/bb/*): OK, 139 insns, stack 16" "$(verify divergence)"
 check "verify ktime" "on_begin (gpu/block_begin/*): OK, 38 insns, stack 24
-on_end (gpu/block_end/*): OK, 151 insns, stack 32" "$(verify ktime)"
+on_end (gpu/block_end/*): OK, 152 insns, stack 32" "$(verify ktime)"
 check "verify launches" "on_launch (host/entry/cuLaunch*): OK, 287 insns, stack 48" "$(verify launches)"
 
 # sites in a kernel of known shape (launches has host probes only: no site)

@@ -71,8 +71,9 @@ GPU_BLOCK_END("*") int on_end(struct gp_block_ctx *ctx)
 	__u64 blocks = (__u64)ctx->grid_dim[0] * ctx->grid_dim[1] * ctx->grid_dim[2];
 	if (__sync_fetch_and_add(&l->ended, 1) + 1 < blocks)
 		return 0;
-	/* the launch's last block */
-	__u64 ns = ctx->timestamp - l->start;
+	/* the launch's last block: block (0,0,0)'s start read where atomics are (L2), not
+	 * through this SM's L1 */
+	__u64 ns = ctx->timestamp - __sync_fetch_and_add(&l->start, 0);
 	l->ended = 0;
 	gp_count(&launches, kernel);
 	gp_add(&time_ns, kernel, ns);
