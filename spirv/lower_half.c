@@ -1,4 +1,4 @@
-/* f16 arithmetic (.f16 and packed .f16x2): each half is widened to f32 (vload_half), computed
+/* f16 and bf16 arithmetic (.f16, .bf16 and packed .f16x2, .bf16x2): each half is widened to f32 (vload_half), computed
  * there and rounded back once to nearest even (vstore_half_r). For add, sub, mul and min/max that
  * is exact: f32 has more than twice the bits of f16 plus two, so rounding twice equals rounding
  * once. fma goes through an f64 fma, which can round twice only in cases that need more than 53
@@ -46,7 +46,26 @@ static uint32_t ftz16(lw *c, uint32_t x)
 	return lw_select(c, f32, small, z, x);
 }
 
-static uint32_t one(lw *c, const char *op, uint32_t *s, unsigned n, bool fz, bool sat)
+/* bf16 (low 16 bits of a u32) -> f32, exactly; f32 -> bf16 to nearest even (NaN: 0x7fff) */
+static uint32_t bf2f(lw *c, uint32_t bits)
+{
+	uint32_t u32 = spv_t_int(c->e, 32);
+	return lw_op1(c, SpvOpBitcast, spv_t_float(c->e, 32),
+		      lw_op2(c, SpvOpShiftLeftLogical, u32, lw_op1(c, SpvOpUConvert, u32, bits), lw_u32(c, 16)));
+}
+
+static uint32_t f2bf(lw *c, uint32_t f)
+{
+	uint32_t u32 = spv_t_int(c->e, 32);
+	uint32_t x = lw_op1(c, SpvOpBitcast, u32, f);
+	uint32_t odd = lw_op2(c, SpvOpBitwiseAnd, u32, lw_op2(c, SpvOpShiftRightLogical, u32, x, lw_u32(c, 16)), lw_u32(c, 1));
+	uint32_t r = lw_op2(c, SpvOpShiftRightLogical, u32,
+			    lw_op2(c, SpvOpIAdd, u32, x, lw_op2(c, SpvOpIAdd, u32, lw_u32(c, 0x7fff), odd)), lw_u32(c, 16));
+	r = lw_select(c, u32, lw_op1(c, SpvOpIsNan, spv_t_bool(c->e), f), lw_u32(c, 0x7fff), r);
+	return lw_op1(c, SpvOpUConvert, spv_t_int(c->e, 16), r);
+}
+
+static uint32_t one(lw *c, const char *op, uint32_t *s, unsigned n, bool fz, bool sat, bool bf)
 {
 	uint32_t f32 = spv_t_float(c->e, 32), f64 = spv_t_float(c->e, 64), bl = spv_t_bool(c->e), r;
 	for (unsigned i = 0; i < n; i++)
@@ -81,7 +100,7 @@ static uint32_t one(lw *c, const char *op, uint32_t *s, unsigned n, bool fz, boo
 	}
 	if (fz)
 		r = ftz16(c, r);
-	return f2h(c, r);
+	return bf ? f2bf(c, r) : f2h(c, r);
 }
 
 int lw_half(lw *c, const ir_insn *in)
@@ -90,13 +109,15 @@ int lw_half(lw *c, const ir_insn *in)
 	bool known = false;
 	for (const char *const *o = ops; *o; o++)
 		known |= !strcmp(in->opcode, *o);
-	bool x2 = ir_insn_has_mod(in, ".f16x2");
-	if (!known || (!x2 && !ir_insn_has_mod(in, ".f16")))
+	bool bf = ir_insn_has_mod(in, ".bf16") || ir_insn_has_mod(in, ".bf16x2");
+	bool x2 = ir_insn_has_mod(in, ".f16x2") || ir_insn_has_mod(in, ".bf16x2");
+	if (!known || (!x2 && !ir_insn_has_mod(in, ".f16") && !bf))
 		return 0;
 	for (unsigned i = 0; i < in->nmods; i++)
 		if (strcmp(in->mods[i], ".f16") && strcmp(in->mods[i], ".f16x2") && strcmp(in->mods[i], ".rn") &&
-		    strcmp(in->mods[i], ".ftz") && strcmp(in->mods[i], ".sat"))
-			return lw_unsupported(c, in, "this f16 modifier is not lowered");
+		    strcmp(in->mods[i], ".ftz") && strcmp(in->mods[i], ".sat") && strcmp(in->mods[i], ".bf16") &&
+		    strcmp(in->mods[i], ".bf16x2"))
+			return lw_unsupported(c, in, bf ? "this bf16 modifier is not lowered" : "this f16 modifier is not lowered");
 	unsigned n = !strcmp(in->opcode, "fma") ? 3 : !strcmp(in->opcode, "neg") || !strcmp(in->opcode, "abs") ? 1 : 2;
 	if (in->nops != n + 1)
 		return lw_unsupported(c, in, "wrong operand count");
@@ -111,17 +132,17 @@ int lw_half(lw *c, const ir_insn *in)
 	if (!x2) {
 		uint32_t s[3];
 		for (unsigned i = 0; i < n; i++)
-			s[i] = lw_h2f(c, v[i]);
-		r = one(c, in->opcode, s, n, fz, sat);
+			s[i] = bf ? bf2f(c, v[i]) : lw_h2f(c, v[i]);
+		r = one(c, in->opcode, s, n, fz, sat, bf);
 	} else {
 		uint32_t half[2];
 		for (unsigned h = 0; h < 2; h++) {
 			uint32_t s[3];
 			for (unsigned i = 0; i < n; i++) {
 				uint32_t x = h ? lw_op2(c, SpvOpShiftRightLogical, u32, v[i], lw_u32(c, 16)) : v[i];
-				s[i] = lw_h2f(c, lw_op1(c, SpvOpUConvert, i16, x));
+				s[i] = bf ? bf2f(c, lw_op1(c, SpvOpUConvert, i16, x)) : lw_h2f(c, lw_op1(c, SpvOpUConvert, i16, x));
 			}
-			half[h] = lw_op1(c, SpvOpUConvert, u32, one(c, in->opcode, s, n, fz, sat));
+			half[h] = lw_op1(c, SpvOpUConvert, u32, one(c, in->opcode, s, n, fz, sat, bf));
 		}
 		r = lw_op2(c, SpvOpBitwiseOr, u32, half[0], lw_op2(c, SpvOpShiftLeftLogical, u32, half[1], lw_u32(c, 16)));
 	}
