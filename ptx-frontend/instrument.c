@@ -757,8 +757,14 @@ bool gp_instrument_func_branches(const ir_module *m, const char *name)
 		if (s->kind != IR_STMT_INSN)
 			continue;
 		const ir_insn *in = &s->insn;
-		if (!in->info || (in->info->flags & (IR_F_BRANCH | IR_F_CALL)))
+		if (!in->info || (in->info->flags & (IR_F_BRANCH | IR_F_CALL))) {
+			/* bra.uni: the same way in every lane (the lowering marks jumps and tests of
+			 * warp-uniform values so), no lane left behind */
+			if (in->info && !strcmp(in->opcode, "bra") && in->nmods == 1 &&
+			    !strcmp(in->mods[0], ".uni"))
+				continue;
 			return true;
+		}
 	}
 	return false;
 }

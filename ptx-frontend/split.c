@@ -356,13 +356,17 @@ done:
 #define BIND_REGS 4
 #define BIND_FMT "%%gp_bind%u"   /* the same name, for formats */
 
+/* The table of ptx_split_bind_table: one u64 per variable, in the constant bank. */
+#define BIND_TABLE "__gp_bind"
+
 struct binding {
 	const struct ptx_split_vars *vars;
 	uint64_t *addr;
 	char *why;
 	size_t whylen;
+	int table;                     /* addresses read from BIND_TABLE, not written in */
 	unsigned nregs;                /* registers the current instruction uses */
-	uint64_t reg_addr[BIND_REGS];  /* what each is set to */
+	uint64_t reg_addr[BIND_REGS];  /* what each is set to (table: the variable's index) */
 };
 
 static int var_index(const struct binding *b, const char *name)
@@ -419,7 +423,7 @@ static int bind_operands(struct binding *b, ir_module *m, ir_insn *in, ir_operan
 			}
 			if (o->nelems || b->nregs == BIND_REGS)
 				return -1;
-			b->reg_addr[b->nregs] = b->addr[v];
+			b->reg_addr[b->nregs] = b->table ? (uint64_t)v : b->addr[v];
 			o->name = ir_strfmt(m, BIND_FMT, b->nregs++);
 			hit = 1;
 			break;
@@ -430,6 +434,14 @@ static int bind_operands(struct binding *b, ir_module *m, ir_insn *in, ir_operan
 			/* The address as a value: only where an immediate may stand. */
 			if (!top || (strcmp(in->opcode, "mov") && strcmp(in->opcode, "cvta")) || i != 1)
 				return -1;
+			if (b->table) {
+				/* mov/cvta d, g becomes ld.const.u64 d, [table + 8v] (bind_insn) */
+				if (ir_insn_has_mod(in, ".u32"))
+					return -1;
+				*o = ir_addr(m, BIND_TABLE, 8 * (int64_t)v);
+				hit = 2;
+				break;
+			}
 			*o = ir_int((int64_t)b->addr[v]);
 			hit = 1;
 			break;
@@ -457,6 +469,15 @@ static int bind_insn(struct binding *b, ir_module *m, ir_insn *in, const char *f
 	if (hit < 0)
 		return fail(b->why, b->whylen, "%s: %s uses a shared variable in a form not rewritten",
 			    fn, in->opcode);
+	if (hit == 2) {   /* the address as a value, from the table */
+		in->opcode = "ld";
+		in->mods = ir_alloc(m, 2 * sizeof(*in->mods));
+		in->mods[0] = ".const";
+		in->mods[1] = ".u64";
+		in->nmods = 2;
+		in->info = ir_insn_info_for(in);
+		return 0;
+	}
 	if (!strcmp(in->opcode, "cvta")) {
 		/* cvta.global of an address, or anything of the constant window (every constant
 		 * address now is a global one): the generic address is the address itself. */
@@ -478,16 +499,16 @@ static int bind_insn(struct binding *b, ir_module *m, ir_insn *in, const char *f
 	return 0;
 }
 
-int ptx_split_bind(const char *ptx, size_t len, const struct ptx_split_vars *vars,
-		   int (*resolve)(void *user, const char *name, uint64_t *addr), void *user,
-		   char **out, size_t *out_len, char *why, size_t whylen)
+static int bind(const char *ptx, size_t len, const struct ptx_split_vars *vars,
+		int (*resolve)(void *user, const char *name, uint64_t *addr), void *user, int table,
+		char **out, size_t *out_len, char *why, size_t whylen)
 {
 	*out = NULL;
 	char perr[256];
 	ir_module *m = ptx_parse(ptx, len, perr, sizeof(perr));
 	if (!m)
 		return fail(why, whylen, "PTX does not parse: %s", perr);
-	struct binding b = {.vars = vars, .why = why, .whylen = whylen};
+	struct binding b = {.vars = vars, .why = why, .whylen = whylen, .table = table};
 	int rc = -1;
 	b.addr = calloc(vars->n ? vars->n : 1, sizeof(*b.addr));
 	if (!b.addr) {
@@ -527,10 +548,12 @@ int ptx_split_bind(const char *ptx, size_t len, const struct ptx_split_vars *var
 			if (bind_insn(&b, m, &s->insn, t->func.name))
 				goto done;
 			for (unsigned r = 0; r < b.nregs; r++) {
-				ir_stmt *mov = ir_insn_from_text(m, ir_strfmt(m, "mov.u64 " BIND_FMT
-									", %llu", r,
-									(unsigned long long)
-									b.reg_addr[r]));
+				ir_stmt *mov = ir_insn_from_text(
+					m, table ? ir_strfmt(m, "ld.const.u64 " BIND_FMT ", [" BIND_TABLE
+							     "+%llu]", r,
+							     (unsigned long long)b.reg_addr[r] * 8)
+						 : ir_strfmt(m, "mov.u64 " BIND_FMT ", %llu", r,
+							     (unsigned long long)b.reg_addr[r]));
 				if (!mov) {
 					fail(why, whylen, "out of memory");
 					goto done;
@@ -543,6 +566,13 @@ int ptx_split_bind(const char *ptx, size_t len, const struct ptx_split_vars *var
 			ir_stmt_insert_after(&t->func, NULL,
 					     ir_reg_decl_new(m, ".b64", BIND_REG, BIND_REGS));
 	}
+	if (table && vars->n) {
+		ir_top *d = ir_top_new(m, IR_TOP_DECL);
+		d->generated = true;
+		d->decl = (ir_decl){.space = ".const", .align = 8, .type = ".u64", .name = BIND_TABLE,
+				    .count = -1, .dims = ir_strfmt(m, "[%u]", vars->n)};
+		ir_top_insert_before(m, ir_module_first_func(m), d);
+	}
 	*out = ptx_print(m, out_len);
 	if (*out)
 		rc = 0;
@@ -552,4 +582,22 @@ done:
 	free(b.addr);
 	ir_module_free(m);
 	return rc;
+}
+
+int ptx_split_bind(const char *ptx, size_t len, const struct ptx_split_vars *vars,
+		   int (*resolve)(void *user, const char *name, uint64_t *addr), void *user,
+		   char **out, size_t *out_len, char *why, size_t whylen)
+{
+	return bind(ptx, len, vars, resolve, user, 0, out, out_len, why, whylen);
+}
+
+int ptx_split_bind_table(const char *ptx, size_t len, const struct ptx_split_vars *vars,
+			 int (*resolve)(void *user, const char *name, uint64_t *addr), void *user,
+			 char **out, size_t *out_len, uint64_t *addrs, char *why, size_t whylen)
+{
+	/* the addresses go to the table, not into the text */
+	for (unsigned i = 0; i < vars->n; i++)
+		if (resolve(user, vars->names[i], &addrs[i]))
+			return fail(why, whylen, "no address for variable %s", vars->names[i]);
+	return bind(ptx, len, vars, resolve, user, 1, out, out_len, why, whylen);
 }

@@ -57,4 +57,15 @@ int ptx_split_bind(const char *ptx, size_t len, const struct ptx_split_vars *var
 		   int (*resolve)(void *user, const char *name, uint64_t *addr), void *user,
 		   char **out, size_t *out_len, char *why, size_t whylen);
 
+/* The same, but the text holds no address: a variable's address is read from a table, `.const
+ * .u64 __gp_bind[vars->n]` (entry i for vars->names[i]), which the caller fills from addrs
+ * (vars->n entries written here) after loading the module, before its first launch. The
+ * addresses of an application's module globals differ from run to run, and a text that holds
+ * them missed the driver's JIT cache every time (simpleTexture, simpleAssert: the whole compile
+ * again in every "cached" run, H100). mov.u32 of a variable's address is not rewritten (-1). */
+int ptx_split_bind_table(const char *ptx, size_t len, const struct ptx_split_vars *vars,
+			 int (*resolve)(void *user, const char *name, uint64_t *addr), void *user,
+			 char **out, size_t *out_len, uint64_t *addrs, char *why, size_t whylen);
+#define PTX_SPLIT_BIND_TABLE "__gp_bind"
+
 #endif

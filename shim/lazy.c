@@ -353,6 +353,28 @@ void lazy_fn_limits(struct lazy_fn *fn)
 		fn->max_dyn = 1 << 30;
 }
 
+/* The split module's table of the original module's variable addresses (ptx_split_bind_table),
+ * written before any launch, through a non-blocking stream of our own (never the legacy stream,
+ * which a capturing stream of the application would have to synchronise with: capture.h). */
+static CUresult fill_bind_table(CUmodule mod, const uint64_t *addrs, unsigned n)
+{
+	CUdeviceptr d = 0;
+	size_t bytes = 0;
+	CUstream st = NULL;
+	CUresult rc = SHIM_REAL(cuModuleGetGlobal_v2)(&d, &bytes, mod, PTX_SPLIT_BIND_TABLE);
+	if (rc == CUDA_SUCCESS && bytes < (size_t)n * sizeof(*addrs))
+		rc = CUDA_ERROR_INVALID_IMAGE;
+	if (rc == CUDA_SUCCESS)
+		rc = SHIM_REAL(cuStreamCreate)(&st, CU_STREAM_NON_BLOCKING);
+	if (rc == CUDA_SUCCESS)
+		rc = SHIM_REAL(cuMemcpyHtoDAsync_v2)(d, addrs, (size_t)n * sizeof(*addrs), st);
+	if (rc == CUDA_SUCCESS)
+		rc = SHIM_REAL(cuStreamSynchronize)(st);
+	if (st)
+		SHIM_REAL(cuStreamDestroy_v2)(st);
+	return rc;
+}
+
 /* Bind, compile and load the instrumented kernel into fn (fn->inst stays NULL on failure, with
  * one line). */
 static void load_instrumented(struct shim_kernel *k, struct lazy_fn *fn, struct lazy_entry *e,
@@ -363,8 +385,15 @@ static void load_instrumented(struct shim_kernel *k, struct lazy_fn *fn, struct 
 	double t0 = now_ms();
 	char *bound = NULL;
 	size_t bound_len = 0;
-	if (ptx_split_bind(e->ptx, e->ptx_len, &e->vars, resolve_var, lm, &bound, &bound_len, why,
-			   sizeof(why))) {
+	uint64_t *addrs = calloc(e->vars.n ? e->vars.n : 1, sizeof(*addrs));
+	if (!addrs) {
+		shim_msg("kernel %s (module %u): not instrumented (out of memory); runs without probes",
+			 k->name, lm->m->seq);
+		return;
+	}
+	if (ptx_split_bind_table(e->ptx, e->ptx_len, &e->vars, resolve_var, lm, &bound, &bound_len,
+				 addrs, why, sizeof(why))) {
+		free(addrs);
 		shim_msg("kernel %s (module %u): not instrumented (%s); runs without probes",
 			 k->name, lm->m->seq, why);
 		return;
@@ -401,6 +430,11 @@ static void load_instrumented(struct shim_kernel *k, struct lazy_fn *fn, struct 
 		snprintf(why, sizeof(why), "GPUPROBE_TEST_FAULT=load");
 		step = "load";
 	}
+	if (rc == CUDA_SUCCESS && e->vars.n && (rc = fill_bind_table(mod, addrs, e->vars.n))) {
+		step = "load";
+		snprintf(why, sizeof(why), "writing its table of variable addresses");
+	}
+	free(addrs);
 	if (rc == CUDA_SUCCESS)
 		rc = SHIM_REAL(cuModuleGetFunction)(&inst, mod, k->name);
 	if (rc == CUDA_SUCCESS && shim_fault(SHIM_FAULT_FUNCTION)) {

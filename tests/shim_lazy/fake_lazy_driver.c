@@ -400,7 +400,8 @@ CUresult cuFuncSetAttribute(void *f, int attr, int v)
 CUresult cuFuncSetCacheConfig(void *f, int c) { (void)f; (void)c; return OK; }
 
 /* A launch "runs" the function: which code ran, and what it reads of the shared variables (the
- * addresses a split module was bound to, %gp_bind registers set from immediates). */
+ * addresses a split module was bound to, %gp_bind registers set from immediates or loaded from
+ * the module's __gp_bind table). */
 CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
 			unsigned bz, unsigned smem, void *stream, void **params, void **extra)
 {
@@ -423,6 +424,22 @@ CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned
 		if (!q)
 			break;
 		uint64_t a = strtoull(q + 1, NULL, 0);
+		const char *var = var_at(a);
+		if (var)
+			o += (size_t)snprintf(line + o, sizeof(line) - o, " reads %s = %u", var,
+					      *(const uint32_t *)(uintptr_t)a);
+	}
+	/* ptx_split_bind_table: addresses loaded from the module's table (the shim filled it) */
+	uint64_t table = 0;
+	for (unsigned i = 0; i < m->nvars; i++)
+		if (!strcmp(m->vars[i].name, "__gp_bind"))
+			table = m->vars[i].addr;
+	for (const char *p = m->text; table && (p = strstr(p, "[__gp_bind")) && o < sizeof(line) - 64;
+	     p += 10) {
+		if (p[10] != ']' && p[10] != '+')
+			continue;   /* the declaration */
+		uint64_t off = p[10] == '+' ? strtoull(p + 11, NULL, 0) : 0;
+		uint64_t a = *(const uint64_t *)(uintptr_t)(table + off);
 		const char *var = var_at(a);
 		if (var)
 			o += (size_t)snprintf(line + o, sizeof(line) - o, " reads %s = %u", var,

@@ -40,7 +40,7 @@ launches() { grep -E '^fake: launch' "$tmp/$1.out"; }
 run fresh
 check "fresh: the original module, then k_use alone instrumented (our load in relaxed capture mode)" \
 "fake: load module original: k_use k_other k_plain k_dyn (4 variables; capture mode 0)
-fake: load module instrumented: k_use (0 variables; capture mode 2)" "$(loads fresh)"
+fake: load module instrumented: k_use (1 variables; capture mode 2)" "$(loads fresh)"
 has "fresh: the module's kernels wait for their first launch" fresh.err \
 	"gpuprobe: module 1: 4 kernels, each instrumented at its first launch"
 hasnt "fresh: no whole-module instrumentation" fresh.err "module 1: instrumented ("
@@ -125,7 +125,7 @@ rm -rf "$tmp/cache"
 run library -- library
 check "library: the original library, then k_use alone instrumented" \
 "fake: load library original: k_use k_other k_plain k_dyn (4 variables; capture mode 0)
-fake: load module instrumented: k_use (0 variables; capture mode 2)" "$(loads library)"
+fake: load module instrumented: k_use (1 variables; capture mode 2)" "$(loads library)"
 check "library: launches run instrumented, reading the application's g and c" 2 \
 	"$(launches library | grep -c 'k_use instrumented, block 128, 0 bytes dynamic shared; reads c = 7 reads g = 42')"
 
@@ -146,7 +146,7 @@ x = 2166136261
 for b in b"k_use": x = ((x ^ b) * 16777619) & 0xffffffff
 print("%08x" % x)')
 if grep -q '^\.visible \.entry k_use' "$tmp/dump/module-0001-k$h.ptx" 2>/dev/null &&
-   grep -q 'mov.u64.*%gp_bind0' "$tmp/dump/module-0001-k$h.ptx" && cmp -s "$tmp/dump/module-0001-k$h.ptx" "$tmp/dump.inst.ptx"; then
+   grep -q 'ld.const.u64.*%gp_bind0, \[__gp_bind' "$tmp/dump/module-0001-k$h.ptx" && cmp -s "$tmp/dump/module-0001-k$h.ptx" "$tmp/dump.inst.ptx"; then
 	ok "GPUPROBE_DUMP_DIR: module-0001-k$h.ptx is what the driver got"
 else
 	bad "GPUPROBE_DUMP_DIR: no module-0001-k$h.ptx as loaded"; ls "$tmp/dump"

@@ -119,6 +119,30 @@ int main(int argc, char **argv)
 			fputs(bound, stdout);
 	}
 	free(bound);
+	/* The table form: no address in the text (the same text whatever the addresses, so the
+	 * driver's JIT cache hits from run to run), each read from __gp_bind. */
+	uint64_t addrs[2] = {0};
+	bound = NULL;
+	rc = ptx_split_bind_table(out, out_len, &vars, resolve, NULL, &bound, &bound_len, addrs, why,
+				  sizeof(why));
+	expect(rc == 0 && addrs[0] == 0x7f0000001000 && addrs[1] == 0x7f0000002000,
+	       "table: k_use binds, the addresses in vars' order");
+	if (bound) {
+		squeeze(bound);
+		expect(strstr(bound, ".const .align 8 .u64 __gp_bind[2];") != NULL, "table: declared, 2 entries");
+		expect(!strstr(bound, "139637976731648") && !strstr(bound, "139637976735744"),
+		       "table: no address in the text");
+		expect(strstr(bound, "ld.const.u64 %gp_bind0, [__gp_bind];\n ld.global.u32 %r1, [%gp_bind0];") != NULL,
+		       "table: [g] through entry 0");
+		expect(strstr(bound, "ld.const.u64 %gp_bind0, [__gp_bind+8];\n ld.global.u32 %r2, [%gp_bind0+4];") != NULL,
+		       "table: ld.const [c+4] through entry 1, a global load");
+		expect(strstr(bound, "ld.const.u64 %rd3, [__gp_bind+8];") &&
+		       strstr(bound, "ld.const.u64 %rd5, [__gp_bind];"),
+		       "table: mov of a variable's address is a load of its entry");
+		if (fails)
+			fputs(bound, stdout);
+	}
+	free(bound);
 	free(out);
 	ptx_split_vars_free(&vars);
 
