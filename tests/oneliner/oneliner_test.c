@@ -427,6 +427,7 @@ static void test_errors(void)
 		{"gpu/mem/globl/* { @x = count(); }", NULL},
 		{"gpu/entry/* /thread == 1 { @x = count(); }", "column 26: expected '/' to end the filter, got '{'"},
 		{"gpu/entry/* { @x = count(); } }", "column 31: expected an attach point (e.g. gpu/entry/*), got '}'"},
+		{"\"gpu/entry/void scale<512>* { @x = count(); }", "column 1: expected '\"' to end the quoted attach point"},
 		{"gpu/entry/* {\n  @x = count();\n  @y = sum(addr)\n}",
 		 "line 3, column 12: 'addr' is available at gpu/mem only (this probe is gpu/entry/*)"},
 		{"gpu/entry/* { @x = sum(((((((((((((((((((((((((((((((((thread))))))))))))))))))))))))))))))))); }",
@@ -459,6 +460,13 @@ static void test_stable(void)
 		return;
 	}
 	CHECK(na == nb && !memcmp(a, b, na), "two compiles differ");
+	/* a quoted attach point keeps its blanks; ';' between probes */
+	struct run q;
+	if (!open_src("\"gpu/entry/void scale<512>*\" { @n = count() }; gpu/exit/* { @m = count() }", &q)) {
+		CHECK(!strcmp(gp_object__program(q.obj, 0)->section, "gpu/entry/void scale<512>*") &&
+		      !strcmp(gp_object__program(q.obj, 0)->target, "void scale<512>*"), "quoted attach point");
+		close_run(&q);
+	}
 	free(a);
 	free(b);
 	struct run r;
