@@ -120,6 +120,7 @@ out:
 struct strtab {
 	char *buf;
 	size_t len, cap;
+	int failed;
 };
 
 static size_t str_add(struct strtab *s, const char *str)
@@ -128,8 +129,10 @@ static size_t str_add(struct strtab *s, const char *str)
 	if (s->len + l > s->cap) {
 		size_t cap = (s->len + l) * 2 + 64;
 		char *b = realloc(s->buf, cap);
-		if (!b)
+		if (!b) {
+			s->failed = 1;
 			return 0;
+		}
 		s->buf = b;
 		s->cap = cap;
 	}
@@ -289,7 +292,7 @@ int ol_write_elf(const struct ol_program *p, const struct ol_code *codes, void *
 	size_t n_strtab = str_add(&im.str, ".strtab"), n_maps = str_add(&im.str, ".maps"),
 	       n_lic = str_add(&im.str, "license"), n_btf = str_add(&im.str, ".BTF"),
 	       n_sym = str_add(&im.str, ".symtab");
-	if (!im.str.buf)
+	if (!im.str.buf || im.str.failed)
 		goto fail;
 
 	if (elf_version(EV_CURRENT) == EV_NONE || (fd = memfd_create("gpuprobe-oneliner", MFD_CLOEXEC)) < 0 ||

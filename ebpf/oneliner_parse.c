@@ -287,9 +287,9 @@ static int parse_unary(struct parser *ps, struct ol_expr **out)
 }
 
 /* Binary levels, loosest first. */
-static const enum ol_tok levels[][3] = {
+static const enum ol_tok levels[][4] = {   /* T_EOF (0) ends a row */
 	{T_OROR}, {T_ANDAND}, {T_PIPE}, {T_CARET}, {T_AMP}, {T_EQ, T_NE},
-	{T_LT, T_LE, T_GT}, /* T_GE below */ {T_SHL, T_SHR}, {T_PLUS, T_MINUS},
+	{T_LT, T_LE, T_GT, T_GE}, {T_SHL, T_SHR}, {T_PLUS, T_MINUS},
 	{T_STAR, T_SLASH, T_PERCENT},
 };
 #define NLEVELS (sizeof levels / sizeof levels[0])
@@ -299,8 +299,6 @@ static int at_level(struct parser *ps, size_t lv)
 	enum ol_tok k = ps->cur.kind;
 	if (k == T_EOF)
 		return 0;
-	if (lv == 6 && k == T_GE)
-		return 1;
 	if (k == T_SLASH && ps->in_filter) {
 		/* the filter's closing '/' is followed by '{' */
 		const char *s = ps->lx.src + ps->cur.pos + 1;
@@ -309,8 +307,8 @@ static int at_level(struct parser *ps, size_t lv)
 		if (*s == '{' || !*s)
 			return 0;
 	}
-	for (int i = 0; i < 3; i++)
-		if (levels[lv][i] == k && k != T_EOF)
+	for (int i = 0; i < 4; i++)
+		if (levels[lv][i] == k)
 			return 1;
 	return 0;
 }
@@ -496,7 +494,6 @@ static int parse_stmt(struct parser *ps)
 			agg = i;
 	if (agg < 0)
 		return expected(ps, "count(), sum(), hist() or lhist() after '='");
-	size_t agg_pos = ps->cur.pos;
 	if ((rc = next(ps, 0)) || (rc = expect(ps, T_LPAREN, "'(' after the function's name")))
 		return rc;
 	uint64_t lmin = 0, lmax = 0, lstep = 0;
@@ -535,7 +532,6 @@ static int parse_stmt(struct parser *ps)
 	if ((agg == A_HIST || agg == A_LHIST) && st->nkeys)
 		return ol_error(ps->lx.src, name_pos, ps->err, ps->errlen,
 				"%s() maps take no key: @%s = %s(...)", agg_names[agg], name, agg_names[agg]);
-	(void)agg_pos;
 	return resolve_map(ps, st, name, (enum ol_agg)agg, lmin, lmax, lstep, name_pos);
 }
 
