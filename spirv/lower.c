@@ -52,8 +52,26 @@ static struct sym *add_sym(lw *c, bool local)
 	return s;
 }
 
-/* Parse an initializer "{1, 2, 3}" or "5" into little-endian bytes of the element type. */
-int lw_init_bytes(lw *c, const ir_decl *d, uint8_t *out, uint64_t size)
+/* A function's address: a token, not a location (SPIR-V for OpenCL has no function pointers).
+ * Indirect calls compare the callee against the tokens of the functions whose address the module
+ * takes (lower_ctrl.c). 0 when name is no function. */
+uint64_t lw_func_token(const ir_module *m, const char *name)
+{
+	uint64_t idx = 0;
+	for (ir_top *t = m->first; t; t = t->next) {
+		if (t->kind != IR_TOP_FUNC)
+			continue;
+		idx++;
+		if (!strcmp(t->func.name, name))
+			return LW_FUNC_TOKEN_TAG | idx;
+	}
+	return 0;
+}
+
+/* Parse an initializer "{1, 2, 3}" or "5" into little-endian bytes of the element type. A
+ * function's name gives its token; a data symbol (`generic(sym)+8`, `sym`) a relocation in
+ * relocs (when given; else an error) with zero bytes in place. */
+int lw_init_bytes_r(lw *c, const ir_decl *d, uint8_t *out, uint64_t size, struct lw_reloc **relocs, size_t *nrelocs)
 {
 	ptype t = ptype_parse(d->type);
 	unsigned eb = t.bits / 8;
@@ -80,9 +98,40 @@ int lw_init_bytes(lw *c, const ir_decl *d, uint8_t *out, uint64_t size)
 			}
 		} else {
 			raw = (uint64_t)strtoll(p, &end, 0);
-			if (end == p)
-				return lw_fail(c, "the initializer of %s holds addresses of symbols (e.g. function pointers): not lowered",
-					       d->name);
+			if (end == p) {
+				/* a symbol: generic(name) or name, then an optional +N / -N */
+				bool gen = !strncmp(p, "generic(", 8);
+				const char *q = gen ? p + 8 : p;
+				size_t n = strcspn(q, gen ? ")" : " ,}+-\t\n");
+				char name[256];
+				if (!n || n >= sizeof(name))
+					return lw_fail(c, "the initializer of %s holds an operand that cannot be read", d->name);
+				memcpy(name, q, n);
+				name[n] = 0;
+				q += n + (gen && q[n] == ')');
+				while (*q == ' ')
+					q++;
+				int64_t add = 0;
+				if (*q == '+' || *q == '-') {
+					add = strtoll(q, &end, 0);
+					q = end;
+				}
+				end = (char *)q;
+				uint64_t tok = lw_func_token(c->m, name);
+				if (tok) {
+					raw = tok + (uint64_t)add;
+				} else {
+					if (!relocs || eb != 8 || at % 8)
+						return lw_fail(c, "the initializer of %s holds the address of %s where no 64-bit "
+								  "address fits: not lowered", d->name, name);
+					*relocs = realloc(*relocs, (*nrelocs + 1) * sizeof(**relocs));
+					struct lw_reloc *r = &(*relocs)[(*nrelocs)++];
+					r->offset = at;
+					r->addend = add;
+					snprintf(r->name, sizeof(r->name), "%s", name);
+					raw = 0;
+				}
+			}
 		}
 		for (unsigned b = 0; b < eb && at < size; b++)
 			out[at++] = (uint8_t)(raw >> (8 * b));
@@ -91,6 +140,11 @@ int lw_init_bytes(lw *c, const ir_decl *d, uint8_t *out, uint64_t size)
 			p++;
 	}
 	return 0;
+}
+
+int lw_init_bytes(lw *c, const ir_decl *d, uint8_t *out, uint64_t size)
+{
+	return lw_init_bytes_r(c, d, out, size, NULL, NULL);
 }
 
 /* The initializer of a variable of `bytes` bytes: its type and constant. Up to LW_INIT_SPLIT
@@ -191,18 +245,72 @@ static int declare_var(lw *c, const ir_decl *d, struct sym *s, SpvStorageClass s
 		return lw_fail(c, "%s %s: %llu bytes is too large for a SPIR-V variable", d->space, d->name,
 			       (unsigned long long)bytes);
 	uint8_t *buf = NULL;
+	struct lw_reloc *rel = NULL;
+	size_t nrel = 0;
 	if (d->init || sc == SpvStorageClassUniformConstant) {
 		buf = calloc(1, bytes);
 		if (!buf)
 			abort();
-		if (d->init && lw_init_bytes(c, d, buf, bytes) < 0) {
+		if (d->init && lw_init_bytes_r(c, d, buf, bytes, &rel, &nrel) < 0) {
 			free(buf);
+			free(rel);
 			return -1;
 		}
 	}
 	uint32_t at, init;
-	var_type_init(c, buf, bytes, &at, &init);
+	if (nrel) {
+		/* addresses of variables: a u64 array whose relocated elements are the variables'
+		 * addresses, computed by specialization-constant operations (constant expressions) */
+		uint32_t u64 = spv_t_int(c->e, 64), i8 = spv_t_int(c->e, 8);
+		uint64_t n = bytes / 8;
+		if (bytes % 8 || n > 65000) {
+			free(buf);
+			free(rel);
+			return lw_fail(c, "the initializer of %s holds addresses but is not an array of 64-bit words", d->name);
+		}
+		at = spv_t_array(c->e, u64, spv_c_int(c->e, 32, n));
+		uint32_t *el = malloc(n * sizeof(uint32_t));
+		for (uint64_t i = 0; i < n; i++) {
+			uint64_t v = 0;
+			for (unsigned b = 0; b < 8; b++)
+				v |= (uint64_t)buf[i * 8 + b] << (8 * b);
+			el[i] = spv_c_int(c->e, 64, v);
+		}
+		for (size_t k = 0; k < nrel; k++) {
+			struct sym *ts = lw_sym(c, rel[k].name);
+			if (!ts || (ts->kind != SYM_GLOBAL && ts->kind != SYM_CONST)) {
+				int r = lw_fail(c, "the initializer of %s holds the address of %s, which is not a global or "
+						   "constant variable declared before it", d->name, rel[k].name);
+				free(el);
+				free(buf);
+				free(rel);
+				return r;
+			}
+			uint32_t base = ts->var;
+			if (rel[k].addend) {
+				uint32_t i8p = spv_t_ptr(c->e, ts->sc, i8);
+				uint32_t b8 = spv_id(c->e);
+				spv_op(&c->e->globals, SpvOpSpecConstantOp, 4, i8p, b8, (uint32_t)SpvOpBitcast, base);
+				base = spv_id(c->e);
+				spv_op(&c->e->globals, SpvOpSpecConstantOp, 5, i8p, base, (uint32_t)SpvOpInBoundsPtrAccessChain, b8,
+				       spv_c_int(c->e, 64, (uint64_t)rel[k].addend));
+			}
+			uint32_t id = spv_id(c->e);
+			spv_op(&c->e->globals, SpvOpSpecConstantOp, 4, u64, id, (uint32_t)SpvOpConvertPtrToU, base);
+			el[rel[k].offset / 8] = id;
+		}
+		uint32_t *ops = malloc((n + 2) * sizeof(uint32_t));
+		ops[0] = at;
+		ops[1] = init = spv_id(c->e);
+		memcpy(ops + 2, el, n * sizeof(uint32_t));
+		spv_inst(&c->e->globals, SpvOpSpecConstantComposite, (unsigned)(n + 2), ops);
+		free(ops);
+		free(el);
+	} else {
+		var_type_init(c, buf, bytes, &at, &init);
+	}
 	free(buf);
+	free(rel);
 	uint32_t pt = spv_t_ptr(c->e, sc, at);
 	s->var = spv_id(c->e);
 	s->sc = sc;

@@ -76,6 +76,7 @@ typedef struct lw {
 	struct { unsigned key; uint32_t id; } *mma_helpers; /* its dot-product functions */
 	size_t nmma_helpers;
 	spv_buf helper_funcs;    /* functions generated while lowering others, emitted at the end */
+	uint32_t heap, heap_top;  /* device malloc's heap and its offset; 0 until used */
 	uint32_t fence_word;     /* CrossWorkgroup u32 that fences (membar) apply to */
 	uint32_t builtins[16];   /* BuiltIn Input variables by enum lw_builtin; 0 until used */
 	struct lw_func_info *funcs;
@@ -156,6 +157,15 @@ void lw_barrier(lw *c);
 /* Declarations: bytes a declaration occupies (*open for `[]`), and its initializer's bytes. */
 uint64_t lw_decl_bytes(const ir_decl *d, bool *open);
 int lw_init_bytes(lw *c, const ir_decl *d, uint8_t *out, uint64_t size);
+struct lw_reloc {
+	uint64_t offset;   /* byte offset of a 64-bit address in the initializer */
+	int64_t addend;
+	char name[256];    /* the variable whose address it is */
+};
+int lw_init_bytes_r(lw *c, const ir_decl *d, uint8_t *out, uint64_t size, struct lw_reloc **relocs, size_t *nrelocs);
+/* A function's address (a token: function pointers are emulated), 0 if name is no function. */
+#define LW_FUNC_TOKEN_TAG 0xf00d000000000000ull
+uint64_t lw_func_token(const ir_module *m, const char *name);
 /* call vprintf(fmt, args) with a constant format: OpenCL printf (lower_printf.c). */
 int lw_vprintf(lw *c, const ir_insn *in, const ir_operand *args, const ir_operand *ret);
 int lw_assertfail(lw *c, const ir_insn *in, const ir_operand *args);

@@ -3,6 +3,7 @@
  * memory fences. */
 #include "spirv/lower.h"
 
+#include <stdbool.h>
 #include <string.h>
 
 static struct lw_func_info *func_info(lw *c, const char *name)
@@ -29,6 +30,135 @@ static int lower_ret(lw *c)
 	return 1;
 }
 
+static int lower_call(lw *c, const ir_insn *in);
+
+/* A .param argument (or return) symbol's pointer as a pointer to t. */
+static uint32_t param_ptr(lw *c, const ir_operand *o, ptype t)
+{
+	struct sym *s = o && o->kind == IR_OPND_SYMBOL ? lw_sym(c, o->name) : NULL;
+	if (!s || s->kind != SYM_PARAM)
+		return lw_fail(c, "expected a .param variable"), 0;
+	return lw_op1(c, SpvOpBitcast, spv_t_ptr(c->e, SpvStorageClassFunction, lw_type(c, t)), s->var);
+}
+
+/* Device malloc/free: a bump allocator over a module heap of LW_HEAP_BYTES (CUDA's default device
+ * heap is 8 MiB), 16-byte aligned, through a 32-bit atomic offset; an allocation past the end
+ * returns 0 (CUDA's answer when the heap is full); free reclaims nothing. */
+#define LW_HEAP_BYTES (8u << 20)
+static int device_malloc(lw *c, const ir_insn *in, const ir_operand *args, const ir_operand *rets)
+{
+	uint32_t u32 = spv_t_int(c->e, 32), u64 = spv_t_int(c->e, 64), bl = spv_t_bool(c->e);
+	if (!c->heap) {
+		uint32_t at = spv_t_array(c->e, spv_t_int(c->e, 8), spv_c_int(c->e, 32, LW_HEAP_BYTES));
+		c->heap = spv_id(c->e);
+		spv_op(&c->e->globals, SpvOpVariable, 3, spv_t_ptr(c->e, SpvStorageClassCrossWorkgroup, at), c->heap,
+		       (uint32_t)SpvStorageClassCrossWorkgroup);
+		spv_decorate(c->e, c->heap, SpvDecorationAlignment, 1, 16u);
+		spv_name(c->e, c->heap, "gpuprobe_device_heap");
+		c->heap_top = spv_id(c->e);
+		spv_op(&c->e->globals, SpvOpVariable, 4, spv_t_ptr(c->e, SpvStorageClassCrossWorkgroup, u32), c->heap_top,
+		       (uint32_t)SpvStorageClassCrossWorkgroup, spv_c_int(c->e, 32, 0));
+		spv_decorate(c->e, c->heap_top, SpvDecorationAlignment, 1, 4u);
+		spv_name(c->e, c->heap_top, "gpuprobe_device_heap_top");
+	}
+	if (!args || args->nelems != 1)
+		return lw_unsupported(c, in, "malloc takes one argument");
+	uint32_t pp = param_ptr(c, &args->elems[0], PT('u', 64));
+	if (!pp)
+		return -1;
+	uint32_t size = lw_op1(c, SpvOpLoad, u64, pp);
+	/* sizes past the heap fail without touching the offset */
+	uint32_t big = lw_op2(c, SpvOpUGreaterThan, bl, size, lw_u64(c, LW_HEAP_BYTES));
+	uint32_t sz32 = lw_op1(c, SpvOpUConvert, u32,
+			       lw_op2(c, SpvOpBitwiseAnd, u64, lw_op2(c, SpvOpIAdd, u64, size, lw_u64(c, 15)), lw_u64(c, ~15ull)));
+	sz32 = lw_select(c, u32, big, lw_u32(c, 0), sz32);
+	lw_ensure_block(c);
+	uint32_t off = spv_id(c->e);
+	spv_op(&c->body, SpvOpAtomicIAdd, 6, u32, off, c->heap_top, lw_u32(c, SpvScopeDevice),
+	       lw_u32(c, SpvMemorySemanticsSequentiallyConsistentMask | SpvMemorySemanticsCrossWorkgroupMemoryMask), sz32);
+	uint32_t end = lw_op2(c, SpvOpIAdd, u64, lw_op1(c, SpvOpUConvert, u64, off), lw_op1(c, SpvOpUConvert, u64, sz32));
+	uint32_t fail = lw_op2(c, SpvOpLogicalOr, bl, big, lw_op2(c, SpvOpUGreaterThan, bl, end, lw_u64(c, LW_HEAP_BYTES)));
+	uint32_t addr = lw_op2(c, SpvOpIAdd, u64, lw_op1(c, SpvOpConvertPtrToU, u64, c->heap), lw_op1(c, SpvOpUConvert, u64, off));
+	addr = lw_select(c, u64, fail, lw_u64(c, 0), addr);
+	if (rets && rets->nelems == 1) {
+		uint32_t rp = param_ptr(c, &rets->elems[0], PT('u', 64));
+		if (!rp)
+			return -1;
+		spv_op(&c->body, SpvOpStore, 2, rp, addr);
+	}
+	return 1;
+}
+
+/* Is the address of function `name` taken anywhere in the module: an operand of an instruction
+ * other than a direct call, or a word of an initializer? */
+static bool address_taken(const ir_module *m, const char *name)
+{
+	size_t n = strlen(name);
+	for (ir_top *t = m->first; t; t = t->next) {
+		if (t->kind == IR_TOP_DECL && t->decl.init) {
+			for (const char *p = t->decl.init; (p = strstr(p, name)); p += n) {
+				char before = p == t->decl.init ? ' ' : p[-1], after = p[n];
+				if (!(before == '_' || before == '$' || (before >= '0' && before <= '9') || (before | 32) >= 'a') &&
+				    !(after == '_' || after == '$' || (after >= '0' && after <= '9') || ((after | 32) >= 'a' && (after | 32) <= 'z')))
+					return true;
+			}
+		}
+		if (t->kind != IR_TOP_FUNC)
+			continue;
+		for (ir_stmt *s = t->func.first; s; s = s->next) {
+			if (s->kind != IR_STMT_INSN || !strcmp(s->insn.opcode, "call"))
+				continue;
+			for (unsigned i = 0; i < s->insn.nops; i++) {
+				const ir_operand *o = &s->insn.ops[i];
+				if ((o->kind == IR_OPND_SYMBOL || o->kind == IR_OPND_REG) && !strcmp(o->name, name))
+					return true;
+			}
+		}
+	}
+	return false;
+}
+
+/* call (r), %reg, (args), prototype: function pointers are tokens (lw_func_token), so the call
+ * compares the register with the token of every function of the module that could be its
+ * target (its address is taken, its parameter and return counts match) and calls that one
+ * directly. A pointer to no such function calls nothing. */
+static int indirect_call(lw *c, const ir_insn *in, unsigned fi)
+{
+	if (in->ops[fi].kind != IR_OPND_REG)
+		return lw_fail(c, "call of %s: no such function in the module", in->ops[fi].name);
+	const ir_operand *rets = fi > 0 && in->ops[fi - 1].kind == IR_OPND_LIST ? &in->ops[fi - 1] : NULL;
+	const ir_operand *args = fi + 1 < in->nops && in->ops[fi + 1].kind == IR_OPND_LIST ? &in->ops[fi + 1] : NULL;
+	unsigned nargs = args ? args->nelems : 0, nrets = rets ? rets->nelems : 0;
+	uint32_t v = lw_read(c, &in->ops[fi], PT('u', 64));
+	if (!v)
+		return -1;
+	uint32_t done = spv_id(c->e), bl = spv_t_bool(c->e);
+	ir_operand ops[8];
+	if (in->nops > 8)
+		return lw_unsupported(c, in, "too many operands");
+	for (size_t i = 0; i < c->nfuncs; i++) {
+		struct lw_func_info *cf = &c->funcs[i];
+		const ir_func *f = cf->f;
+		if (!f->has_body || cf->skip || cf->failed || !cf->id || f->is_entry || f->nparams != nargs ||
+		    (nrets && f->nrets != nrets) || !address_taken(c->m, f->name))
+			continue;
+		uint32_t then = spv_id(c->e), next = spv_id(c->e);
+		lw_branch_cond(c, lw_op2(c, SpvOpIEqual, bl, v, lw_u64(c, lw_func_token(c->m, f->name))), then, next);
+		lw_label(c, then);
+		memcpy(ops, in->ops, in->nops * sizeof(*ops));
+		ops[fi] = (ir_operand){.kind = IR_OPND_SYMBOL, .name = f->name};
+		ir_insn direct = *in;
+		direct.ops = ops;
+		if (lower_call(c, &direct) < 0)
+			return -1;
+		lw_branch(c, done);
+		lw_label(c, next);
+	}
+	lw_branch(c, done);
+	lw_label(c, done);
+	return 1;
+}
+
 static int lower_call(lw *c, const ir_insn *in)
 {
 	int fi = -1;
@@ -42,13 +172,17 @@ static int lower_call(lw *c, const ir_insn *in)
 	const char *name = in->ops[fi].name;
 	struct lw_func_info *f = func_info(c, name);
 	if (!f)
-		return lw_unsupported(c, in, "indirect calls (through a register) are not lowered");
+		return indirect_call(c, in, (unsigned)fi);
 	const ir_operand *rets = fi > 0 && in->ops[fi - 1].kind == IR_OPND_LIST ? &in->ops[fi - 1] : NULL;
 	const ir_operand *args = (unsigned)fi + 1 < in->nops && in->ops[fi + 1].kind == IR_OPND_LIST ? &in->ops[fi + 1] : NULL;
 	if (!f->f->has_body && !strcmp(name, "vprintf"))
 		return lw_vprintf(c, in, args, rets);
 	if (!f->f->has_body && !strcmp(name, "__assertfail"))
 		return lw_assertfail(c, in, args);
+	if (!f->f->has_body && !strcmp(name, "malloc"))
+		return device_malloc(c, in, args, rets);
+	if (!f->f->has_body && !strcmp(name, "free"))
+		return 1; /* the bump allocator reclaims nothing */
 	if (!f->f->has_body)
 		return lw_fail(c, "cannot lower call to external function %s: it has no body in this module", name);
 	unsigned nargs = args ? args->nelems : 0;

@@ -351,8 +351,9 @@ uint32_t lw_read(lw *c, const ir_operand *op, ptype want)
 		case SYM_PARAM: /* a parameter's copy (or by-value bytes) lives in private memory */
 			v = lw_op1(c, SpvOpConvertPtrToU, spv_t_int(c->e, 64), s->var);
 			break;
-		default:
-			return lw_fail(c, "the address of function %s cannot be taken in SPIR-V", s->name), 0;
+		default: /* a function: its token (indirect calls compare against it) */
+			v = lw_u64(c, lw_func_token(c->m, s->name));
+			break;
 		}
 		return lw_convert_bits(c, v, PT('u', 64), want);
 	}
