@@ -48,12 +48,15 @@ struct own_stream {
 	unsigned flags;
 	int priority;
 	unsigned long long id;
+	struct own_graph *capture;   /* recording into (stream capture), or NULL */
+	unsigned long long capture_id;
 };
 
 struct own_event {
 	uint32_t magic;
 	unsigned flags;
 	gp_bk_event *ev;     /* NULL until recorded */
+	struct own_graph *capture;   /* recorded in a capturing stream: waiting on it joins that capture */
 	uint64_t host_ns;    /* CLOCK_MONOTONIC when the marker completed, if the backend has no time */
 };
 
@@ -106,8 +109,25 @@ struct own_alloc {
 };
 int own_alloc_find(uint64_t addr, struct own_alloc *out);
 
-/* Copies on the shared queue: blocking unless both ends are the own driver's memory. */
-CUresult own_copy(uint64_t dst, uint64_t src, size_t n, int async);
+/* Copies and fills on the shared queue (a copy blocks unless both ends are the own driver's
+ * memory); recorded instead when an async one's stream is capturing (own_graph.c). */
+CUresult own_copy(uint64_t dst, uint64_t src, size_t n, int async, CUstream stream);
+CUresult own_copy3d(const CUDA_MEMCPY3D *c, int async, CUstream stream);
+CUresult own_set(uint64_t d, const void *pat, size_t psize, size_t count, size_t pitch, size_t height,
+		 CUstream stream);
+
+/* CUDA graphs (own_graph.c): the graph a capturing stream records into (NULL: not capturing),
+ * and the recording of each kind of work. */
+struct own_graph;
+struct own_graph *own_capturing(CUstream s);
+CUresult own_graph_add_copy(struct own_graph *g, uint64_t dst, uint64_t src, size_t n);
+CUresult own_graph_add_set(struct own_graph *g, uint64_t d, const void *pat, size_t psize, size_t count,
+			   size_t pitch, size_t height);
+CUresult own_graph_add_launch(struct own_graph *g, CUfunction f, const unsigned grid[3], const unsigned block[3],
+			      unsigned shmem, void **params, void **extra);
+CUresult own_graph_add_host(struct own_graph *g, void (*fn)(void *), void *data);
+/* s waited on an event recorded in g's capture: s records into g too, until it ends. */
+void own_capture_join(struct own_stream *s, struct own_graph *g);
 
 /* Kernel launch shared by cuLaunchKernel, cuLaunchKernelEx and the runtime's table (own_launch.c). */
 CUresult own_launch(CUfunction f, const unsigned grid[3], const unsigned block[3], unsigned shmem,

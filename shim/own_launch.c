@@ -18,13 +18,15 @@
 CUresult own_launch(CUfunction fn, const unsigned grid[3], const unsigned block[3], unsigned shmem, CUstream stream,
 		    void **params, void **extra)
 {
-	(void)stream;   /* one queue (own.h) */
 	CUresult rc = own_ready();
 	if (rc)
 		return rc;
 	struct own_func *f = own_func_of(fn);
 	if (!f)
 		return CUDA_ERROR_INVALID_HANDLE;
+	struct own_graph *g = own_capturing(stream);   /* otherwise one queue for all (own.h) */
+	if (g)
+		return own_graph_add_launch(g, fn, grid, block, shmem, params, extra);
 	unsigned threads = block[0] * block[1] * block[2];
 	if (!threads || !grid[0] || !grid[1] || !grid[2])
 		return CUDA_ERROR_INVALID_VALUE;

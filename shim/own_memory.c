@@ -300,13 +300,16 @@ CUresult own_cuPointerSetAttribute(const void *v, CUpointer_attribute a, CUdevic
 
 /* ---- copies ---- */
 
-CUresult own_copy(uint64_t dst, uint64_t src, size_t n, int async)
+CUresult own_copy(uint64_t dst, uint64_t src, size_t n, int async, CUstream stream)
 {
 	CUresult rc = own_ready();
 	if (rc)
 		return rc;
 	if (!n)
 		return CUDA_SUCCESS;
+	struct own_graph *g = async ? own_capturing(stream) : NULL;
+	if (g)
+		return own_graph_add_copy(g, dst, src, n);
 	/* An async copy may return at once only when both ends are the driver's own memory (the
 	 * application may reuse pageable memory as soon as the call returns). */
 	int blocking = !async || !own_alloc_find(dst, NULL) || !own_alloc_find(src, NULL);
@@ -314,23 +317,23 @@ CUresult own_copy(uint64_t dst, uint64_t src, size_t n, int async)
 }
 
 #define P(x) ((uint64_t)(uintptr_t)(x))
-CUresult own_cuMemcpy(CUdeviceptr d, CUdeviceptr s, size_t n) { return own_copy(d, s, n, 0); }
-CUresult own_cuMemcpyAsync(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st) { (void)st; return own_copy(d, s, n, 1); }
-CUresult own_cuMemcpyHtoD_v2(CUdeviceptr d, const void *s, size_t n) { return own_copy(d, P(s), n, 0); }
-CUresult own_cuMemcpyDtoH_v2(void *d, CUdeviceptr s, size_t n) { return own_copy(P(d), s, n, 0); }
-CUresult own_cuMemcpyDtoD_v2(CUdeviceptr d, CUdeviceptr s, size_t n) { return own_copy(d, s, n, 0); }
-CUresult own_cuMemcpyHtoDAsync_v2(CUdeviceptr d, const void *s, size_t n, CUstream st) { (void)st; return own_copy(d, P(s), n, 1); }
-CUresult own_cuMemcpyDtoHAsync_v2(void *d, CUdeviceptr s, size_t n, CUstream st) { (void)st; return own_copy(P(d), s, n, 1); }
-CUresult own_cuMemcpyDtoDAsync_v2(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st) { (void)st; return own_copy(d, s, n, 1); }
+CUresult own_cuMemcpy(CUdeviceptr d, CUdeviceptr s, size_t n) { return own_copy(d, s, n, 0, NULL); }
+CUresult own_cuMemcpyAsync(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st) { return own_copy(d, s, n, 1, st); }
+CUresult own_cuMemcpyHtoD_v2(CUdeviceptr d, const void *s, size_t n) { return own_copy(d, P(s), n, 0, NULL); }
+CUresult own_cuMemcpyDtoH_v2(void *d, CUdeviceptr s, size_t n) { return own_copy(P(d), s, n, 0, NULL); }
+CUresult own_cuMemcpyDtoD_v2(CUdeviceptr d, CUdeviceptr s, size_t n) { return own_copy(d, s, n, 0, NULL); }
+CUresult own_cuMemcpyHtoDAsync_v2(CUdeviceptr d, const void *s, size_t n, CUstream st) { return own_copy(d, P(s), n, 1, st); }
+CUresult own_cuMemcpyDtoHAsync_v2(void *d, CUdeviceptr s, size_t n, CUstream st) { return own_copy(P(d), s, n, 1, st); }
+CUresult own_cuMemcpyDtoDAsync_v2(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st) { return own_copy(d, s, n, 1, st); }
 CUresult own_cuMemcpyPeer(CUdeviceptr d, CUcontext dc, CUdeviceptr s, CUcontext sc, size_t n)
 {
 	(void)dc, (void)sc;
-	return own_copy(d, s, n, 0);
+	return own_copy(d, s, n, 0, NULL);
 }
 CUresult own_cuMemcpyPeerAsync(CUdeviceptr d, CUcontext dc, CUdeviceptr s, CUcontext sc, size_t n, CUstream st)
 {
-	(void)dc, (void)sc, (void)st;
-	return own_copy(d, s, n, 1);
+	(void)dc, (void)sc;
+	return own_copy(d, s, n, 1, st);
 }
 
 static int linear(CUmemorytype t) { return t == CU_MEMORYTYPE_HOST || t == CU_MEMORYTYPE_DEVICE || t == CU_MEMORYTYPE_UNIFIED; }
@@ -340,7 +343,7 @@ static uint64_t base_of(CUmemorytype t, const void *host, CUdeviceptr dev)
 	return t == CU_MEMORYTYPE_HOST ? P(host) : dev;
 }
 
-static CUresult copy3d(const CUDA_MEMCPY3D *c, int async)
+CUresult own_copy3d(const CUDA_MEMCPY3D *c, int async, CUstream stream)
 {
 	if (!c)
 		return CUDA_ERROR_INVALID_VALUE;
@@ -355,14 +358,14 @@ static CUresult copy3d(const CUDA_MEMCPY3D *c, int async)
 		for (size_t y = 0; y < height; y++) {
 			uint64_t so = s + c->srcXInBytes + (c->srcY + y) * sp + (c->srcZ + z) * sp * sh;
 			uint64_t doff = d + c->dstXInBytes + (c->dstY + y) * dp + (c->dstZ + z) * dp * dh;
-			CUresult rc = own_copy(doff, so, c->WidthInBytes, async);
+			CUresult rc = own_copy(doff, so, c->WidthInBytes, async, stream);
 			if (rc)
 				return rc;
 		}
 	return CUDA_SUCCESS;
 }
 
-static CUresult copy2d(const CUDA_MEMCPY2D *c, int async)
+static CUresult copy2d(const CUDA_MEMCPY2D *c, int async, CUstream stream)
 {
 	if (!c)
 		return CUDA_ERROR_INVALID_VALUE;
@@ -372,22 +375,26 @@ static CUresult copy2d(const CUDA_MEMCPY2D *c, int async)
 	t.dstXInBytes = c->dstXInBytes, t.dstY = c->dstY, t.dstMemoryType = c->dstMemoryType;
 	t.dstHost = c->dstHost, t.dstDevice = c->dstDevice, t.dstArray = c->dstArray, t.dstPitch = c->dstPitch;
 	t.WidthInBytes = c->WidthInBytes, t.Height = c->Height, t.Depth = 1;
-	return copy3d(&t, async);
+	return own_copy3d(&t, async, stream);
 }
 
-CUresult own_cuMemcpy2D_v2(const CUDA_MEMCPY2D *c) { return copy2d(c, 0); }
-CUresult own_cuMemcpy2DUnaligned_v2(const CUDA_MEMCPY2D *c) { return copy2d(c, 0); }
-CUresult own_cuMemcpy2DAsync_v2(const CUDA_MEMCPY2D *c, CUstream s) { (void)s; return copy2d(c, 1); }
-CUresult own_cuMemcpy3D_v2(const CUDA_MEMCPY3D *c) { return copy3d(c, 0); }
-CUresult own_cuMemcpy3DAsync_v2(const CUDA_MEMCPY3D *c, CUstream s) { (void)s; return copy3d(c, 1); }
+CUresult own_cuMemcpy2D_v2(const CUDA_MEMCPY2D *c) { return copy2d(c, 0, NULL); }
+CUresult own_cuMemcpy2DUnaligned_v2(const CUDA_MEMCPY2D *c) { return copy2d(c, 0, NULL); }
+CUresult own_cuMemcpy2DAsync_v2(const CUDA_MEMCPY2D *c, CUstream s) { return copy2d(c, 1, s); }
+CUresult own_cuMemcpy3D_v2(const CUDA_MEMCPY3D *c) { return own_copy3d(c, 0, NULL); }
+CUresult own_cuMemcpy3DAsync_v2(const CUDA_MEMCPY3D *c, CUstream s) { return own_copy3d(c, 1, s); }
 
 /* ---- memsets ---- */
 
-static CUresult set(uint64_t d, const void *pat, size_t psize, size_t count, size_t pitch, size_t height)
+CUresult own_set(uint64_t d, const void *pat, size_t psize, size_t count, size_t pitch, size_t height,
+		 CUstream stream)
 {
 	CUresult rc = own_ready();
 	if (rc)
 		return rc;
+	struct own_graph *g = own_capturing(stream);
+	if (g)
+		return own_graph_add_set(g, d, pat, psize, count, pitch, height);
 	for (size_t y = 0; y < (height ? height : 1); y++) {
 		int r = own.ops->fill(own.bk, own.queue, d + y * pitch, pat, psize, count * psize, NULL, 0);
 		if (r < 0)
@@ -396,18 +403,18 @@ static CUresult set(uint64_t d, const void *pat, size_t psize, size_t count, siz
 	return CUDA_SUCCESS;
 }
 
-CUresult own_cuMemsetD8_v2(CUdeviceptr d, unsigned char v, size_t n) { return set(d, &v, 1, n, 0, 1); }
-CUresult own_cuMemsetD16_v2(CUdeviceptr d, unsigned short v, size_t n) { return set(d, &v, 2, n, 0, 1); }
-CUresult own_cuMemsetD32_v2(CUdeviceptr d, unsigned v, size_t n) { return set(d, &v, 4, n, 0, 1); }
-CUresult own_cuMemsetD8Async(CUdeviceptr d, unsigned char v, size_t n, CUstream s) { (void)s; return set(d, &v, 1, n, 0, 1); }
-CUresult own_cuMemsetD16Async(CUdeviceptr d, unsigned short v, size_t n, CUstream s) { (void)s; return set(d, &v, 2, n, 0, 1); }
-CUresult own_cuMemsetD32Async(CUdeviceptr d, unsigned v, size_t n, CUstream s) { (void)s; return set(d, &v, 4, n, 0, 1); }
-CUresult own_cuMemsetD2D8_v2(CUdeviceptr d, size_t p, unsigned char v, size_t w, size_t h) { return set(d, &v, 1, w, p, h); }
-CUresult own_cuMemsetD2D16_v2(CUdeviceptr d, size_t p, unsigned short v, size_t w, size_t h) { return set(d, &v, 2, w, p, h); }
-CUresult own_cuMemsetD2D32_v2(CUdeviceptr d, size_t p, unsigned v, size_t w, size_t h) { return set(d, &v, 4, w, p, h); }
-CUresult own_cuMemsetD2D8Async(CUdeviceptr d, size_t p, unsigned char v, size_t w, size_t h, CUstream s) { (void)s; return set(d, &v, 1, w, p, h); }
-CUresult own_cuMemsetD2D16Async(CUdeviceptr d, size_t p, unsigned short v, size_t w, size_t h, CUstream s) { (void)s; return set(d, &v, 2, w, p, h); }
-CUresult own_cuMemsetD2D32Async(CUdeviceptr d, size_t p, unsigned v, size_t w, size_t h, CUstream s) { (void)s; return set(d, &v, 4, w, p, h); }
+CUresult own_cuMemsetD8_v2(CUdeviceptr d, unsigned char v, size_t n) { return own_set(d, &v, 1, n, 0, 1, NULL); }
+CUresult own_cuMemsetD16_v2(CUdeviceptr d, unsigned short v, size_t n) { return own_set(d, &v, 2, n, 0, 1, NULL); }
+CUresult own_cuMemsetD32_v2(CUdeviceptr d, unsigned v, size_t n) { return own_set(d, &v, 4, n, 0, 1, NULL); }
+CUresult own_cuMemsetD8Async(CUdeviceptr d, unsigned char v, size_t n, CUstream s) { return own_set(d, &v, 1, n, 0, 1, s); }
+CUresult own_cuMemsetD16Async(CUdeviceptr d, unsigned short v, size_t n, CUstream s) { return own_set(d, &v, 2, n, 0, 1, s); }
+CUresult own_cuMemsetD32Async(CUdeviceptr d, unsigned v, size_t n, CUstream s) { return own_set(d, &v, 4, n, 0, 1, s); }
+CUresult own_cuMemsetD2D8_v2(CUdeviceptr d, size_t p, unsigned char v, size_t w, size_t h) { return own_set(d, &v, 1, w, p, h, NULL); }
+CUresult own_cuMemsetD2D16_v2(CUdeviceptr d, size_t p, unsigned short v, size_t w, size_t h) { return own_set(d, &v, 2, w, p, h, NULL); }
+CUresult own_cuMemsetD2D32_v2(CUdeviceptr d, size_t p, unsigned v, size_t w, size_t h) { return own_set(d, &v, 4, w, p, h, NULL); }
+CUresult own_cuMemsetD2D8Async(CUdeviceptr d, size_t p, unsigned char v, size_t w, size_t h, CUstream s) { return own_set(d, &v, 1, w, p, h, s); }
+CUresult own_cuMemsetD2D16Async(CUdeviceptr d, size_t p, unsigned short v, size_t w, size_t h, CUstream s) { return own_set(d, &v, 2, w, p, h, s); }
+CUresult own_cuMemsetD2D32Async(CUdeviceptr d, size_t p, unsigned v, size_t w, size_t h, CUstream s) { return own_set(d, &v, 4, w, p, h, s); }
 
 /* Hints: every byte is already where both sides reach it. */
 CUresult own_cuMemPrefetchAsync(CUdeviceptr p, size_t n, CUdevice d, CUstream s) { (void)p, (void)n, (void)d, (void)s; return own_ready(); }

@@ -119,9 +119,15 @@ CUresult own_cuStreamGetDevice(CUstream st, CUdevice *d)
 	return check_stream(st);
 }
 
+static struct own_event *as_event(CUevent e);
+
 CUresult own_cuStreamWaitEvent(CUstream s, CUevent e, unsigned flags)
 {
-	(void)e, (void)flags;
+	(void)flags;
+	struct own_event *ev = as_event(e);
+	struct own_stream *st = as_stream(s);
+	if (ev && ev->capture && st && !st->capture)
+		own_capture_join(st, ev->capture);   /* the fork of a captured graph */
 	return check_stream(s);   /* one in-order queue: the event's work is already before */
 }
 
@@ -129,19 +135,20 @@ CUresult own_cuStreamIsCapturing(CUstream s, CUstreamCaptureStatus *st)
 {
 	if (!st)
 		return CUDA_ERROR_INVALID_VALUE;
-	*st = CU_STREAM_CAPTURE_STATUS_NONE;
+	*st = own_capturing(s) ? CU_STREAM_CAPTURE_STATUS_ACTIVE : CU_STREAM_CAPTURE_STATUS_NONE;
 	return check_stream(s);
 }
 
 CUresult own_cuStreamGetCaptureInfo_v3(CUstream s, CUstreamCaptureStatus *st, cuuint64_t *id, CUgraph *g,
 				       const CUgraphNode **deps, const CUgraphEdgeData **edges, size_t *n)
 {
+	struct own_stream *x = as_stream(s);
 	if (st)
-		*st = CU_STREAM_CAPTURE_STATUS_NONE;
+		*st = own_capturing(s) ? CU_STREAM_CAPTURE_STATUS_ACTIVE : CU_STREAM_CAPTURE_STATUS_NONE;
 	if (id)
-		*id = 0;
+		*id = own_capturing(s) ? x->capture_id : 0;
 	if (g)
-		*g = NULL;
+		*g = own_capturing(s) ? (CUgraph)x->capture : NULL;
 	if (deps)
 		*deps = NULL;
 	if (edges)
@@ -164,6 +171,9 @@ static CUresult host_call(CUstream s, void (*fn)(void *), void *data)
 		return rc;
 	if (!fn)
 		return CUDA_ERROR_INVALID_VALUE;
+	struct own_graph *g = own_capturing(s);
+	if (g)
+		return own_graph_add_host(g, fn, data);
 	rc = own_err(own.ops->queue_finish(own.bk, own.queue, NULL, 0));
 	if (!rc)
 		fn(data);
@@ -238,6 +248,8 @@ CUresult own_cuEventRecord(CUevent ev, CUstream s)
 	CUresult rc = check_stream(s);
 	if (rc)
 		return rc;
+	if ((e->capture = own_capturing(s)))
+		return CUDA_SUCCESS;   /* a point of the captured graph: waiting on it joins the capture */
 	gp_bk_event *n;
 	int r = own.ops->event_record(own.bk, own.queue, &n, NULL, 0);
 	if (r < 0)
