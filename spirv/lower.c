@@ -638,6 +638,9 @@ static int lower_insn(lw *c, const ir_insn *in)
 		return ar < 0 ? -1 : 0;
 	if (info && (info->flags & IR_F_ASYNC))
 		return lw_unsupported(c, in, "asynchronous copies and mbarriers are not lowered");
+	int sr = lw_simd(c, in);
+	if (sr)
+		return sr < 0 ? -1 : 0;
 	int nr = lw_cvt_narrow(c, in);
 	if (nr)
 		return nr < 0 ? -1 : 0;

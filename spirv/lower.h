@@ -182,6 +182,7 @@ int lw_bits(lw *c, const ir_insn *in);
 int lw_half(lw *c, const ir_insn *in);      /* f16 and f16x2 arithmetic */
 uint32_t lw_f2h(lw *c, uint32_t f);       /* an f32 rounded to f16 (to nearest even), as a 16-bit integer */
 int lw_mma(lw *c, const ir_insn *in);
+int lw_simd(lw *c, const ir_insn *in);      /* vadd4, vabsdiff4, add.u16x2, ... (lower_simd.c) */
 int lw_cvt_narrow(lw *c, const ir_insn *in); /* tf32, bf16, fp8 conversions (lower_cvt8.c) */       /* wmma.load/store/mma, emulated (lower_mma.c) */
 uint32_t lw_h2f(lw *c, uint32_t bits16);   /* an f16 (16-bit integer) widened to f32 */      /* lop3, shf, bfind, bmsk, prmt, carry chains */        /* shfl, vote, redux, activemask, bar.warp */
 
