@@ -105,9 +105,11 @@ struct own_alloc {
 	int host;            /* cuMemAllocHost/cuMemHostAlloc: host memory the device reaches */
 	int managed;
 	int registered;      /* cuMemHostRegister: the application's memory, not ours to free */
+	int graph;           /* a graph's allocation node's: every launch "allocates" it again */
 	unsigned flags;
 };
 int own_alloc_find(uint64_t addr, struct own_alloc *out);
+void own_alloc_mark_graph(uint64_t addr);
 
 /* Copies and fills on the shared queue (a copy blocks unless both ends are the own driver's
  * memory); recorded instead when an async one's stream is capturing (own_graph.c). */

@@ -141,6 +141,7 @@ static int attribute(CUdevice_attribute a)
 	case CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS: return in->fine_grain;
 	case CU_DEVICE_ATTRIBUTE_DIRECT_MANAGED_MEM_ACCESS_FROM_HOST: return in->fine_grain;
 	case CU_DEVICE_ATTRIBUTE_STREAM_PRIORITIES_SUPPORTED: return 1;
+	case CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED: return 1;   /* own_pool.c */
 	case CU_DEVICE_ATTRIBUTE_GLOBAL_L1_CACHE_SUPPORTED:
 	case CU_DEVICE_ATTRIBUTE_LOCAL_L1_CACHE_SUPPORTED: return 1;
 	case CU_DEVICE_ATTRIBUTE_SINGLE_TO_DOUBLE_PRECISION_PERF_RATIO: return 2;
@@ -558,10 +559,4 @@ CUresult own_cuProfilerInitialize(const char *config, const char *out, CUoutput_
 {
 	(void)config, (void)out, (void)mode;
 	return CUDA_SUCCESS;
-}
-
-CUresult own_cuDeviceGetDefaultMemPool(CUmemoryPool *pool, CUdevice d)
-{
-	(void)pool, (void)d;
-	return CUDA_ERROR_NOT_SUPPORTED;   /* the runtime then uses cuMemAllocAsync itself */
 }

@@ -25,7 +25,8 @@ static CUresult record(uint64_t addr, size_t size, int host, int managed, int re
 		}
 		allocs = a, cap = n;
 	}
-	allocs[nallocs++] = (struct own_alloc){addr, size, host, managed, registered, flags};
+	allocs[nallocs++] = (struct own_alloc){.addr = addr, .size = size, .host = host, .managed = managed,
+					     .registered = registered, .flags = flags};
 	pthread_mutex_unlock(&lock);
 	return CUDA_SUCCESS;
 }
@@ -61,6 +62,15 @@ int own_alloc_find(uint64_t addr, struct own_alloc *out)
 	return found;
 }
 
+void own_alloc_mark_graph(uint64_t addr)
+{
+	pthread_mutex_lock(&lock);
+	for (size_t i = 0; i < nallocs; i++)
+		if (allocs[i].addr == addr)
+			allocs[i].graph = 1;
+	pthread_mutex_unlock(&lock);
+}
+
 static CUresult alloc(uint64_t *addr, size_t size, int host, int managed, unsigned flags)
 {
 	CUresult rc = own_ready();
@@ -87,6 +97,8 @@ static CUresult release(uint64_t addr)
 	if (!addr)
 		return CUDA_SUCCESS;
 	struct own_alloc a;
+	if (own_alloc_find(addr, &a) && a.graph && a.addr == addr)
+		return CUDA_SUCCESS;   /* a graph's memory: its next launch has it again */
 	if (!forget(addr, &a))
 		return CUDA_ERROR_INVALID_VALUE;
 	/* CUDA's free waits for the device to be done with the memory. */
@@ -423,5 +435,12 @@ CUresult own_cuMemAdvise(CUdeviceptr p, size_t n, CUmem_advise a, CUdevice d) { 
 CUresult own_cuMemAdvise_v2(CUdeviceptr p, size_t n, CUmem_advise a, CUmemLocation l) { (void)p, (void)n, (void)a, (void)l; return own_ready(); }
 
 /* Stream-ordered allocation, ordered by the one queue: allocate now, free after the queue drains. */
-CUresult own_cuMemAllocAsync(CUdeviceptr *p, size_t n, CUstream s) { (void)s; return alloc((uint64_t *)p, n, 0, 0, 0); }
-CUresult own_cuMemFreeAsync(CUdeviceptr p, CUstream s) { (void)s; return release(p); }
+CUresult own_cuMemAllocAsync(CUdeviceptr *p, size_t n, CUstream s)
+{
+	CUresult rc = alloc((uint64_t *)p, n, 0, 0, 0);
+	if (!rc && own_capturing(s))
+		own_alloc_mark_graph(*p);   /* a captured allocation node */
+	return rc;
+}
+/* Freed by a captured graph: kept (graph memory lives as long as the process, own_pool.c). */
+CUresult own_cuMemFreeAsync(CUdeviceptr p, CUstream s) { return own_capturing(s) ? CUDA_SUCCESS : release(p); }
