@@ -45,7 +45,8 @@ echo "ok an absolute dlopen before any call still reaches the driver through the
 # machine the shim says so in one line and the app sees errors, not a crash.
 if ! ldconfig -p 2>/dev/null | grep -q 'libcuda\.so\.1 ' && [ ! -e /usr/local/nvidia/lib64/libcuda.so.1 ] \
    && [ ! -e /usr/lib/x86_64-linux-gnu/libcuda.so.1 ]; then
-  env -u GPUPROBE_REAL_LIBCUDA "$gpuprobe" run -- "$app" "$fake" >"$out" 2>&1 || fail "exit $?"
+  # (GPUPROBE_BACKEND=nvidia: no fallback to gpuprobe's own driver on a machine with OpenCL)
+  env -u GPUPROBE_REAL_LIBCUDA GPUPROBE_BACKEND=nvidia "$gpuprobe" run -- "$app" "$fake" >"$out" 2>&1 || fail "exit $?"
   grep -q '^cuInit 100$' "$out" && [ "$(grep -c '^gpuprobe: no real CUDA driver found' "$out")" = 1 ] \
     || fail "no driver under gpuprobe run"
   echo "ok gpuprobe run without a driver: cuInit 100 and one line"
