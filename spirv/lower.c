@@ -631,6 +631,9 @@ static int lower_insn(lw *c, const ir_insn *in)
 		return mr < 0 ? -1 : 0;
 	if (info && (info->flags & IR_F_TENSOR))
 		return lw_unsupported(c, in, "tensor-core instructions have no SPIR-V equivalent");
+	int tr = lw_texture(c, in);
+	if (tr)
+		return tr < 0 ? -1 : 0;
 	if (info && (info->flags & IR_F_TEX))
 		return lw_unsupported(c, in, "texture and surface instructions are not lowered");
 	int ar = lw_async(c, in);

@@ -76,6 +76,7 @@ typedef struct lw {
 	struct { unsigned key; uint32_t id; } *mma_helpers; /* its dot-product functions */
 	size_t nmma_helpers;
 	spv_buf helper_funcs;    /* functions generated while lowering others, emitted at the end */
+	uint32_t tex_texel;      /* the texel-fetch helper function (lower_tex.c); 0 until used */
 	uint32_t heap, heap_top;  /* device malloc's heap and its offset; 0 until used */
 	uint32_t fence_word;     /* CrossWorkgroup u32 that fences (membar) apply to */
 	uint32_t builtins[16];   /* BuiltIn Input variables by enum lw_builtin; 0 until used */
@@ -182,7 +183,8 @@ int lw_bits(lw *c, const ir_insn *in);
 int lw_half(lw *c, const ir_insn *in);      /* f16 and f16x2 arithmetic */
 uint32_t lw_f2h(lw *c, uint32_t f);       /* an f32 rounded to f16 (to nearest even), as a 16-bit integer */
 int lw_mma(lw *c, const ir_insn *in);
-int lw_simd(lw *c, const ir_insn *in);      /* vadd4, vabsdiff4, add.u16x2, ... (lower_simd.c) */
+int lw_simd(lw *c, const ir_insn *in);
+int lw_texture(lw *c, const ir_insn *in);   /* tex, suld, sust, txq from descriptors (lower_tex.c) */      /* vadd4, vabsdiff4, add.u16x2, ... (lower_simd.c) */
 int lw_cvt_narrow(lw *c, const ir_insn *in); /* tf32, bf16, fp8 conversions (lower_cvt8.c) */       /* wmma.load/store/mma, emulated (lower_mma.c) */
 uint32_t lw_h2f(lw *c, uint32_t bits16);   /* an f16 (16-bit integer) widened to f32 */      /* lop3, shf, bfind, bmsk, prmt, carry chains */        /* shfl, vote, redux, activemask, bar.warp */
 

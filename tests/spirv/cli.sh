@@ -38,8 +38,8 @@ check "malformed PTX: one line" 1 "$(printf '%s\n' "$err" | wc -l)"
 err=$("$gp" ptx spirv -o "$t/iso.spv" "$data/isolate.ptx" 2>&1); rc=$?
 check "kernels that cannot be lowered are left out: exit 0" 0 $rc
 check "one line per kernel left out, naming it, the construct and its line" \
-"gpuprobe: $data/isolate.ptx: kernel bad left out: 23: cannot lower \`tex.1d.v4.f32.s32\` to SPIR-V: texture and surface instructions are not lowered
-gpuprobe: $data/isolate.ptx: kernel bad_call left out: needs fetch, not lowered: 12: cannot lower \`tex.1d.v4.f32.s32\` to SPIR-V: texture and surface instructions are not lowered" "$err"
+"gpuprobe: $data/isolate.ptx: kernel bad left out: 23: cannot lower \`tex.level.2d.v4.f32.f32\` to SPIR-V: mipmapped and multisample textures are not lowered
+gpuprobe: $data/isolate.ptx: kernel bad_call left out: needs fetch, not lowered: 12: cannot lower \`tex.level.2d.v4.f32.f32\` to SPIR-V: mipmapped and multisample textures are not lowered" "$err"
 check "the other kernel is there" "good" "$("$gp" ptx spirv -S -o - "$data/isolate.ptx" 2>/dev/null | sed -n 's/.*OpEntryPoint Kernel %[a-z_]* "\([^"]*\)".*/\1/p' | tr '\n' ' ' | sed 's/ $//')"
 printf '.version 7.0\n.target sm_70\n.address_size 32\n.visible .entry k() { ret; }\n' >"$t/a32.ptx"
 err=$("$gp" ptx spirv -o "$t/y.spv" "$t/a32.ptx" 2>&1)

@@ -25,6 +25,9 @@
  *     expect NAME = e0 e1 ...
  *     ptx:
  *     <PTX module>
+ *     ptr DST OFFSET SRC           (buffer SRC's device address written into DST at byte OFFSET)
+ *     backend NAME                 (the case runs on that backend only: data built for our driver,
+ *                                   such as a texture descriptor, means nothing to NVIDIA's)
  *   Parameters are passed in the order of the buf/scalar lines (template: in0.., out).
  *   Values: integers (decimal, 0x hex, negative), floats (1.5, -0.0, inf, -inf, nan, 0x1p-149),
  *   or exact bits as bits:0x7fc00000. Floats compare bit for bit, except that any NaN matches nan. */
@@ -64,6 +67,9 @@ struct tcase {
 	struct buf bufs[MAXB];
 	unsigned nbufs;
 	char *ptx;
+	char only[16];                /* "backend NAME": runs on that backend only */
+	struct { unsigned dst, off, src; } ptrs[MAXB]; /* "ptr DST OFFSET SRC" */
+	unsigned nptrs;
 };
 
 static unsigned type_bytes(const char *t)
@@ -218,6 +224,27 @@ static int load_case(const char *path, struct tcase *tc, char *err, size_t errle
 			tmpl = s[0] == 'c';
 			rest = next ? next : "";
 			break;
+		} else if (sscanf(s, "backend %15s", tc->only) == 1) {
+		} else if (!strncmp(s, "ptr ", 4)) {
+			char dn[32], sn[32];
+			unsigned off, di = MAXB, si = MAXB;
+			if (sscanf(s, "ptr %31s %u %31s", dn, &off, sn) != 3 || tc->nptrs >= MAXB) {
+				ret = (snprintf(err, errlen, "%s: bad line: %s", path, s), -1);
+				break;
+			}
+			for (unsigned k = 0; k < tc->nbufs; k++) {
+				if (!strcmp(tc->bufs[k].name, dn))
+					di = k;
+				if (!strcmp(tc->bufs[k].name, sn))
+					si = k;
+			}
+			if (di == MAXB || si == MAXB) {
+				ret = (snprintf(err, errlen, "%s: ptr names an unknown buffer: %s", path, s), -1);
+				break;
+			}
+			tc->ptrs[tc->nptrs].dst = di;
+			tc->ptrs[tc->nptrs].off = off;
+			tc->ptrs[tc->nptrs++].src = si;
 		} else if (sscanf(s, "kernel %127s", tc->kernel) == 1) {
 		} else if (sscanf(s, "grid %u %u %u", &tc->grid[0], &tc->grid[1], &tc->grid[2]) == 3) {
 		} else if (sscanf(s, "block %u %u %u", &tc->block[0], &tc->block[1], &tc->block[2]) == 3) {
@@ -496,6 +523,9 @@ static int run_case(struct backend *be, struct tcase *tc, char *err, size_t errl
 			return r;
 		args[i] = (struct spirv_arg){&addrs[i], 8};
 	}
+	for (unsigned k = 0; k < tc->nptrs; k++) /* a buffer's device address into another's bytes */
+		if ((r = be->write(be->h, addrs[tc->ptrs[k].dst] + tc->ptrs[k].off, &addrs[tc->ptrs[k].src], 8, err, errlen)) < 0)
+			return r;
 	if ((r = be->launch(be->h, tc->kernel, tc->grid, tc->block, args, tc->nbufs, err, errlen)) < 0)
 		return r;
 	for (unsigned i = 0; i < tc->nbufs; i++) {
@@ -596,6 +626,13 @@ int main(int argc, char **argv)
 				fputs(tc->ptx, f);
 				fclose(f);
 			}
+		}
+		if (r == 0 && tc->only[0] && strcmp(tc->only, be.name)) {
+			printf("SKIP %s: for the %s backend only\n", tc->name, tc->only);
+			free(tc->ptx);
+			free(tc);
+			free(paths[i]);
+			continue;
 		}
 		if (r == 0)
 			r = run_case(&be, tc, err, sizeof(err));
