@@ -76,6 +76,7 @@ typedef struct lw {
 	struct { unsigned key; uint32_t id; } *mma_helpers; /* its dot-product functions */
 	size_t nmma_helpers;
 	spv_buf helper_funcs;    /* functions generated while lowering others, emitted at the end */
+	uint32_t grid_ws;        /* cooperative groups' grid workspace (%envreg1/2); 0 until used */
 	uint32_t tex_texel;      /* the texel-fetch helper function (lower_tex.c); 0 until used */
 	uint32_t heap, heap_top;  /* device malloc's heap and its offset; 0 until used */
 	uint32_t fence_word;     /* CrossWorkgroup u32 that fences (membar) apply to */

@@ -45,7 +45,11 @@ static int lower_ld_st(lw *c, const ir_insn *in, bool store)
 	ptype mt = t.k == 'p' ? PT('u', 8) : t;
 	unsigned eb = mt.bits / 8;
 	uint32_t mask = SpvMemoryAccessAlignedMask;
-	if (ir_insn_has_mod(in, ".volatile"))
+	/* .volatile, and the memory-model forms (.relaxed/.acquire/.release with a scope): each
+	 * access goes to memory (a spin loop on ld.acquire, as cooperative groups' grid.sync()
+	 * writes it, must not be hoisted) */
+	if (ir_insn_has_mod(in, ".volatile") || ir_insn_has_mod(in, ".relaxed") || ir_insn_has_mod(in, ".acquire") ||
+	    ir_insn_has_mod(in, ".release"))
 		mask |= SpvMemoryAccessVolatileMask;
 	for (unsigned i = 0; i < n; i++) {
 		const ir_operand *v = n > 1 ? &val->elems[i] : val;

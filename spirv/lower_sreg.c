@@ -176,6 +176,26 @@ int lw_special_reg(lw *c, const char *name, uint32_t *v, ptype *t)
 		*v = lw_u32(c, 32);
 		return 0;
 	}
+	if (!strcmp(name, "%envreg1") || !strcmp(name, "%envreg2")) {
+		/* cooperative groups' grid workspace (its address: envreg1 high, envreg2 low), which
+		 * NVIDIA's driver provides for cooperative launches: {u32 size, u32 barrier}, here one
+		 * zeroed module variable. grid.sync() then counts arrivals on its barrier word; it
+		 * completes when every block of the grid runs at once, as cooperative launches promise */
+		if (!c->grid_ws) {
+			uint32_t at = spv_t_array(c->e, u32, spv_c_int(c->e, 32, 2));
+			c->grid_ws = spv_id(c->e);
+			spv_op(&c->e->globals, SpvOpVariable, 4, spv_t_ptr(c->e, SpvStorageClassCrossWorkgroup, at), c->grid_ws,
+			       (uint32_t)SpvStorageClassCrossWorkgroup, spv_c_null(c->e, at));
+			spv_decorate(c->e, c->grid_ws, SpvDecorationAlignment, 1, 8u);
+			spv_name(c->e, c->grid_ws, "gpuprobe_grid_workspace");
+		}
+		uint32_t u64 = spv_t_int(c->e, 64);
+		uint32_t a = lw_op1(c, SpvOpConvertPtrToU, u64, c->grid_ws);
+		if (name[7] == '1')
+			a = lw_op2(c, SpvOpShiftRightLogical, u64, a, lw_u64(c, 32));
+		*v = lw_op1(c, SpvOpUConvert, u32, a);
+		return 0;
+	}
 	if (!strncmp(name, "%reserved_smem_offset_", 22) && c->shared_window) {
 		/* 1 KiB of the window: _begin/_0 its start, _1 half-way (cooperative groups' scratch),
 		 * _end its end, _cap its size */
