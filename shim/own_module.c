@@ -415,11 +415,37 @@ int own_func_build(struct own_func *f, unsigned dyn_shared)
 	}
 	if (r == 0 && !ir)
 		r = -1;
+	/* A long kernel name is built under a short one: PoCL writes files named after kernels, and
+	 * C++ template kernels (CUB's) have names longer than a file name may be. Not when the
+	 * module names the kernel elsewhere (its address taken: dynamic parallelism). */
+	char alias[32];
+	const char *text_of = m->split ? bound : m->ptx;
+	int uses = 0;
+	for (const char *q = text_of; q && (q = strstr(q, f->name)); q += strlen(f->name)) {
+		const char *line = q;
+		while (line > text_of && line[-1] != '\n')
+			line--;
+		while (*line == ' ' || *line == '\t')
+			line++;
+		char next = q[strlen(f->name)];
+		int word = !(next == '_' || next == '$' || (next >= '0' && next <= '9') ||
+			     ((next | 32) >= 'a' && (next | 32) <= 'z'));   /* not NAME_param_0 */
+		uses += word && strncmp(line, "//", 2) != 0;   /* "// .globl NAME" is a comment */
+	}
+	if (strlen(f->name) > 100 && uses == 1)
+		snprintf(alias, sizeof(alias), "__gpk_%u_%u", m->seq, (unsigned)(f - m->funcs));
+	else
+		snprintf(alias, sizeof(alias), "%s", "");
+	for (ir_top *t = ir ? ir->first : NULL; r == 0 && *alias && t; t = t->next)
+		if (t->kind == IR_TOP_FUNC && t->func.is_entry && !strcmp(t->func.name, f->name)) {
+			t->func.name = ir_strdup(ir, alias);
+			break;
+		}
 	gp_bk_prog *p = NULL;
 	if (r == 0)
 		r = own.ops->program_build(own.bk, ir, dyn_shared, &p, err, sizeof(err));
 	if (r == 0)
-		r = own.ops->kernel_create(own.bk, p, f->name, &f->k, err, sizeof(err));
+		r = own.ops->kernel_create(own.bk, p, *alias ? alias : f->name, &f->k, err, sizeof(err));
 	if (ir)
 		ir_module_free(ir);
 	free(text);
