@@ -29,6 +29,11 @@ enum gp_mem_filter {
 	GP_MEM_GENERIC = 1u << 3, GP_MEM_ALL_SPACES = 0xf,
 	GP_MEM_LOAD = 1u << 4, GP_MEM_STORE = 1u << 5, GP_MEM_ATOMIC = 1u << 6,
 	GP_MEM_ALL_DIRS = 0x70,
+	/* Kinds of instruction (none named: all): ld/ldu/st/atom/red; the asynchronous copies
+	 * (cp.async, cp.async.bulk, TMA's cp.async.bulk.tensor, st.async, red.async); the matrix
+	 * loads and stores (ldmatrix, stmatrix, wmma.load, wmma.store). */
+	GP_MEM_PLAIN = 1u << 7, GP_MEM_ASYNC = 1u << 8, GP_MEM_MATRIX = 1u << 9,
+	GP_MEM_ALL_KINDS = 0x380,
 };
 
 struct gp_program {

@@ -39,6 +39,7 @@ static const struct {
 	{ "global", GP_MEM_GLOBAL }, { "shared", GP_MEM_SHARED }, { "local", GP_MEM_LOCAL },
 	{ "generic", GP_MEM_GENERIC }, { "load", GP_MEM_LOAD }, { "store", GP_MEM_STORE },
 	{ "atomic", GP_MEM_ATOMIC }, { "all", GP_MEM_ALL_SPACES | GP_MEM_ALL_DIRS },
+	{ "plain", GP_MEM_PLAIN }, { "async", GP_MEM_ASYNC }, { "matrix", GP_MEM_MATRIX },
 };
 
 /* "global,store" -> bits; a group (spaces, directions) left out means all of it. */
@@ -56,7 +57,8 @@ static int parse_mem_filters(const char *s, size_t len, unsigned *out, char *err
 				break;
 		if (k == sizeof mem_filter_names / sizeof mem_filter_names[0]) {
 			snprintf(err, errlen, "unknown memory filter '%.*s' (use global, shared, local, generic, load,"
-				 " store, atomic or all, e.g. gpu/mem/global,store/<kernel>)", (int)(j - i), s + i);
+				 " store, atomic, plain, async, matrix or all, e.g. gpu/mem/global,store/<kernel>)",
+				 (int)(j - i), s + i);
 			return -EINVAL;
 		}
 		bits |= mem_filter_names[k].bits;

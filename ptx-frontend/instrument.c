@@ -377,10 +377,22 @@ static int is_barrier(const ir_insn *in)
 	       !ir_insn_has_mod(in, ".red") && !ir_insn_has_mod(in, ".cluster");
 }
 
-static int is_mem_opcode(const char *op)
+/* The kind of a memory instruction, as gpu/mem's filters name it (GP_MEM_PLAIN, _ASYNC,
+ * _MATRIX), or 0 for an instruction that has no memory site: ld, ldu, st, atom, red are plain
+ * (their .async forms, st.async and red.async, are async); cp.async, cp.async.bulk{,.tensor} and
+ * cp.reduce.async.bulk{,.tensor} are async; ldmatrix, stmatrix, wmma.load and wmma.store are
+ * matrix. */
+static unsigned mem_kind(const ir_insn *in)
 {
-	return !strcmp(op, "ld") || !strcmp(op, "ldu") || !strcmp(op, "st") || !strcmp(op, "atom") ||
-	       !strcmp(op, "red");
+	const char *op = in->opcode;
+	if (!strcmp(op, "ld") || !strcmp(op, "ldu") || !strcmp(op, "st") || !strcmp(op, "atom") ||
+	    !strcmp(op, "red"))
+		return in->info && (in->info->flags & IR_F_ASYNC) ? GP_MEM_ASYNC : GP_MEM_PLAIN;
+	if (!strcmp(op, "cp"))
+		return ir_insn_has_mod(in, ".prefetch") ? 0 : GP_MEM_ASYNC;
+	if (!strcmp(op, "ldmatrix") || !strcmp(op, "stmatrix") || !strcmp(op, "wmma"))
+		return GP_MEM_MATRIX;
+	return 0;
 }
 
 /* ---- the sites of each kind ------------------------------------------------------------- */
@@ -498,26 +510,122 @@ static unsigned space_value(enum ir_space s)
 	}
 }
 
-static void site_mem(struct fn *fn, const struct gp_inst_probe *p, ir_stmt *s, unsigned index)
+/* The value of a 32-bit byte count operand: an immediate, or a register the same basic block
+ * set from one with mov (cp.async.bulk's size is usually `mov.u32 %r8, 4096` just before);
+ * 0 when it is not a constant there. The context's size stays a site constant (nvidia/ctx_use.c
+ * counts it among the warp-uniform bytes). */
+static unsigned const_count(const struct fn *fn, size_t i, const ir_insn *in, int op)
+{
+	if (op < 0 || (unsigned)op >= in->nops)
+		return 0;
+	const ir_operand *o = &in->ops[op];
+	if (o->kind == IR_OPND_INT)
+		return o->ival > 0 && o->ival <= UINT32_MAX ? (unsigned)o->ival : 0;
+	if (o->kind != IR_OPND_REG || !o->name)
+		return 0;
+	while (i-- > 0) {
+		const ir_stmt *t = fn->stmts[i];
+		if (t->kind == IR_STMT_LABEL)
+			return 0;
+		if (t->kind != IR_STMT_INSN)
+			continue;
+		const ir_insn *w = &t->insn;
+		if (!w->info || (w->info->flags & (IR_F_BRANCH | IR_F_CALL | IR_F_RET | IR_F_EXIT)))
+			return 0;
+		int ndst = w->info->ndst;
+		for (int d = 0; d < ndst && (unsigned)d < w->nops; d++) {
+			const ir_operand *x = &w->ops[d];
+			if (!(x->kind == IR_OPND_REG && x->name && !strcmp(x->name, o->name)))
+				continue;
+			if (!strcmp(w->opcode, "mov") && !w->guard && w->nops == 2 &&
+			    w->ops[1].kind == IR_OPND_INT && w->ops[1].ival > 0 &&
+			    w->ops[1].ival <= UINT32_MAX)
+				return (unsigned)w->ops[1].ival;
+			return 0;
+		}
+	}
+	return 0;
+}
+
+/* One side of a memory instruction: an address operand, its space, direction and size. */
+struct mem_side {
+	int op;
+	enum ir_space space;
+	enum ir_access_dir dir;
+	unsigned size;
+};
+
+/* The sites of a memory instruction (at most two, each one site):
+ *   ld/ldu/st/atom/red, st.async, red.async   the access (one address)
+ *   cp.async, cp.async.bulk (global -> shared) a load at the source, then a store at the
+ *                                             shared destination; size: the bytes copied
+ *                                             (cp-size; a bulk copy's count when it is a
+ *                                             constant, else 0)
+ *   cp.async.bulk, cp.reduce.async.bulk        (shared -> global) a load at the shared source,
+ *                                             then the global store (reduce: atomic)
+ *   cp.async.bulk.tensor (TMA), loads         a load whose address is the tensor map's (the
+ *                                             CUtensorMap the copy reads; size 0: the box is in
+ *                                             the map), then a store at the shared destination
+ *   cp{.reduce}.async.bulk.tensor, stores     a load at the shared source (size 0), then the
+ *                                             global side: the tensor map's address (store;
+ *                                             reduce: atomic)
+ *   ldmatrix / stmatrix                       this lane's row address in shared memory; size:
+ *                                             the bytes the lane receives or gives (4 per matrix)
+ *   wmma.load / wmma.store                    the matrix's base address (the same in every lane);
+ *                                             size: the bytes of the lane's fragment */
+static unsigned mem_sides(const struct fn *fn, size_t i, const ir_insn *in, struct mem_side *out)
+{
+	struct ir_mem_access acc;
+	if (!ir_insn_mem_access(in, &acc))
+		return 0;
+	const char *name = in->info ? in->info->opcode : "";
+	int tensor = !strcmp(name, "cp.async.bulk.tensor") ||
+		     !strcmp(name, "cp.reduce.async.bulk.tensor");
+	int bulk = tensor || !strcmp(name, "cp.async.bulk") || !strcmp(name, "cp.reduce.async.bulk");
+	int reduce = !strncmp(name, "cp.reduce", 9);
+	unsigned size = acc.size;
+	if (bulk && !tensor)
+		size = const_count(fn, i, in, 2);
+	else if (tensor)
+		size = 0;
+	if (!strcmp(name, "cp.async") || (bulk && acc.dst_addr_op >= 0)) {
+		/* into shared memory: the source read, then the destination write */
+		out[0] = (struct mem_side){acc.addr_op, acc.space, IR_ACCESS_READ, size};
+		out[1] = (struct mem_side){acc.dst_addr_op, acc.dst_space, IR_ACCESS_WRITE, size};
+		return acc.dst_addr_op >= 0 ? 2 : 1;
+	}
+	if (bulk) {
+		/* out of shared memory: operand 1 is the shared source, operand 0 the global side */
+		out[0] = (struct mem_side){1, IR_SPACE_SHARED, IR_ACCESS_READ, size};
+		out[1] = (struct mem_side){0, IR_SPACE_GLOBAL, reduce ? IR_ACCESS_RMW : IR_ACCESS_WRITE,
+					   size};
+		return 2;
+	}
+	out[0] = (struct mem_side){acc.addr_op, acc.space, acc.dir, size};
+	return 1;
+}
+
+static void site_mem_side(struct fn *fn, const struct gp_inst_probe *p, ir_stmt *s,
+			  unsigned index, unsigned kind, const struct mem_side *side)
 {
 	const ir_insn *in = &s->insn;
-	struct ir_mem_access acc;
-	if (!is_mem_opcode(in->opcode) || !ir_insn_mem_access(in, &acc))
-		return;
-	unsigned sb = space_bit(acc.space);
-	unsigned db = acc.dir == IR_ACCESS_READ ? GP_MEM_LOAD
-		    : acc.dir == IR_ACCESS_WRITE ? GP_MEM_STORE : GP_MEM_ATOMIC;
+	unsigned sb = space_bit(side->space);
+	unsigned db = side->dir == IR_ACCESS_READ ? GP_MEM_LOAD
+		    : side->dir == IR_ACCESS_WRITE ? GP_MEM_STORE : GP_MEM_ATOMIC;
 	unsigned filter = p->mem_filter;
 	if (!(filter & GP_MEM_ALL_SPACES))
 		filter |= GP_MEM_ALL_SPACES;
 	if (!(filter & GP_MEM_ALL_DIRS))
 		filter |= GP_MEM_ALL_DIRS;
-	if (!sb || !(filter & sb) || !(filter & db))
+	if (!(filter & GP_MEM_ALL_KINDS))
+		filter |= GP_MEM_ALL_KINDS;
+	if (!sb || !(filter & sb) || !(filter & db) || !(filter & kind))
 		return;
-	if (acc.addr_op < 0 || (unsigned)acc.addr_op >= in->nops)
+	if (side->op < 0 || (unsigned)side->op >= in->nops)
 		return;
-	const ir_operand *a = &in->ops[acc.addr_op];
-	if (a->kind != IR_OPND_ADDR || a->nelems)
+	const ir_operand *a = &in->ops[side->op];
+	/* [base] or [base+offset]; a tensor copy's [tensorMap, {coordinates}]: the map's address */
+	if (a->kind != IR_OPND_ADDR || (a->nelems && (!a->name || a->ival)))
 		return;
 	struct inst_emit e = at(fn, s);
 	e.ctx_unread = p->ctx_unread;
@@ -539,15 +647,28 @@ static void site_mem(struct fn *fn, const struct gp_inst_probe *p, ir_stmt *s, u
 	if (ctx_read(&e, offsetof(struct gp_mem_ctx, addr), 2))
 		ie_insn(&e, "st.local.u64 [__gp_ctx+%u], %%__gp_d1",
 			(unsigned)offsetof(struct gp_mem_ctx, addr));
-	st32i(&e, offsetof(struct gp_mem_ctx, size), acc.size);
+	st32i(&e, offsetof(struct gp_mem_ctx, size), side->size);
 	unsigned dirv = db == GP_MEM_LOAD ? GP_DIR_LOAD : db == GP_MEM_STORE ? GP_DIR_STORE : GP_DIR_ATOMIC;
-	/* space, dir and the padding are one little-endian u32 */
-	st32i(&e, offsetof(struct gp_mem_ctx, space), space_value(acc.space) | dirv << 8);
+	unsigned kindv = kind == GP_MEM_ASYNC ? GP_MEM_KIND_ASYNC
+		       : kind == GP_MEM_MATRIX ? GP_MEM_KIND_MATRIX : GP_MEM_KIND_PLAIN;
+	/* space, dir and kind are one little-endian u32 */
+	st32i(&e, offsetof(struct gp_mem_ctx, space), space_value(side->space) | dirv << 8 |
+							kindv << 16);
 	st32i(&e, offsetof(struct gp_mem_ctx, insn_index), index);
 	st32i(&e, offsetof(struct gp_mem_ctx, line), s->src_line);
 	fill_thread(fn, &e, offsetof(struct gp_mem_ctx, thread));
 	call_probe(fn, &e, p->func);
 	end_skip(&e, skip);
+}
+
+static void site_mem(struct fn *fn, const struct gp_inst_probe *p, size_t i)
+{
+	ir_stmt *s = fn->stmts[i];
+	unsigned kind = mem_kind(&s->insn);
+	struct mem_side sides[2];
+	unsigned n = kind ? mem_sides(fn, i, &s->insn, sides) : 0;
+	for (unsigned k = 0; k < n; k++)
+		site_mem_side(fn, p, s, fn->index[i], kind, &sides[k]);
 }
 
 static void site_barrier(struct fn *fn, const struct gp_inst_probe *p, ir_stmt *s, unsigned index)
@@ -704,7 +825,7 @@ static void instrument_one(struct fn *fn, const struct gp_inst_probe *p, unsigne
 	case GP_ATTACH_MEM:
 		for (size_t i = 0; i < fn->n; i++)
 			if (fn->stmts[i]->kind == IR_STMT_INSN)
-				site_mem(fn, p, fn->stmts[i], fn->index[i]);
+				site_mem(fn, p, i);
 		return;
 	case GP_ATTACH_BARRIER:
 		for (size_t i = 0; i < fn->n; i++)

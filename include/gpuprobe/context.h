@@ -61,6 +61,17 @@ struct gp_block_ctx {
 /* Values of gp_mem_ctx.space and .dir. */
 enum gp_mem_space { GP_SPACE_GLOBAL = 1, GP_SPACE_SHARED = 2, GP_SPACE_LOCAL = 3, GP_SPACE_GENERIC = 4 };
 enum gp_mem_dir { GP_DIR_LOAD = 1, GP_DIR_STORE = 2, GP_DIR_ATOMIC = 3 };
+/* Values of gp_mem_ctx.kind: the instruction (the filters plain, async, matrix). A copy has two
+ * sites, its source's (a load) and its destination's (a store; atomic for a reduction).
+ *   PLAIN   ld, ldu, st, atom, red: the access
+ *   ASYNC   cp.async, cp.async.bulk, cp.reduce.async.bulk: addr each side's address, size the
+ *           bytes copied (0 when a bulk copy's count is not a constant in its basic block);
+ *           cp.async.bulk.tensor (TMA): the global side's addr is the tensor map's (the
+ *           CUtensorMap), the shared side's its buffer, size 0 (the box is in the map);
+ *           st.async, red.async: the access
+ *   MATRIX  ldmatrix, stmatrix: this lane's row address, size the bytes the lane receives or
+ *           gives; wmma.load, wmma.store: the matrix's base address, size the lane's fragment */
+enum gp_mem_kind { GP_MEM_KIND_PLAIN = 0, GP_MEM_KIND_ASYNC = 1, GP_MEM_KIND_MATRIX = 2 };
 
 /* gpu/mem/<filters>/<kernel-glob>: before each matching load, store or atomic. */
 struct gp_mem_ctx {
@@ -68,7 +79,7 @@ struct gp_mem_ctx {
 	__u32 size;           /* bytes accessed */
 	__u8 space;           /* enum gp_mem_space */
 	__u8 dir;             /* enum gp_mem_dir */
-	__u16 _pad0;
+	__u16 kind;           /* enum gp_mem_kind */
 	__u32 insn_index;     /* index of the instruction in its function */
 	__u32 line;           /* source line from .loc, 0 when unknown */
 	struct gp_thread_ids thread;

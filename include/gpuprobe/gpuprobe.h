@@ -18,8 +18,10 @@
  *   gpu/func_entry/<func-glob>       device .func entry                   struct gp_func_ctx
  *   gpu/func_exit/<func-glob>        device .func return                  struct gp_func_ctx
  *   gpu/mem/<filters>/<kernel-glob>  before loads/stores/atomics          struct gp_mem_ctx
- *        filters: comma-separated from global,shared,local,generic (spaces) and
- *        load,store,atomic (directions), or "all"; a group left out means all of that group
+ *        filters: comma-separated from global,shared,local,generic (spaces),
+ *        load,store,atomic (directions) and plain,async,matrix (kinds: ld/st/atom/red;
+ *        cp.async, cp.async.bulk{.tensor}, st/red.async; ldmatrix, stmatrix, wmma.load/store),
+ *        or "all"; a group left out means all of that group (context.h: gp_mem_kind)
  *   gpu/barrier/<kernel-glob>        before bar.sync/barrier              struct gp_barrier_ctx
  *   gpu/barrier_after/<kernel-glob>  after bar.sync/barrier               struct gp_barrier_ctx
  *   gpu/bb/<kernel-glob>             each basic block entry               struct gp_bb_ctx

@@ -491,7 +491,7 @@ static void test_bad_objects(void)
 			  " gpu/barrier_after, gpu/bb, host/entry, host/exit, kprobe or kretprobe, then /<glob>)");
 	expect_file_error("bad_filter.bpf.o",
 			  "program 'oops': unknown memory filter 'vecAdd' (use global, shared, local, generic, load,"
-			  " store, atomic or all, e.g. gpu/mem/global,store/<kernel>)");
+			  " store, atomic, plain, async, matrix or all, e.g. gpu/mem/global,store/<kernel>)");
 	expect_file_error("bad_static.bpf.o",
 			  "libbpf cannot open it: sec 'gpu/entry/k': program 'hidden' is static and not supported");
 	expect_file_error("bad_maptype.bpf.o",
