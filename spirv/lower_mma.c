@@ -187,9 +187,10 @@ static uint32_t scratch_elem(lw *c, uint32_t sp, enum etype t, uint32_t base, ui
 /* The helper for (A type, B type, K, N-cols of B):
  * acc dot(u32 *scratch, u32 abase, u32 bbase, u32 i, u32 j, acc c)
  * = c + sum_k A[i*K + k] * B[k*N + j], emitted once into c->helper_funcs. */
-static uint32_t dot_helper(lw *c, enum etype ta, enum etype tb, unsigned K, unsigned N)
+static uint32_t dot_helper(lw *c, enum etype ta, enum etype tb, unsigned K, unsigned N, bool bt)
 {
-	unsigned key = (unsigned)ta | (unsigned)tb << 4 | K << 8 | N << 16;
+	/* bt: B is stored transposed (N x K row-major: B[j*K + k]), as mma.sync's registers hold it */
+	unsigned key = (unsigned)ta | (unsigned)tb << 4 | K << 8 | N << 16 | (unsigned)bt << 31;
 	for (size_t i = 0; i < c->nmma_helpers; i++)
 		if (c->mma_helpers[i].key == key)
 			return c->mma_helpers[i].id;
@@ -231,7 +232,8 @@ static uint32_t dot_helper(lw *c, enum etype ta, enum etype tb, unsigned K, unsi
 	lw_branch_cond(c, lw_op2(c, SpvOpULessThan, bl, k, lw_u32(c, K)), loop, done);
 	lw_label(c, loop);
 	uint32_t ai = lw_op2(c, SpvOpIAdd, u32, lw_op2(c, SpvOpIMul, u32, p[2], lw_u32(c, K)), k);
-	uint32_t bi = lw_op2(c, SpvOpIAdd, u32, lw_op2(c, SpvOpIMul, u32, k, lw_u32(c, N)), p[3]);
+	uint32_t bi = bt ? lw_op2(c, SpvOpIAdd, u32, lw_op2(c, SpvOpIMul, u32, p[3], lw_u32(c, K)), k)
+			 : lw_op2(c, SpvOpIAdd, u32, lw_op2(c, SpvOpIMul, u32, k, lw_u32(c, N)), p[3]);
 	uint32_t a = elem_value(c, ta, scratch_elem(c, p6[0], ta, p[0], ai));
 	uint32_t b = elem_value(c, tb, scratch_elem(c, p6[0], tb, p[1], bi));
 	uint32_t acc = lw_op1(c, SpvOpLoad, acc_t, accv);
@@ -450,7 +452,7 @@ static int wmma_mma(lw *c, const ir_insn *in)
 		}
 	}
 	lw_barrier(c);
-	uint32_t fn = dot_helper(c, ta, tb, sh.k, sh.n);
+	uint32_t fn = dot_helper(c, ta, tb, sh.k, sh.n, false);
 	uint32_t acc_t = lw_type(c, at);
 	unsigned S = ncr * cper, E = sh.m * sh.n;
 	unsigned dbits = ebits(td), dper = dbits < 32 ? 32 / dbits : 1;
@@ -489,8 +491,199 @@ static int wmma_mma(lw *c, const ir_insn *in)
 	return 1;
 }
 
+/* ---- mma.sync and ldmatrix: the documented fragment layouts ----------------------------------- */
+
+/* mma.sync.aligned.{m16n8k8,m16n8k16,m16n8k32,m16n8k4,m8n8k4}.row.col: with g = lane/4, t = lane%4,
+ * per = elements per register: A's register r holds row g + 8*(r&1), columns t*per + (K/2)*(r>>1)
+ * onwards; B's register r holds rows t*per + (K/2)*r onwards of column g; C/D's 32-bit register r
+ * is (g + 8*(r>>1), 2t + (r&1)), an f16x2 one (g + 8r, 2t + h); m8n8k4 f64: A (g, t), B (t, g), C
+ * (g, 2t + r). Each register is one word of A (row-major) or of B transposed in the scratch. */
+static int mma_sync(lw *c, const ir_insn *in)
+{
+	struct shape sh;
+	enum etype ty[4];
+	unsigned nt = types_of(in, ty, 4);
+	if (shape_of(in, &sh) < 0 || nt != 4 || in->nops != 4)
+		return lw_unsupported(c, in, "needs a shape, four types and four operands");
+	if (!ir_insn_has_mod(in, ".row") || !ir_insn_has_mod(in, ".col"))
+		return lw_unsupported(c, in, "only the .row.col layout is lowered");
+	enum etype td = ty[0], ta = ty[1], tb = ty[2], tc = ty[3];
+	bool f64 = ta == E_F64;
+	if (!(sh.m == 16 && sh.n == 8) && !(f64 && sh.m == 8 && sh.n == 8 && sh.k == 4))
+		return lw_unsupported(c, in, "this shape is not lowered");
+	if (ebits(ta) != ebits(tb) || ta == E_F32)
+		return lw_unsupported(c, in, "these multiplicand types are not lowered");
+	unsigned na, nb, ncr, nd;
+	const ir_operand *rd = regs_of(&in->ops[0], &nd), *ra = regs_of(&in->ops[1], &na), *rb = regs_of(&in->ops[2], &nb),
+			 *rc = regs_of(&in->ops[3], &ncr);
+	unsigned bits = ebits(ta), per = bits < 32 ? 32 / bits : 1, rw = bits == 64 ? 2 : 1;
+	unsigned wa = (sh.m * sh.k * bits + 31) / 32, wb = (sh.k * sh.n * bits + 31) / 32;
+	if (na > 8 || nb > 8 || ncr > 8 || nd > 8 || wa + wb > MMA_WARP_WORDS)
+		return lw_unsupported(c, in, "too many fragment registers");
+	uint32_t u32 = spv_t_int(c->e, 32), u64 = spv_t_int(c->e, 64);
+	uint32_t tid = lw_linear_tid(c);
+	uint32_t lane = lw_op2(c, SpvOpBitwiseAnd, u32, tid, lw_u32(c, 31));
+	uint32_t warp = lw_op2(c, SpvOpShiftRightLogical, u32, tid, lw_u32(c, 5));
+	uint32_t g = lw_op2(c, SpvOpShiftRightLogical, u32, lane, lw_u32(c, 2)), t = lw_op2(c, SpvOpBitwiseAnd, u32, lane, lw_u32(c, 3));
+	uint32_t abase = lw_op2(c, SpvOpIMul, u32, warp, lw_u32(c, MMA_WARP_WORDS));
+	uint32_t bbase = lw_op2(c, SpvOpIAdd, u32, abase, lw_u32(c, wa));
+	uint32_t av[8], bv[8], cv[8];
+	for (unsigned r = 0; r < na; r++)
+		if (!(av[r] = lw_read(c, &ra[r], rw == 2 ? PT('u', 64) : PT('u', 32))))
+			return -1;
+	for (unsigned r = 0; r < nb; r++)
+		if (!(bv[r] = lw_read(c, &rb[r], rw == 2 ? PT('u', 64) : PT('u', 32))))
+			return -1;
+	unsigned cbits = ebits(tc);
+	for (unsigned r = 0; r < ncr; r++)
+		if (!(cv[r] = lw_read(c, &rc[r], cbits == 64 ? PT('u', 64) : PT('u', 32))))
+			return -1;
+	lw_barrier(c);
+	unsigned K2 = sh.k / 2;
+	for (unsigned m = 0; m < 2; m++) {
+		unsigned n = m ? nb : na;
+		for (unsigned r = 0; r < n; r++) {
+			/* the register's first element: A (row, col) -> row*K + col; B^T (g, k) -> g*K + k */
+			uint32_t idx;
+			if (f64) {
+				idx = m ? lw_op2(c, SpvOpIAdd, u32, lw_op2(c, SpvOpIMul, u32, g, lw_u32(c, sh.k)), t)
+					: lw_op2(c, SpvOpIAdd, u32, lw_op2(c, SpvOpIMul, u32, g, lw_u32(c, sh.k)), t);
+			} else if (!m) {
+				uint32_t row = lw_op2(c, SpvOpIAdd, u32, g, lw_u32(c, 8 * (r & 1)));
+				uint32_t col = lw_op2(c, SpvOpIAdd, u32, lw_op2(c, SpvOpIMul, u32, t, lw_u32(c, per)), lw_u32(c, K2 * (r >> 1)));
+				idx = lw_op2(c, SpvOpIAdd, u32, lw_op2(c, SpvOpIMul, u32, row, lw_u32(c, sh.k)), col);
+			} else {
+				uint32_t k = lw_op2(c, SpvOpIAdd, u32, lw_op2(c, SpvOpIMul, u32, t, lw_u32(c, per)), lw_u32(c, K2 * r));
+				idx = lw_op2(c, SpvOpIAdd, u32, lw_op2(c, SpvOpIMul, u32, g, lw_u32(c, sh.k)), k);
+			}
+			uint32_t w = lw_op2(c, SpvOpIAdd, u32, m ? bbase : abase,
+					    rw == 2 ? lw_op2(c, SpvOpIMul, u32, idx, lw_u32(c, 2)) : lw_op2(c, SpvOpUDiv, u32, idx, lw_u32(c, per)));
+			uint32_t v = m ? bv[r] : av[r];
+			if (rw == 2) {
+				spv_op(&c->body, SpvOpStore, 2, scratch_word_ptr(c, w), lw_op1(c, SpvOpUConvert, u32, v));
+				spv_op(&c->body, SpvOpStore, 2, scratch_word_ptr(c, lw_op2(c, SpvOpIAdd, u32, w, lw_u32(c, 1))),
+				       lw_op1(c, SpvOpUConvert, u32, lw_op2(c, SpvOpShiftRightLogical, u64, v, lw_u64(c, 32))));
+			} else {
+				spv_op(&c->body, SpvOpStore, 2, scratch_word_ptr(c, w), v);
+			}
+		}
+	}
+	lw_barrier(c);
+	uint32_t fn = dot_helper(c, ta, tb, sh.k, sh.n, true);
+	ptype at = acc_type(ta);
+	uint32_t acc_t = lw_type(c, at);
+	unsigned cper = cbits < 32 ? 32 / cbits : 1, S = ncr * cper;
+	unsigned dbits = ebits(td), dper = dbits < 32 ? 32 / dbits : 1;
+	if (nd * dper != S || S > 8)
+		return lw_unsupported(c, in, "C and D fragments differ in size");
+	uint32_t dvals[8];
+	uint32_t sp = lw_op1(c, SpvOpBitcast, spv_t_ptr(c->e, SpvStorageClassWorkgroup, u32), scratch(c));
+	for (unsigned s = 0; s < S; s++) {
+		unsigned r = s / cper, h = s % cper;
+		uint32_t row, col;
+		if (f64) {
+			row = g;
+			col = lw_op2(c, SpvOpIAdd, u32, lw_op2(c, SpvOpIMul, u32, t, lw_u32(c, 2)), lw_u32(c, r));
+		} else if (cper == 2) {
+			row = lw_op2(c, SpvOpIAdd, u32, g, lw_u32(c, 8 * r));
+			col = lw_op2(c, SpvOpIAdd, u32, lw_op2(c, SpvOpIMul, u32, t, lw_u32(c, 2)), lw_u32(c, h));
+		} else {
+			row = lw_op2(c, SpvOpIAdd, u32, g, lw_u32(c, 8 * (r >> 1)));
+			col = lw_op2(c, SpvOpIAdd, u32, lw_op2(c, SpvOpIMul, u32, t, lw_u32(c, 2)), lw_u32(c, r & 1));
+		}
+		uint32_t craw = cv[r];
+		if (cper > 1)
+			craw = lw_op2(c, SpvOpBitwiseAnd, u32, lw_op2(c, SpvOpShiftRightLogical, u32, craw, lw_u32(c, h * 16)),
+				      lw_u32(c, 0xffff));
+		uint32_t cval = elem_value(c, tc, craw);
+		uint32_t id = spv_id(c->e);
+		lw_ensure_block(c);
+		spv_op(&c->body, SpvOpFunctionCall, 9, acc_t, id, fn, sp, abase, bbase, row, col, cval);
+		dvals[s] = id;
+	}
+	for (unsigned r = 0; r < nd; r++) {
+		if (td == E_F16) {
+			uint32_t lo = lw_op1(c, SpvOpUConvert, u32, lw_f2h(c, dvals[r * 2]));
+			uint32_t hi = lw_op1(c, SpvOpUConvert, u32, lw_f2h(c, dvals[r * 2 + 1]));
+			if (lw_write(c, &rd[r], PT('u', 32),
+				     lw_op2(c, SpvOpBitwiseOr, u32, lo, lw_op2(c, SpvOpShiftLeftLogical, u32, hi, lw_u32(c, 16)))) < 0)
+				return -1;
+		} else if (lw_write(c, &rd[r], at, dvals[r]) < 0) {
+			return -1;
+		}
+	}
+	return 1;
+}
+
+/* ldmatrix/stmatrix.sync.aligned.m8n8.{x1,x2,x4}{.trans}.shared.b16: lanes 8i..8i+7 give the row
+ * addresses of matrix i; lane l's register i is matrix i's (l/4, 2(l%4)) and (l/4, 2(l%4)+1), or
+ * with .trans (2(l%4), l/4) and (2(l%4)+1, l/4). The addresses go through the warp's scratch. */
+static int ldmatrix(lw *c, const ir_insn *in, bool store)
+{
+	unsigned n = ir_insn_has_mod(in, ".x4") ? 4 : ir_insn_has_mod(in, ".x2") ? 2 : 1;
+	bool trans = ir_insn_has_mod(in, ".trans");
+	unsigned ai = store ? 0 : 1;
+	if (!ir_insn_has_mod(in, ".m8n8") || !ir_insn_has_mod(in, ".b16") || in->nops != 2 || in->ops[ai].kind != IR_OPND_ADDR)
+		return lw_unsupported(c, in, "only .m8n8 .b16 is lowered");
+	unsigned nr;
+	const ir_operand *rd = regs_of(&in->ops[store ? 1 : 0], &nr);
+	uint32_t vals[4];
+	for (unsigned i = 0; store && i < nr && i < 4; i++)
+		if (!(vals[i] = lw_read(c, &rd[i], PT('b', 32))))
+			return -1;
+	if (nr != n)
+		return lw_unsupported(c, in, "register count differs from .x1/.x2/.x4");
+	enum ir_space sp = lw_insn_space(in);
+	uint32_t u32 = spv_t_int(c->e, 32), u64 = spv_t_int(c->e, 64), u16 = spv_t_int(c->e, 16);
+	const ir_operand *a = &in->ops[ai];
+	uint32_t addr = a->name ? lw_read(c, &(ir_operand){.kind = IR_OPND_REG, .name = a->name}, PT('u', 64)) : lw_u64(c, 0);
+	if (!addr)
+		return -1;
+	if (a->ival)
+		addr = lw_op2(c, SpvOpIAdd, u64, addr, lw_u64(c, (uint64_t)a->ival));
+	uint32_t tid = lw_linear_tid(c);
+	uint32_t lane = lw_op2(c, SpvOpBitwiseAnd, u32, tid, lw_u32(c, 31));
+	uint32_t base = lw_op2(c, SpvOpIMul, u32, lw_op2(c, SpvOpShiftRightLogical, u32, tid, lw_u32(c, 5)), lw_u32(c, MMA_WARP_WORDS));
+	lw_barrier(c);
+	spv_op(&c->body, SpvOpStore, 2, scratch_word_ptr(c, lw_op2(c, SpvOpIAdd, u32, base, lane)), lw_op1(c, SpvOpUConvert, u32, addr));
+	lw_barrier(c);
+	uint32_t q = lw_op2(c, SpvOpShiftRightLogical, u32, lane, lw_u32(c, 2)), t2 = lw_op2(c, SpvOpIMul, u32, lw_op2(c, SpvOpBitwiseAnd, u32, lane, lw_u32(c, 3)), lw_u32(c, 2));
+	for (unsigned i = 0; i < n; i++) {
+		uint32_t half[2];
+		for (unsigned h = 0; h < 2; h++) {
+			uint32_t row = trans ? lw_op2(c, SpvOpIAdd, u32, t2, lw_u32(c, h)) : q;
+			uint32_t col = trans ? q : lw_op2(c, SpvOpIAdd, u32, t2, lw_u32(c, h));
+			uint32_t ra = lw_op1(c, SpvOpLoad, u32, scratch_word_ptr(c, lw_op2(c, SpvOpIAdd, u32, base, lw_op2(c, SpvOpIAdd, u32, row, lw_u32(c, 8 * i)))));
+			uint32_t ea = lw_op2(c, SpvOpIAdd, u64, lw_op1(c, SpvOpUConvert, u64, ra),
+					     lw_op1(c, SpvOpUConvert, u64, lw_op2(c, SpvOpIMul, u32, col, lw_u32(c, 2))));
+			uint32_t p = lw_ptr_at(c, sp, ea, PT('u', 16));
+			if (!p)
+				return -1;
+			if (store)
+				spv_op(&c->body, SpvOpStore, 2, p,
+				       lw_op1(c, SpvOpUConvert, u16, lw_op2(c, SpvOpShiftRightLogical, u32, vals[i], lw_u32(c, 16 * h))));
+			else
+				half[h] = lw_op1(c, SpvOpUConvert, u32, lw_op1(c, SpvOpLoad, u16, p));
+		}
+		if (store)
+			continue;
+		uint32_t v = lw_op2(c, SpvOpBitwiseOr, u32, half[0], lw_op2(c, SpvOpShiftLeftLogical, u32, half[1], lw_u32(c, 16)));
+		if (lw_write(c, &rd[i], PT('b', 32), v) < 0)
+			return -1;
+	}
+	if (store)
+		lw_barrier(c); /* the stores are seen by the warp's lanes after it, as after the real stmatrix's sync */
+	return 1;
+}
+
 int lw_mma(lw *c, const ir_insn *in)
 {
+	if (!strcmp(in->opcode, "mma") && in->nmods && !strcmp(in->mods[0], ".sync"))
+		return mma_sync(c, in);
+	if (!strcmp(in->opcode, "ldmatrix"))
+		return ldmatrix(c, in, false);
+	if (!strcmp(in->opcode, "stmatrix"))
+		return ldmatrix(c, in, true);
 	if (strcmp(in->opcode, "wmma") || !in->nmods)
 		return 0;
 	if (!strcmp(in->mods[0], ".load"))
