@@ -1,0 +1,17 @@
+# tests/gpu/jit.sh (information only): a jit-compiled JAX function; prints a hash of its result.
+import hashlib
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+
+@jax.jit
+def f(x, y):
+    return jnp.sin(x) * y + 1.0
+
+
+x = jnp.arange(1 << 20, dtype=jnp.float32) / 1000.0
+y = jnp.ones(1 << 20, dtype=jnp.float32) * 2.0
+r = np.asarray(f(x, y))
+print("result", hashlib.sha256(r.tobytes()).hexdigest())
