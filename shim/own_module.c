@@ -442,10 +442,14 @@ int own_func_build(struct own_func *f, unsigned dyn_shared)
 			break;
 		}
 	gp_bk_prog *p = NULL;
+	char left_out[768] = "";   /* the lowering's summary of what it left out, on success */
 	if (r == 0)
-		r = own.ops->program_build(own.bk, ir, dyn_shared, &p, err, sizeof(err));
-	if (r == 0)
-		r = own.ops->kernel_create(own.bk, p, *alias ? alias : f->name, &f->k, err, sizeof(err));
+		r = own.ops->program_build(own.bk, ir, dyn_shared, &p, left_out, sizeof(left_out));
+	if (r < 0)
+		snprintf(err, sizeof(err), "%s", left_out);
+	if (r == 0 && (r = own.ops->kernel_create(own.bk, p, *alias ? alias : f->name, &f->k, err, sizeof(err))) < 0 &&
+	    *left_out)
+		snprintf(err, sizeof(err), "%s", left_out);   /* the kernel was left out: say why */
 	if (ir)
 		ir_module_free(ir);
 	free(text);
