@@ -56,8 +56,7 @@ def reason(out, rc, timed_out):
                 r"gpuprobe: own driver: (kernel .* cannot run on .*)",
                 r"gpuprobe: own driver: (module .*)",
                 r"gpuprobe: own driver: (the CUDA runtime called .*)",
-                r"gpuprobe: own driver: (launch of .*)",
-                r"gpuprobe: own driver: (cuGetExportTable: unknown .*)"):
+                r"gpuprobe: own driver: (launch of .*)"):
         for l in lines:
             m = re.search(pat, l)
             if m:
@@ -66,6 +65,10 @@ def reason(out, rc, timed_out):
         return "timed out"
     if rc < 0:
         return "killed by signal %d" % -rc
+    for l in lines:   # informational unless nothing else explains the failure
+        m = re.search(r"gpuprobe: own driver: (cuGetExportTable: unknown .*)", l)
+        if m:
+            return m.group(1)[:300]
     tail = [l for l in lines if l.strip() and not l.startswith("gpuprobe: ")]
     return (tail[-1][:200] if tail else "exit %d" % rc)
 
@@ -105,6 +108,7 @@ def main():
     ap.add_argument("--only", default="")
     ap.add_argument("--report")
     ap.add_argument("--timeout", type=int, default=180)
+    ap.add_argument("--merge", help="a report whose rows the samples run now replace (the rest kept)")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--env", action="append", default=[])
     ap.add_argument("--logs", help="write each sample's output to LOGS/NAME.log")
@@ -160,6 +164,13 @@ def main():
     npass = sum(1 for r in results if r[1])
     print("%d of %d samples pass" % (npass, len(results)))
     if a.report:
+        if a.merge and os.path.exists(a.merge):
+            have = set(r[0]["name"] for r in results)
+            for line in open(a.merge):
+                m = re.match(r"^\| (\S+) \| (pass|fail) \| (.*) \|$", line.rstrip("\n"))
+                if m and m.group(1) != "sample" and m.group(1) not in have:
+                    results.append(({"name": m.group(1)}, m.group(2) == "pass", m.group(3).replace("\\|", "|"), 0.0))
+            npass = sum(1 for r in results if r[1])
         with open(a.report, "w") as f:
             f.write("# cuda-samples through gpuprobe's own driver on PoCL\n\n")
             f.write("Written by `tests/own_driver/corpus.py` (GPUPROBE_BACKEND=opencl, PoCL 3.1 on the CPU; "
