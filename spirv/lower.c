@@ -687,6 +687,10 @@ static int lower_stmt(lw *c, const ir_stmt *s)
 		 * the block must reach: under a guard they would not. */
 		if (!strcmp(in->opcode, "shfl") || !strcmp(in->opcode, "vote") || !strcmp(in->opcode, "match") ||
 		    !strcmp(in->opcode, "redux") || (!strcmp(in->opcode, "wmma") && in->nmods && !strcmp(in->mods[0], ".mma")) ||
+		    !strcmp(in->opcode, "ldmatrix") || !strcmp(in->opcode, "stmatrix") ||
+		    (!strcmp(in->opcode, "mma") && in->nmods && !strcmp(in->mods[0], ".sync")) ||
+		    (!strcmp(in->opcode, "mbarrier") && in->nmods &&
+		     (!strcmp(in->mods[0], ".try_wait") || !strcmp(in->mods[0], ".test_wait"))) ||
 		    ((!strcmp(in->opcode, "bar") || !strcmp(in->opcode, "barrier")) &&
 						     ir_insn_has_mod(in, ".red")))
 			return lw_unsupported(c, in, "a guarded warp collective: this target has no 32-lane sub-groups, and "
