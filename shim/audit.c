@@ -1,5 +1,6 @@
 /* libgpuprobe-audit.so: an LD_AUDIT module that sends every load of libcuda.so.1 / libcuda.so to
- * the gpuprobe shim, so applications that bypass LD_LIBRARY_PATH (RUNPATH, dlopen of an absolute
+ * the gpuprobe shim (and loads of libnvrtc.so.13 / libnvJitLink.so.13 by path to the stand-ins
+ * beside it), so applications that bypass LD_LIBRARY_PATH (RUNPATH, dlopen of an absolute
  * path) still get the shim. `gpuprobe run` sets LD_AUDIT to it and GPUPROBE_SHIM to the shim.
  *
  * Loads the shim itself starts (its real driver) and loads the real driver starts are left
@@ -59,6 +60,12 @@ static int is_cuda_name(const char *name)
 	return !strcmp(base, "libcuda.so.1") || !strcmp(base, "libcuda.so");
 }
 
+static int is_same(const char *path, const struct stat *st)
+{
+	struct stat o;
+	return path && stat(path, &o) == 0 && o.st_dev == st->st_dev && o.st_ino == st->st_ino;
+}
+
 static int is_shim_file(const char *path)
 {
 	struct stat st;
@@ -83,9 +90,42 @@ unsigned int la_objopen(struct link_map *map, Lmid_t lmid, uintptr_t *cookie)
 	return 0;   /* no symbol binding audit: binding stays as fast as without us */
 }
 
+/* NVIDIA's JIT libraries loaded by path (a Python package's copy, a RUNPATH) go to the stand-ins
+ * beside the shim (tools/jit_nvrtc.c, jit_nvjitlink.c), which record the PTX of the cubins they
+ * make; loads by name find them through LD_LIBRARY_PATH already. A stand-in loads its real
+ * library as DIR/./NAME, which stays what it is. */
+static const char *const jit_names[] = {"libnvrtc.so.13", "libnvJitLink.so.13"};
+static char jit_paths[2][PATH_MAX];
+
+static const char *jit_redirect(const char *name)
+{
+	const char *base = strrchr(name, '/');
+	if (!have_shim || !base || strstr(name, "/./"))
+		return NULL;
+	for (int i = 0; i < 2; i++) {
+		if (strcmp(base + 1, jit_names[i]))
+			continue;
+		if (!jit_paths[i][0]) {
+			snprintf(jit_paths[i], sizeof(jit_paths[i]), "%s", shim_path);
+			char *slash = strrchr(jit_paths[i], '/');
+			if (slash)
+				snprintf(slash + 1, sizeof(jit_paths[i]) - (size_t)(slash + 1 - jit_paths[i]),
+					 "%s", jit_names[i]);
+		}
+		struct stat st;
+		if (stat(jit_paths[i], &st) || is_same(name, &st))
+			return NULL;   /* not built, or the stand-in itself */
+		return jit_paths[i];
+	}
+	return NULL;
+}
+
 char *la_objsearch(const char *name, uintptr_t *cookie, unsigned int flag)
 {
 	(void)flag;
+	const char *jit = jit_redirect(name);
+	if (jit)
+		return (char *)jit;
 	if (!have_shim || !is_cuda_name(name))
 		return (char *)name;
 	if (strstr(name, "/./libcuda.so"))

@@ -12,6 +12,7 @@
 #include "common/env.h"
 
 #include <dlfcn.h>
+#include <link.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,10 +26,41 @@
 	__asm__(".text\n.globl " #name "\n.type " #name ",@function\n" #name ":\n"          \
 		"\tjmp *jit_real_" #name "(%rip)\n.size " #name ",.-" #name "\n");
 
-/* The real library: GPUPROBE_REAL_*, else LD_LIBRARY_PATH's directories, else the usual CUDA
- * directories; never this file (same device and inode). Opened as DIR/./NAME, a spelling no
- * application writes (so a redirection by name never sends it back here). NULL when none; where
- * gets the path. */
+/* dl_iterate_phdr: the directories of the objects loaded so far, ':'-joined into *dirs. */
+struct jit_dirs {
+	char *s;
+	size_t len, cap;
+};
+
+static inline int jit_dir_of(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	struct jit_dirs *d = arg;
+	const char *n = info->dlpi_name, *slash = n ? strrchr(n, '/') : NULL;
+	if (!slash || n[0] != '/')
+		return 0;
+	size_t l = (size_t)(slash - n);
+	if (d->len + l + 2 > d->cap) {
+		size_t cap = (d->cap + l + 2) * 2;
+		char *s = realloc(d->s, cap);
+		if (!s)
+			return 1;
+		d->s = s;
+		d->cap = cap;
+	}
+	d->s[d->len++] = ':';
+	memcpy(d->s + d->len, n, l);
+	d->len += l;
+	d->s[d->len] = 0;
+	return 0;
+}
+
+/* The real library: GPUPROBE_REAL_*, else the directories of the objects already loaded (a
+ * Python package's CUDA libraries: the same release as the copy the program asked for, which
+ * the LD_AUDIT module of gpuprobe run sent here), else LD_LIBRARY_PATH's directories, else the
+ * usual CUDA directories; never this file (same device and inode). Opened as DIR/./NAME, a
+ * spelling no application writes (so a redirection never sends it back here). NULL when none;
+ * where gets the path. */
 static inline void *jit_open_real(const char *soname, enum gp_var var, void *self_sym,
 				  char *where, size_t wlen)
 {
@@ -41,11 +73,16 @@ static inline void *jit_open_real(const char *soname, enum gp_var var, void *sel
 	static const char *const usual[] = {"/usr/local/cuda/lib64",
 		"/usr/local/cuda/targets/x86_64-linux/lib", "/usr/lib/x86_64-linux-gnu", "/usr/lib64",
 		"/usr/local/lib", NULL};
-	size_t n = (ldp ? strlen(ldp) : 0) + 1;
+	struct jit_dirs loaded = {0};
+	dl_iterate_phdr(jit_dir_of, &loaded);
+	size_t n = (ldp ? strlen(ldp) : 0) + loaded.len + 2;
 	char *dirs = malloc(n + 512);
-	if (!dirs)
+	if (!dirs) {
+		free(loaded.s);
 		return NULL;
-	snprintf(dirs, n + 512, "%s", ldp ? ldp : "");
+	}
+	snprintf(dirs, n + 512, "%s:%s", loaded.s ? loaded.s : "", ldp ? ldp : "");
+	free(loaded.s);
 	for (int i = 0; usual[i]; i++) {
 		strcat(dirs, ":");
 		strcat(dirs, usual[i]);

@@ -3,9 +3,9 @@
 # both by name, compiles a kernel to a cubin with NVRTC and links its PTX with nvJitLink. Through
 # build/lib's stand-ins every call returns what the real libraries return, the cubins are byte
 # for byte the real ones', and each cubin's SHA-256 keys a record of its PTX with the options.
-# usage: nvrtc.sh NVRTC_APP STANDIN_DIR REAL_LIB_DIR
+# usage: nvrtc.sh NVRTC_APP STANDIN_DIR REAL_LIB_DIR [AUDIT_MODULE]
 set -u
-app=$1 ours=$2 realdir=$3
+app=$1 ours=$2 realdir=$3 audit=${4:-}
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 fails=0
 ok() { echo "ok   $1"; }
@@ -13,7 +13,7 @@ bad() { echo "FAIL $1"; fails=$((fails + 1)); }
 check() { if [ "$2" = "$3" ]; then ok "$1"; else bad "$1"; echo "--- expected"; echo "$2"; echo "--- got"; echo "$3"; fi; }
 unset GPUPROBE_LOG GPUPROBE_REAL_NVRTC GPUPROBE_REAL_NVJITLINK
 # the stand-ins alone in a directory of their own (build/lib also holds the libcuda.so.1 shim)
-mkdir -p "$tmp/lib" "$tmp/real" "$tmp/ours"
+mkdir -p "$tmp/lib" "$tmp/real" "$tmp/ours" "$tmp/abs" "$tmp/abs2"
 ln -s "$ours/libnvrtc.so.13" "$ours/libnvJitLink.so.13" "$tmp/lib/"
 
 LD_LIBRARY_PATH=$realdir "$app" "$tmp/real" >"$tmp/real.out" 2>&1 ||
@@ -61,6 +61,20 @@ grep -q "nvrtcCreateProgram 11" "$tmp/none.out" && ok "GPUPROBE_REAL_NVRTC missi
 mkdir -p "$tmp/open" && chmod 777 "$tmp/open"
 GPUPROBE_CACHE_DIR=$tmp/open LD_LIBRARY_PATH=$tmp/lib:$realdir "$app" "$tmp/ours" >"$tmp/open.out" 2>"$tmp/open.err"
 check "unusable cache: the same calls, silent" "$(cat "$tmp/real.out")" "$(cat "$tmp/open.out" "$tmp/open.err")"
+
+# Loaded by absolute path (as PyTorch and CuPy load a Python package's copy): under gpuprobe
+# run's LD_AUDIT module the loads go to the stand-ins all the same.
+if [ -n "$audit" ] && [ -e "$audit" ]; then
+	GPUPROBE_CACHE_DIR=$tmp/cache3 LD_AUDIT=$audit GPUPROBE_SHIM=$ours/libcuda.so.1 \
+		"$app" "$tmp/abs" "$realdir" >"$tmp/abs.out" 2>"$tmp/abs.err"
+	check "absolute path under LD_AUDIT: the same calls" "$(cat "$tmp/real.out")" "$(cat "$tmp/abs.out")"
+	check "absolute path under LD_AUDIT: both recorded" 2 "$(ls "$tmp/cache3" 2>/dev/null | wc -l)"
+	check "absolute path under LD_AUDIT: NVRTC's record" \
+		"$(sed -n '2,9p' "$tmp/cache/$(sha256sum "$tmp/ours/nvrtc.cubin" | cut -c1-64).jitptx")" \
+		"$(sed -n '2,9p' "$tmp/cache3/$(sha256sum "$tmp/abs/nvrtc.cubin" | cut -c1-64).jitptx" 2>&1)"
+	GPUPROBE_CACHE_DIR=$tmp/cache4 "$app" "$tmp/abs2" "$realdir" >/dev/null 2>&1
+	check "absolute path without the audit module: the real library, no record" 0 "$(ls "$tmp/cache4" 2>/dev/null | wc -l)"
+fi
 
 echo "$fails failures"
 [ $fails = 0 ]

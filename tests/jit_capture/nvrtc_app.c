@@ -1,8 +1,9 @@
 /* tests/jit_capture/nvrtc.sh's program: NVRTC and nvJitLink loaded by name (dlopen, as CuPy
  * and PyTorch load them), a kernel compiled to a cubin (-arch=sm_90 -lineinfo), then its PTX
  * linked by nvJitLink to a second cubin. Writes DIR/nvrtc.cubin, DIR/nvrtc.ptx,
- * DIR/jitlink.cubin; prints each call's result.
- * usage: nvrtc_app DIR */
+ * DIR/jitlink.cubin; prints each call's result. With LIBDIR, both are loaded by absolute path
+ * from there instead.
+ * usage: nvrtc_app DIR [LIBDIR] */
 #include <dlfcn.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -42,8 +43,14 @@ int main(int argc, char **argv)
 {
 	if (argc < 2)
 		return 2;
-	void *nv = dlopen("libnvrtc.so.13", RTLD_NOW | RTLD_LOCAL);
-	void *jl = dlopen("libnvJitLink.so.13", RTLD_NOW | RTLD_LOCAL);
+	/* by name, or (DIR given) by absolute path, as a Python package's copy is loaded */
+	char pn[4096] = "libnvrtc.so.13", pj[4096] = "libnvJitLink.so.13";
+	if (argc > 2) {
+		snprintf(pn, sizeof(pn), "%s/libnvrtc.so.13", argv[2]);
+		snprintf(pj, sizeof(pj), "%s/libnvJitLink.so.13", argv[2]);
+	}
+	void *nv = dlopen(pn, RTLD_NOW | RTLD_LOCAL);
+	void *jl = dlopen(pj, RTLD_NOW | RTLD_LOCAL);
 	if (!nv || !jl) {
 		printf("FAIL dlopen: %s\n", dlerror());
 		return 1;
