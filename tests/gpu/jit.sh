@@ -10,8 +10,9 @@
 #     (ldmatrix / wmma) > 0: the tensor-core pipeline's memory traffic is seen
 #   NVRTC (jit/nvrtc_launch.c): a cubin compiled by NVRTC and loaded with cuModuleLoadData:
 #     entries = exits = 2^20, plain global loads = stores = 2^20 exactly, result checked
-#   JAX (jit/jax_add.py), information only: what XLA's kernels get, with and without
-#     XLA_FLAGS=--xla_gpu_enable_libnvptxcompiler=false (JAX's in-process PTX compiler off)
+#   JAX (jit/jax_add.py), information only: what XLA's kernels get by default, with
+#     XLA_FLAGS=--xla_gpu_enable_libnvptxcompiler=false --xla_gpu_libnvjitlink_mode=disabled
+#     (ptxas: gpuprobe-ptxas records) and with ..._mode=enabled (nvJitLink: the stand-in records)
 # Prints PASS/FAIL/INFO lines; logs (each run's stdout and stderr) under $OUT.
 # usage: tests/gpu/jit.sh   (BUILD: a tests/gpu/prepare.sh build, default ./build, then
 # build-jit). Exit 77 without a GPU, the build or the probe object.
@@ -135,9 +136,10 @@ fi
 
 # JAX, information only: which compiler XLA used, and what the probes saw
 if python3 -c "import jax" 2>/dev/null; then
-	for mode in default ptxas; do
+	for mode in default ptxas nvjitlink; do
 		flags=${XLA_FLAGS:-}
-		[ $mode = ptxas ] && flags="$flags --xla_gpu_enable_libnvptxcompiler=false"
+		[ $mode = ptxas ] && flags="$flags --xla_gpu_enable_libnvptxcompiler=false --xla_gpu_libnvjitlink_mode=disabled"
+		[ $mode = nvjitlink ] && flags="$flags --xla_gpu_enable_libnvptxcompiler=false --xla_gpu_libnvjitlink_mode=enabled"
 		env XLA_FLAGS="$flags" GPUPROBE_CACHE_DIR="$OUT/gpcache-jax-$mode" GPUPROBE_LOG=1 \
 			timeout 600 "$GP" run -p "$PROBE" -- python3 "$J/jax_add.py" >"$OUT/jax-$mode.out" 2>"$OUT/jax-$mode.err"
 		rc=$?
