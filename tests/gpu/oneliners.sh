@@ -16,6 +16,16 @@
 #        gpu/mem/shared,store/* { @shared_stores = count() }   4 kernels x 4 blocks x 2048 = 32768
 #   6. vec_add 8, on the host: host/entry/cuLaunchKernel* { @launches[api] = count();
 #        @threads = sum(arg1 * arg2 * arg3 * arg4 * arg5 * arg6) }   2 launches, 512 threads
+#   7. cuda-samples vectorAdd (50000 elements, 196 blocks of 256): gpu/entry/* { @[kernel] =
+#        count() } gpu/entry/vectorAdd /block_x * 256 + thread_x >= 50000/ { @idle = count() }
+#        gpu/mem/global,store/* { @stores[kernel] = count() }   50176 threads, 176 idle, 50000 stores
+#   8. cuda-samples matrixMul (MatrixMulCUDA<32>, grid 20 x 10, a warm-up + 300 launches):
+#        gpu/block_begin/* { @blocks[kernel] = count() } host/entry/cuLaunchKernel* { @launches =
+#        count() }   60200 blocks, 301 launches
+#      The two samples are built with nvcc into $BUILD/gpu-oneliner-samples from CORPORA (default
+#      .carry/corpora, else /work/shared/corpora: tests/gpu/stage_corpora.sh); without them those
+#      checks say SKIP. ONELINERS_BUILD_ONLY=1: build the samples and stop (on the build machine;
+#      then carry BUILD).
 # Without a GPU the same script runs on gpuprobe's own driver over PoCL (GPUPROBE_BACKEND=opencl,
 # an nvidia-smi that succeeds first on PATH, BUILD with bin/, lib/ and examples/): that is how it
 # was checked before its first GPU run.
@@ -27,7 +37,26 @@ set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 BUILD=${BUILD:-$root/build}
 OUT=${OUT:-$(mktemp -d)}
-mkdir -p "$OUT"
+mkdir -p "$OUT" && OUT=$(cd "$OUT" && pwd)   # absolute: matrixMul runs in its own folder
+BUILD=$(cd "$BUILD" 2>/dev/null && pwd || echo "$BUILD")
+NVCC=${NVCC:-/usr/local/cuda/bin/nvcc}
+S=$BUILD/gpu-oneliner-samples
+CORPORA=${CORPORA:-$root/.carry/corpora}
+[ -d "$CORPORA/cuda-samples" ] || CORPORA=/work/shared/corpora
+# the two samples, built once (a build machine may do it: ONELINERS_BUILD_ONLY=1)
+c=$CORPORA/cuda-samples
+if [ -d "$c/samples" ] && [ -x "$NVCC" ]; then
+	mkdir -p "$S"
+	for n in vectorAdd matrixMul; do
+		[ -x "$S/$n" ] && continue
+		"$NVCC" -O2 -std=c++17 -arch=sm_90 -I"$c/Common" "$c/samples/$n/$n.cu" -o "$S/$n" \
+			>"$S/$n.build.log" 2>&1 || echo "oneliners.sh: nvcc $n failed (see $S/$n.build.log)"
+	done
+fi
+if [ "${ONELINERS_BUILD_ONLY:-0}" = 1 ]; then
+	ls -l "$S" 2>/dev/null
+	exit 0
+fi
 if ! nvidia-smi -L >/dev/null 2>&1; then
 	echo "SKIP: no NVIDIA GPU or driver (nvidia-smi -L failed)"
 	exit 77
@@ -94,6 +123,26 @@ check "shared: @shared_stores" '@shared_stores: 32768' "$(scalar shared shared_s
 run launches 'host/entry/cuLaunchKernel* { @launches[api] = count(); @threads = sum(arg1 * arg2 * arg3 * arg4 * arg5 * arg6) }' "$EX/vec_add" 8
 check "launches: launches" 2 "$(rows launches launches | awk -F": " "{s += \$2} END {print s + 0}")"
 check "launches: @threads" '@threads: 512' "$(scalar launches threads)"
+
+# 7, 8. cuda-samples
+if [ -x "$S/vectorAdd" ]; then
+	run sample_vectorAdd 'gpu/entry/* { @[kernel] = count() } gpu/entry/vectorAdd /block_x * 256 + thread_x >= 50000/ { @idle = count() } gpu/mem/global,store/* { @stores[kernel] = count() }' "$S/vectorAdd"
+	check "vectorAdd: @count" '@count[vectorAdd(float const*, float const*, float*, int)]: 50176' "$(rows sample_vectorAdd count)"
+	check "vectorAdd: @idle" '@idle: 176' "$(scalar sample_vectorAdd idle)"
+	check "vectorAdd: @stores" '@stores[vectorAdd(float const*, float const*, float*, int)]: 50000' "$(rows sample_vectorAdd stores)"
+	grep -q 'Test PASSED' "$OUT/sample_vectorAdd.out" && echo "PASS vectorAdd: Test PASSED" || { echo "FAIL vectorAdd: no 'Test PASSED'"; fail=1; }
+else
+	echo "SKIP cuda-samples vectorAdd: $S/vectorAdd not built (no corpora or nvcc; ONELINERS_BUILD_ONLY=1 on the build machine)"
+fi
+if [ -x "$S/matrixMul" ]; then
+	cd "$S" && run sample_matrixMul 'gpu/block_begin/* { @blocks[kernel] = count() } host/entry/cuLaunchKernel* { @launches = count() }' ./matrixMul
+	cd "$root"
+	check "matrixMul: @blocks" '@blocks[void MatrixMulCUDA<32>(float*, float*, float*, int, int)]: 60200' "$(rows sample_matrixMul blocks)"
+	check "matrixMul: @launches" '@launches: 301' "$(scalar sample_matrixMul launches)"
+	grep -q 'Result = PASS' "$OUT/sample_matrixMul.out" && echo "PASS matrixMul: Result = PASS" || { echo "FAIL matrixMul: no 'Result = PASS'"; fail=1; }
+else
+	echo "SKIP cuda-samples matrixMul: $S/matrixMul not built"
+fi
 
 echo
 [ $fail = 0 ] && echo "PASS all one-liners" || echo "FAIL (logs in $OUT)"
