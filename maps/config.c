@@ -13,6 +13,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include "ptx-frontend/kernel_match.h"
+
 #include <fnmatch.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -567,7 +569,7 @@ enum gp_map_placement gp_config__placement(const struct gp_config *cfg, const ch
 static int any_match(char *const *globs, size_t n, const char *a, const char *b)
 {
 	for (size_t i = 0; i < n; i++)
-		if (!fnmatch(globs[i], a, 0) || (b && !fnmatch(globs[i], b, 0)))
+		if (gp_kernel_match_dem(globs[i], a, b))   /* ptx-frontend/kernel_match.h: the one rule */
 			return 1;
 	return 0;
 }

@@ -21,29 +21,7 @@ _Static_assert(sizeof(struct gp_bb_ctx) <= CTX_BYTES && sizeof(struct gp_func_ct
 
 /* ---- selection ----------------------------------------------------------------------------- */
 
-int gp_instrument_glob(const char *glob, const char *mangled, const char *demangled)
-{
-	if (!glob || !*glob)
-		return 1;
-	if (!fnmatch(glob, mangled, 0))
-		return 1;
-	if (!demangled)
-		return 0;
-	if (!fnmatch(glob, demangled, 0))
-		return 1;
-	/* "vecAdd" names "vecAdd(float const*, float*, int)" too: the name without its
-	 * parameter list. */
-	const char *paren = strchr(demangled, '(');
-	if (!paren)
-		return 0;
-	char base[512];
-	size_t n = (size_t)(paren - demangled);
-	if (n >= sizeof(base))
-		return 0;
-	memcpy(base, demangled, n);
-	base[n] = 0;
-	return !fnmatch(glob, base, 0);
-}
+/* gp_instrument_glob: ptx-frontend/kernel_match.c (the one kernel-matching rule) */
 
 static int on_kernels(enum gp_attach_kind k)
 {

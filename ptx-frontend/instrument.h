@@ -75,7 +75,9 @@ int gp_instrument_module(ir_module *m, const struct gp_inst_probe *p, size_t n,
  * before the module's first application function, so the application's kernels may call them. */
 void gp_instrument_hoist(ir_module *m, ir_top *after);
 
-/* fnmatch-style glob against a name and its demangled form; NULL or "" matches everything. */
+/* The one kernel-matching rule (ptx-frontend/kernel_match.h, defined there): the glob against the
+ * mangled name, the demangled name without return type, that without parameters, and the base
+ * name; NULL or "" matches everything. */
 int gp_instrument_glob(const char *glob, const char *mangled, const char *demangled);
 
 #endif
