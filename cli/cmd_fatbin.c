@@ -1,5 +1,7 @@
-/* gpuprobe fatbin FILE -o DIR: write every fatbin entry, decompressed, one file per entry. */
+/* gpuprobe fatbin FILE -o DIR [--kind K] [--target sm_XX]: write the fatbin entries, decompressed,
+ * one file per entry. */
 #include "cli/cli.h"
+#include "cli/file_kind.h"
 #include "ptx-frontend/fatbin.h"
 
 #include <errno.h>
@@ -10,14 +12,18 @@
 
 static void usage(FILE *out)
 {
-	fputs("usage: gpuprobe fatbin FILE -o DIR\n\n"
+	fputs("usage: gpuprobe fatbin [--kind ptx|cubin|ltoir] [--target sm_XX] -o DIR FILE\n\n"
 	      "Write every fatbin entry of FILE (an executable, shared library, object file, static\n"
 	      "library or fatbin) into DIR, decompressed, as <index>-<target>.<kind>: 0-sm_90.ptx,\n"
 	      "1-sm_90.cubin.\n"
 	      "Prints one line per entry: file, kind, target, size, compression, offset in FILE.\n\n"
 	      "options:\n"
 	      "  -o, --output DIR   where to write the entries (created if missing)\n"
-	      "  -h, --help         this text\n", out);
+	      "  --kind ptx|cubin|ltoir   only entries of that kind\n"
+	      "  --target sm_XX     only entries for that target (sm_90 also takes sm_90a)\n"
+	      "  -h, --help         this text\n\n"
+	      "Exit status: 0 written, 1 a damaged file or a write that fails, 2 bad usage or a file\n"
+	      "that holds no fatbin (a PTX file or cubin is one module already).\n", out);
 }
 
 static const char *extension(enum fatbin_kind kind)
@@ -44,12 +50,15 @@ static int write_file(const char *path, const void *data, size_t len)
 
 int cmd_fatbin(int argc, char **argv)
 {
+	enum { OPT_KIND = 256, OPT_TARGET };
 	static const struct option opts[] = {
 		{ "output", required_argument, NULL, 'o' },
+		{ "kind", required_argument, NULL, OPT_KIND },
+		{ "target", required_argument, NULL, OPT_TARGET },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	const char *dir = NULL;
+	const char *dir = NULL, *want_kind = NULL, *want_target = NULL;
 	int c;
 	opterr = 0;
 	optind = 1;
@@ -57,17 +66,31 @@ int cmd_fatbin(int argc, char **argv)
 		switch (c) {
 		case 'o': dir = optarg; break;
 		case 'h': usage(stdout); return 0;
-		case ':': return cli_error("fatbin: option '%s' needs an argument", argv[optind - 1]);
-		default: return cli_error("fatbin: unknown option '%s' (see 'gpuprobe fatbin --help')", argv[optind - 1]);
+		case OPT_KIND:
+			if (strcmp(optarg, "ptx") && strcmp(optarg, "cubin") && strcmp(optarg, "ltoir"))
+				return cli_usage_error("fatbin: --kind wants ptx, cubin or ltoir, not '%s'", optarg);
+			want_kind = optarg;
+			break;
+		case OPT_TARGET:
+			if (strncmp(optarg, "sm_", 3) && strncmp(optarg, "compute_", 8))
+				return cli_usage_error("fatbin: --target wants sm_XX, not '%s'", optarg);
+			want_target = optarg;
+			break;
+		case ':': return cli_usage_error("fatbin: option '%s' needs an argument", argv[optind - 1]);
+		default: return cli_usage_error("fatbin: unknown option '%s' (see 'gpuprobe fatbin --help')", argv[optind - 1]);
 		}
 	}
 	if (optind >= argc)
-		return cli_error("fatbin: no FILE given (see 'gpuprobe fatbin --help')");
+		return cli_usage_error("fatbin: no FILE given (see 'gpuprobe fatbin --help')");
 	if (optind + 1 < argc)
-		return cli_error("fatbin: one FILE only ('%s' is extra)", argv[optind + 1]);
+		return cli_usage_error("fatbin: one FILE only ('%s' is extra)", argv[optind + 1]);
 	if (!dir)
-		return cli_error("fatbin: no output directory given (-o DIR)");
+		return cli_usage_error("fatbin: no output directory given (-o DIR)");
 	const char *path = argv[optind];
+	int krc = cli_expect_kind("fatbin", path, CLI_READS_BINARIES,
+				  "an executable, library, object file, static library or fatbin", NULL);
+	if (krc)
+		return krc;
 
 	char err[512];
 	struct fatbin *fb;
@@ -78,10 +101,15 @@ int cmd_fatbin(int argc, char **argv)
 		return cli_error("cannot create %s: %s", dir, strerror(errno));
 	}
 	int status = 0;
+	size_t skipped = 0;
 	for (size_t i = 0; i < fatbin__entry_count(fb); i++) {
 		const struct fatbin_entry *e = fatbin__entry(fb, i);
 		char target[32], name[64], *out_path;
 		fatbin_entry_target(e, target, sizeof(target));
+		if ((want_kind && strcmp(want_kind, extension(e->kind))) || !cli_target_kept(want_target, target)) {
+			skipped++;
+			continue;
+		}
 		snprintf(name, sizeof(name), "%zu-%s.%s", i, target, extension(e->kind));
 		if (asprintf(&out_path, "%s/%s", dir, name) < 0) {
 			status = cli_error("out of memory");
@@ -115,6 +143,9 @@ int cmd_fatbin(int argc, char **argv)
 		       target, len, comp, e->offset);
 		free(out_path);
 	}
+	if (skipped && !status)
+		fprintf(stderr, "gpuprobe: fatbin: %zu entr%s left out by --kind/--target\n", skipped,
+			skipped == 1 ? "y" : "ies");
 	fatbin__close(fb);
 	return status;
 }

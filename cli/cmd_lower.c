@@ -1,4 +1,4 @@
-/* gpuprobe lower [-p NAME] [-o OUT.ptx] [--target sm_XX] PROG.bpf.o: verify the programs of a BPF
+/* gpuprobe lower [--prog NAME] [-o OUT.ptx] [--json] [--target sm_XX] [-p] PROG.bpf.o: verify the programs of a BPF
  * object and print them lowered to PTX (ebpf/lower.h), one .func per program named after it, with
  * the maps runtime's helpers. For reading what a probe becomes; the maps are created in host
  * memory here, so the descriptor addresses in the output are placeholders.
@@ -11,21 +11,27 @@
 #include "maps/map_device.h"
 #include "maps/maps.h"
 
+#include "cli/file_kind.h"
+
+#include <json-c/json.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
 static void usage(FILE *out)
 {
-	fputs("usage: gpuprobe lower [-p NAME] [-o OUT.ptx] [--target sm_XX] PROG.bpf.o\n\n"
+	fputs("usage: gpuprobe lower [--prog NAME] [-o OUT.ptx] [--json] [--target sm_XX] [-p] PROG.bpf.o\n\n"
 	      "Verify the programs of a BPF object and print them lowered to PTX: one\n"
 	      "'.func (.param .b64 ret) NAME(.param .b64 ctx)' per program, with the map\n"
 	      "helpers it calls. Map descriptor addresses are placeholders (host memory).\n\n"
-	      "  -p, --program NAME   only this program\n"
+	      "  -p, --probe FILE     the BPF object (the same as giving it without -p)\n"
+	      "  --prog NAME          only this program (--program too)\n"
 	      "  -o, --output FILE    write the PTX there instead of stdout\n"
+	      "  --json               one JSON object: file, target, programs, ptx\n"
 	      "  --target sm_XX       the .target line (default sm_75)\n"
 	      "  -h, --help           this text\n\n"
-	      "Exit status: 0 printed, 1 a program is rejected or does not lower, 2 bad usage or file.\n",
+	      "Exit status: 0 printed, 1 a program is rejected or does not lower (or the output cannot\n"
+	      "be written), 2 bad usage or a file that is not a BPF object.\n",
 	      out);
 }
 
@@ -49,6 +55,7 @@ static const char *last_line(char *log)
 int cmd_lower(int argc, char **argv)
 {
 	const char *path = NULL, *only = NULL, *out_path = NULL, *target = "sm_75";
+	bool json = false;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -56,8 +63,12 @@ int cmd_lower(int argc, char **argv)
 			return 0;
 		}
 		bool has_value = i + 1 < argc;
-		if ((!strcmp(a, "-p") || !strcmp(a, "--program")) && has_value) {
+		if ((!strcmp(a, "--prog") || !strcmp(a, "--program")) && has_value) {
 			only = argv[++i];
+		} else if (!strcmp(a, "--json")) {
+			json = true;
+		} else if ((!strcmp(a, "-p") || !strcmp(a, "--probe")) && has_value && !path) {
+			path = argv[++i];   /* -p is a probe file on every command */
 		} else if ((!strcmp(a, "-o") || !strcmp(a, "--output")) && has_value) {
 			out_path = argv[++i];
 		} else if (!strcmp(a, "--target") && has_value) {
@@ -80,6 +91,9 @@ int cmd_lower(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
+	int krc = cli_expect_kind("lower", path, CLI_READS(CLI_FILE_BPF), "a BPF object (clang -target bpf)", NULL);
+	if (krc)
+		return krc;
 	char err[512] = "";
 	struct gp_object *obj = NULL;
 	if (gp_object__open_file(path, &obj, err, sizeof(err))) {
@@ -91,7 +105,7 @@ int cmd_lower(int argc, char **argv)
 	for (size_t p = 0; p < nprogs; p++)
 		found |= !only || !strcmp(gp_object__program(obj, p)->name, only);
 	if (!found) {
-		cli_error("%s: no program named '%s'", path, only ? only : "");
+		cli_error("%s: no program named '%s' ('gpuprobe show %s' lists them)", path, only ? only : "", path);
 		gp_object__close(obj);
 		return 2;
 	}
@@ -164,13 +178,26 @@ int cmd_lower(int argc, char **argv)
 	if (!f) {
 		free(ptx);
 		cli_error("%s: cannot write: %m", out_path);
-		rc = 2;
+		rc = 1;
 		goto out;
 	}
-	fwrite(ptx, 1, len, f);
+	if (json) {
+		json_object *root = json_object_new_object(), *names = json_object_new_array();
+		json_object_object_add(root, "file", json_object_new_string(path));
+		json_object_object_add(root, "target", json_object_new_string(target));
+		for (size_t p = 0; p < nprogs; p++)
+			if (!only || !strcmp(gp_object__program(obj, p)->name, only))
+				json_object_array_add(names, json_object_new_string(gp_object__program(obj, p)->name));
+		json_object_object_add(root, "programs", names);
+		json_object_object_add(root, "ptx", json_object_new_string_len(ptx, (int)len));
+		fprintf(f, "%s\n", json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
+		json_object_put(root);
+	} else {
+		fwrite(ptx, 1, len, f);
+	}
 	if (out_path && fclose(f)) {
 		cli_error("%s: write failed: %m", out_path);
-		rc = 2;
+		rc = 1;
 	}
 	free(ptx);
 out:

@@ -2,6 +2,7 @@
 #include "cli/cmd_ptx.h"
 
 #include "cli/cli.h"
+#include "cli/file_kind.h"
 #include "ptx-frontend/ir.h"
 
 #include <stdbool.h>
@@ -49,8 +50,7 @@ int cmd_ptx(int argc, char **argv)
 			return cli_error("ptx %s: not available in this build", argv[1]);
 		return subcommands[i].fn(argc - 1, argv + 1);
 	}
-	cli_error("ptx: unknown subcommand '%s' (see 'gpuprobe ptx --help')", argv[1]);
-	return 2;
+	return cli_usage_error("ptx: unknown subcommand '%s' (see 'gpuprobe ptx --help')", argv[1]);
 }
 
 static void print_usage(FILE *out)
@@ -60,7 +60,10 @@ static void print_usage(FILE *out)
 	      "the input.\n\n"
 	      "  --canonical  print every statement from the IR (uniform layout, comments dropped);\n"
 	      "               code is unchanged, debug sections of modules with .loc are not\n"
-	      "  -o OUT       write to OUT instead of standard output\n", out);
+	      "  -o, --output OUT  write to OUT instead of standard output\n"
+	      "  -h, --help   this text\n\n"
+	      "Exit status: 0 printed, 1 the PTX does not parse or cannot be written, 2 bad usage or\n"
+	      "a file that is not PTX.\n", out);
 }
 
 int cmd_ptx_print(int argc, char **argv)
@@ -73,14 +76,14 @@ int cmd_ptx_print(int argc, char **argv)
 			return 0;
 		} else if (!strcmp(argv[i], "--canonical")) {
 			canonical = true;
-		} else if (!strcmp(argv[i], "-o")) {
+		} else if (!strcmp(argv[i], "-o") || !strcmp(argv[i], "--output")) {
 			if (++i == argc)
-				return cli_error("ptx print: -o needs a file name");
+				return cli_usage_error("ptx print: %s needs a file name", argv[i - 1]);
 			out_path = argv[i];
 		} else if (argv[i][0] == '-' && argv[i][1]) {
-			return cli_error("ptx print: unknown option '%s'", argv[i]);
+			return cli_usage_error("ptx print: unknown option '%s' (see 'gpuprobe ptx print --help')", argv[i]);
 		} else if (path) {
-			return cli_error("ptx print: one input file only");
+			return cli_usage_error("ptx print: one input file only");
 		} else {
 			path = argv[i];
 		}
@@ -89,15 +92,18 @@ int cmd_ptx_print(int argc, char **argv)
 		print_usage(stderr);
 		return 2;
 	}
+	int krc = cli_expect_kind("ptx print", path, CLI_READS(CLI_FILE_PTX), "a PTX file", NULL);
+	if (krc)
+		return krc;
 	size_t len;
 	char *text = cli_read_file(path, &len);
 	if (!text)
-		return 1;
+		return 2;
 	char err[256];
 	ir_module *m = ptx_parse(text, len, err, sizeof(err));
 	free(text);
 	if (!m) {
-		fprintf(stderr, "%s:%s\n", path, err);
+		fprintf(stderr, "%s:%s\n", path, err);   /* FILE:LINE:COL: message, as compilers say it */
 		return 1;
 	}
 	size_t olen;
@@ -106,7 +112,7 @@ int cmd_ptx_print(int argc, char **argv)
 	FILE *f = out_path ? fopen(out_path, "wb") : stdout;
 	if (!f) {
 		free(out);
-		return cli_error("ptx print: cannot create %s", out_path);
+		return cli_error("ptx print: cannot create %s: %m", out_path);
 	}
 	size_t w = fwrite(out, 1, olen, f);
 	free(out);

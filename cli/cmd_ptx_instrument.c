@@ -5,6 +5,7 @@
  * or file. */
 #include "cli/cli.h"
 #include "cli/cmd_ptx.h"
+#include "cli/file_kind.h"
 
 #include "nvidia/probes.h"
 
@@ -99,6 +100,13 @@ int cmd_ptx_instrument(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
+	int krc = cli_expect_kind("ptx instrument", path, CLI_READS(CLI_FILE_PTX), "a PTX file", NULL);
+	if (krc)
+		return krc;
+	for (size_t i = 0; i < nprobes; i++)
+		if ((krc = cli_expect_kind("ptx instrument", probes[i], CLI_READS(CLI_FILE_BPF),
+					   "a BPF object (-p takes a probe; the PTX file is the last argument)", NULL)))
+			return krc;
 	size_t len;
 	char *ptx = slurp(path, &len);
 	if (!ptx) {
@@ -141,12 +149,12 @@ int cmd_ptx_instrument(int argc, char **argv)
 	FILE *f = out_path ? fopen(out_path, "w") : stdout;
 	if (!f) {
 		cli_error("%s: cannot write: %m", out_path);
-		rc = 2;
+		rc = 1;
 	} else {
 		fwrite(out, 1, out_len, f);
 		if (out_path && fclose(f)) {
 			cli_error("%s: write failed: %m", out_path);
-			rc = 2;
+			rc = 1;
 		}
 	}
 	fprintf(stderr, "gpuprobe: %s: %u probe sites in %u functions\n", path, st.sites, st.functions);

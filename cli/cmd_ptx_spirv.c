@@ -2,6 +2,7 @@
 #include "cli/cmd_ptx.h"
 
 #include "cli/cli.h"
+#include "cli/file_kind.h"
 #include "ptx-frontend/ir.h"
 #include "spirv/spirv.h"
 
@@ -15,9 +16,14 @@ static void usage(FILE *out)
 	      "Lower a PTX module to SPIR-V for OpenCL (Kernel, Physical64, OpenCL.std) and validate it\n"
 	      "with SPIRV-Tools. What cannot be lowered is named with its line; a kernel that needs it is\n"
 	      "left out (one line each: exit status 0 while other kernels lower, 1 when none does).\n\n"
-	      "  -o OUT        write the SPIR-V binary to OUT ('-' for standard output)\n"
+	      "  -o, --output OUT  write the SPIR-V binary to OUT ('-' for standard output)\n"
 	      "  -S            write the disassembly (text) instead of the binary\n"
-	      "  --no-validate skip the validator\n", out);
+	      "  --no-validate skip the validator\n"
+	      "  -h, --help    this text\n\n"
+	      "Probes are not spliced in here: 'gpuprobe ptx instrument -p PROG.bpf.o -o I.ptx FILE.ptx'\n"
+	      "first, then 'gpuprobe ptx spirv -o OUT.spv I.ptx'.\n\n"
+	      "Exit status: 0 written, 1 nothing lowers or the output cannot be written, 2 bad usage\n"
+	      "or a file that is not PTX.\n", out);
 }
 
 static void skipped(void *arg, const char *kernel, const char *why)
@@ -34,18 +40,18 @@ int cmd_ptx_spirv(int argc, char **argv)
 		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
 			usage(stdout);
 			return 0;
-		} else if (!strcmp(argv[i], "-o")) {
+		} else if (!strcmp(argv[i], "-o") || !strcmp(argv[i], "--output")) {
 			if (++i == argc)
-				return cli_error("ptx spirv: -o needs a file name");
+				return cli_usage_error("ptx spirv: %s needs a file name", argv[i - 1]);
 			out_path = argv[i];
 		} else if (!strcmp(argv[i], "-S")) {
 			text_out = 1;
 		} else if (!strcmp(argv[i], "--no-validate")) {
 			opts.no_validate = 1;
 		} else if (argv[i][0] == '-' && argv[i][1]) {
-			return cli_error("ptx spirv: unknown option '%s'", argv[i]);
+			return cli_usage_error("ptx spirv: unknown option '%s' (see 'gpuprobe ptx spirv --help')", argv[i]);
 		} else if (path) {
-			return cli_error("ptx spirv: one input file only");
+			return cli_usage_error("ptx spirv: one input file only");
 		} else {
 			path = argv[i];
 		}
@@ -54,10 +60,13 @@ int cmd_ptx_spirv(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
+	int krc = cli_expect_kind("ptx spirv", path, CLI_READS(CLI_FILE_PTX), "a PTX file", NULL);
+	if (krc)
+		return krc;
 	size_t len;
 	char *text = cli_read_file(path, &len);
 	if (!text)
-		return 1;
+		return 2;
 	char err[1024];
 	ir_module *m = ptx_parse(text, len, err, sizeof(err));
 	free(text);

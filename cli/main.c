@@ -43,6 +43,18 @@ int cli_error(const char *fmt, ...)
 	return 1;
 }
 
+int cli_usage_error(const char *fmt, ...)
+{
+	char line[4096];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	gp_escape_line(line, sizeof(line));
+	fprintf(stderr, "gpuprobe: %s\n", line);
+	return 2;
+}
+
 char *cli_read_file(const char *path, size_t *len)
 {
 	FILE *f = fopen(path, "rb");

@@ -35,7 +35,7 @@ head -c 300 "$dir/rare.ptx" > "$work/trunc.ptx"
 out=$("$gp" ptx print "$work/trunc.ptx" 2>&1 >/dev/null); rc=$?
 [ $rc = 1 ] && [[ "$out" == "$work/trunc.ptx:"*": "* ]] || bad "truncated: exit $rc, '$out'"
 out=$("$gp" ptx print "$work/missing.ptx" 2>&1 >/dev/null); rc=$?
-[ $rc = 1 ] && [[ "$out" == "gpuprobe: cannot open $work/missing.ptx: No such file or directory" ]] || bad "missing file: exit $rc, '$out'"
+[ $rc = 2 ] && [[ "$out" == "gpuprobe: ptx print: $work/missing.ptx: No such file or directory" ]] || bad "missing file: exit $rc, '$out'"
 out=$("$gp" ptx frobnicate 2>&1); rc=$?
 [ $rc = 2 ] && [ "$out" = "gpuprobe: ptx: unknown subcommand 'frobnicate' (see 'gpuprobe ptx --help')" ] || bad "unknown subcommand: exit $rc, '$out'"
 "$gp" ptx print --help | grep -q '^usage: gpuprobe ptx print' || bad "print --help"
