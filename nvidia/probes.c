@@ -6,6 +6,7 @@
 #include "ebpf/verifier.h"
 #include "maps/map_device.h"
 #include "ptx-frontend/demangle.h"
+#include "ptx-frontend/kernel_match.h"
 #include "ptx-frontend/inline.h"
 #include "ptx-frontend/ctx_fold.h"
 
@@ -62,6 +63,11 @@ struct gp_nv_probes {
 	int no_warp_collectives;   /* opts' */
 	pthread_mutex_t lock;      /* lowering into modules and the cache */
 	struct nv_cache_entry *cache;
+	/* For the report at exit (gp_nv_probes__unmatched), under lock: which device programs'
+	   globs matched a function of a module instrumented, and the first kernels seen. */
+	unsigned char *matched;
+	char *seen[16];
+	size_t nseen, nkernels, nmodules;
 };
 
 static const char *last_line(char *log)
@@ -313,6 +319,9 @@ void gp_nv_probes__close(struct gp_nv_probes *ps)
 		free(c->out);
 		free(c);
 	}
+	for (size_t i = 0; i < ps->nseen; i++)
+		free(ps->seen[i]);
+	free(ps->matched);
 	free(ps->objs);
 	free(ps->dev_progs);
 	free(ps->host_progs);
@@ -363,6 +372,65 @@ static void raise_version(ir_module *m)
 	}
 }
 
+/* What the report at exit needs from a module: its kernels, and which programs' globs (the
+ * section's own, whatever the configuration's kernel filters say) name one of its functions. */
+static void note_seen(struct gp_nv_probes *ps, const ir_module *m)
+{
+	if (!ps->matched && ps->ndev && !(ps->matched = calloc(ps->ndev, 1)))
+		return;
+	ps->nmodules++;
+	for (ir_top *t = m->first; t; t = t->next) {
+		if (t->kind != IR_TOP_FUNC || !t->func.is_entry || !t->func.has_body || !t->func.name)
+			continue;
+		ps->nkernels++;
+		size_t i = 0;
+		while (i < ps->nseen && strcmp(ps->seen[i], t->func.name))
+			i++;
+		if (i == ps->nseen && ps->nseen < sizeof(ps->seen) / sizeof(ps->seen[0]))
+			ps->seen[ps->nseen++] = strdup(t->func.name);
+	}
+	for (size_t k = 0; ps->matched && k < ps->ndev; k++) {
+		const struct gp_program *prog = ps->dev_progs[k].prog;
+		struct gp_inst_probe probe = {.attach = prog->attach, .glob = prog->target,
+					      .mem_filter = prog->mem_filter};
+		if (!ps->matched[k] && gp_instrument_matches(m, &probe))
+			ps->matched[k] = 1;
+	}
+}
+
+void gp_nv_probes__unmatched(struct gp_nv_probes *ps, void (*line)(void *user, const char *text),
+			     void *user)
+{
+	if (!ps)
+		return;
+	pthread_mutex_lock(&ps->lock);
+	if (ps->nmodules) {
+		char seen[1024];
+		size_t o = 0;
+		seen[0] = 0;
+		for (size_t i = 0; i < ps->nseen && o < sizeof(seen); i++) {
+			char *d = demangle(ps->seen[i]), a[512], b[512], c[512];
+			gp_kernel_names(d, a, b, c, sizeof(a));
+			o += (size_t)snprintf(seen + o, sizeof(seen) - o, "%s%s", i ? ", " : "", b[0] ? b : ps->seen[i]);
+			free(d);
+		}
+		if (ps->nkernels > ps->nseen && o < sizeof(seen))
+			snprintf(seen + o, sizeof(seen) - o, ", ... (%zu kernels in %zu modules)", ps->nkernels,
+				 ps->nmodules);
+		for (size_t k = 0; k < ps->ndev; k++) {
+			if (ps->matched && ps->matched[k])
+				continue;
+			const struct gp_program *prog = ps->dev_progs[k].prog;
+			int fn = prog->attach == GP_ATTACH_FUNC_ENTRY || prog->attach == GP_ATTACH_FUNC_EXIT;
+			char text[1400];
+			snprintf(text, sizeof(text), "%s: no %s of the application matched; kernels seen: %s",
+				 prog->section, fn ? "device function" : "kernel", ps->nseen ? seen : "none");
+			line(user, text);
+		}
+	}
+	pthread_mutex_unlock(&ps->lock);
+}
+
 static int instrument_uncached(struct gp_nv_probes *ps, const char *ptx, size_t len, char **out,
 			       size_t *out_len, struct gp_inst_stats *st, char *err, size_t errlen)
 {
@@ -385,6 +453,7 @@ static int instrument_uncached(struct gp_nv_probes *ps, const char *ptx, size_t 
 		rc = -ENOTSUP;
 		goto done;
 	}
+	note_seen(ps, m);
 	ir_top *before = m->last;
 	for (size_t k = 0; k < ps->ndev; k++) {
 		const struct nv_prog *p = &ps->dev_progs[k];

@@ -44,6 +44,12 @@ void gp_nv_probes__close(struct gp_nv_probes *ps);
 int gp_nv_probes__instrument(struct gp_nv_probes *ps, const char *ptx, size_t len, char **out,
 			     size_t *out_len, struct gp_inst_stats *stats, char *err, size_t errlen);
 
+/* For the report at exit: one line per device program whose section's glob matched no function
+ * of any module instrumented so far ("gpu/entry/scale*: no kernel of the application matched;
+ * kernels seen: ..."); nothing when no module was instrumented. */
+void gp_nv_probes__unmatched(struct gp_nv_probes *ps, void (*line)(void *user, const char *text),
+			     void *user);
+
 /* Device programs count (sections with device attach points). */
 size_t gp_nv_probes__device_programs(const struct gp_nv_probes *ps);
 /* The device address of the clock words device programs add to %globaltimer (ebpf/lower.h

@@ -673,6 +673,12 @@ void shim_probes_load_failed(const struct shim_module *m, int rc, int cubin)
 	load_why[0] = 0;
 }
 
+static void unmatched_line(void *user, const char *text)
+{
+	(void)user;
+	shim_msg("%s", text);
+}
+
 void shim_probes_final(void)
 {
 	if (!output)
@@ -694,6 +700,7 @@ void shim_probes_final(void)
 		shim_clock_check(1);   /* the last offset, for the report's drift */
 		if (label_report)
 			shim_msg("report of process %ld (parent %ld):", (long)getpid(), (long)getppid());
+		gp_nv_probes__unmatched(probes, unmatched_line, NULL);
 		gp_output__stop_thread(output, 1);
 		if (output_file)
 			fflush(output_file);

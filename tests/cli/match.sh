@@ -66,6 +66,12 @@ echo "$out" | grep -q "^warning: gpu/entry/nosuch\*: no kernel of .*templates.pt
 echo "$out" | grep -q "warning: gpu/entry/scale" && fail "scale* warned: $out"
 echo "$out" | grep -q "^warning: host/entry/cuLaunchKernal: 'cuLaunchKernal' names no host API" \
 	|| fail "no warning for cuLaunchKernal: $out"
+# the instrumentation uses the same rule: gpu/entry/scale* puts one site into scale<512> only
+err=$("$gp" ptx instrument -p "$work/match.bpf.o" -o "$work/i.ptx" "$ptx" 2>&1)
+echo "$err" | grep -q ': 1 probe sites in 1 functions$' || fail "ptx instrument: $err"
+[ "$(awk '/^\.visible \.entry/ { k = $3 } /__gp/ && k { print k }' "$work/i.ptx" | sed 's/(.*//' | sort -u)" = _Z5scaleILi512EEvPfi ] \
+	|| fail "the probe call is not in scale<512>"
+echo "ok: ptx instrument puts gpu/entry/scale* into scale<512>"
 "$gp" verify --help | grep -q 'bpf_map_lookup_elem' || fail "verify --help names no helpers"
 echo "ok: verify warnings and helpers"
 echo "PASS"
