@@ -52,6 +52,9 @@ UNKNOWN(device_ext, 1, 13)
 UNKNOWN(runtime_interface, 10, 14)
 UNKNOWN(runtime_interface, 11, 15)
 UNKNOWN(runtime_interface, 12, 16)
+UNKNOWN(context_identity, 1, 17)
+UNKNOWN(context_identity, 2, 18)
+UNKNOWN(context_identity, 3, 19)
 
 /* ---- the runtime interface ---- */
 
@@ -215,6 +218,17 @@ static unsigned context_global_flag(void) { return 0; }
 static const void *context_wrapper[4] = {(void *)(sizeof(void *) * 4), (void *)unk_context_wrapper_1,
 					 (void *)unwrap_context, (void *)context_global_flag};
 
+/* Libraries (cuBLASLt, cuFFT) ask a context's unique id through slot 4, as cuCtxGetId gives it. */
+static CUresult context_id(CUcontext c, unsigned long long *id)
+{
+	shim_fnty_cuCtxGetId *f = (shim_fnty_cuCtxGetId *)shim_real_fn[SHIM_FN_cuCtxGetId];
+	return f(c, id);
+}
+
+static const void *context_identity[5] = {(void *)(sizeof(void *) * 5), (void *)unk_context_identity_1,
+					  (void *)unk_context_identity_2, (void *)unk_context_identity_3,
+					  (void *)context_id};
+
 static const void *device_ext[26] = {(void *)(sizeof(void *) * 26), (void *)unk_device_ext_1};
 
 /* ---- integrity: HMAC-MD2 ---- */
@@ -359,6 +373,8 @@ static const struct {
 	 "device extended", device_ext},
 	{{0x26, 0x3e, 0x88, 0x60, 0x7c, 0xd2, 0x61, 0x43, 0x92, 0xf6, 0xbb, 0xd5, 0x00, 0x6d, 0xfa, 0x7e},
 	 "context wrapper", context_wrapper},
+	{{0x21, 0x31, 0x8c, 0x60, 0x97, 0x14, 0x32, 0x48, 0x8c, 0xa6, 0x41, 0xff, 0x73, 0x24, 0xc8, 0xf2},
+	 "context identity", context_identity},
 	{{0xd4, 0x08, 0x20, 0x55, 0xbd, 0xe6, 0x70, 0x4b, 0x8d, 0x34, 0xba, 0x12, 0x3c, 0x66, 0xe1, 0xf2},
 	 "integrity", integrity},
 };
