@@ -11,6 +11,7 @@
 #include "gpuprobe/context.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -78,6 +79,7 @@ static bool pop_pending(struct gpv_env *env)
 	env->cur = p->st;
 	env->idx = p->insn;
 	if (env->log_level) {
+		env->src_printed = NULL;
 		gpv_log(env, "from %d to %d:", p->from, p->insn);
 		gpv_log_state(env, &env->cur);
 	}
@@ -124,10 +126,16 @@ static int visit_checkpoint(struct gpv_env *env)
 		env->phantoms = ph;
 		return 0;
 	}
-	if (env->nstates >= env->max_states)
+	if (env->nstates >= env->max_states) {
+		if (!env->has_loop)
+			return gpv_reject(env, -E2BIG,
+					  "program too complex: %u states stored (limit %u); "
+					  "the program has no loop: too many paths to explore",
+					  env->nstates, env->max_states);
 		return gpv_reject(env, -E2BIG,
 				  "program too complex: more than %u states kept (loop not provably bounded?)",
 				  env->max_states);
+	}
 	struct gpv_checkpoint *cp = calloc(1, sizeof(*cp));
 	if (!cp || gpv_state_copy(&cp->st, &env->cur)) {
 		free(cp);
@@ -263,12 +271,47 @@ static int check_ld_imm64(struct gpv_env *env, const struct bpf_insn *insn)
 	return 0;
 }
 
+/* The call stack would pass GPV_MAX_FRAMES: a subprogram that calls itself (directly or through
+ * others) is named as such, with the cycle. */
+static int call_too_deep(struct gpv_env *env, int callee)
+{
+	struct gpv_state *st = &env->cur;
+	int first = -1;
+	for (int f = st->curframe; f >= 0; f--)
+		if (st->frame[f]->subprog == callee)
+			first = f;
+	if (first < 0)
+		return gpv_reject(env, -EACCES, "the call stack of %d frames is too deep", st->curframe + 2);
+	/* the innermost round of the cycle: from the last frame of callee up to this call */
+	int last = first;
+	for (int f = st->curframe; f >= 0; f--)
+		if (st->frame[f]->subprog == callee) {
+			last = f;
+			break;
+		}
+	char chain[512], name[128];
+	size_t o = 0;
+	for (int f = last; f <= st->curframe && o < sizeof(chain); f++)
+		o += (size_t)snprintf(chain + o, sizeof(chain) - o, "%s -> ",
+				      gpv_subprog_name(env, st->frame[f]->subprog, name, sizeof(name)));
+	if (o < sizeof(chain))
+		snprintf(chain + o, sizeof(chain) - o, "%s", gpv_subprog_name(env, callee, name, sizeof(name)));
+	char cname[128];
+	gpv_subprog_name(env, callee, cname, sizeof(cname));
+	if (last == st->curframe)
+		return gpv_reject(env, -EACCES,
+				  "recursive call: %s calls itself and does not stop within %d frames",
+				  cname, GPV_MAX_FRAMES);
+	return gpv_reject(env, -EACCES, "recursive call: %s calls itself through %s and does not stop within %d frames",
+			  cname, chain, GPV_MAX_FRAMES);
+}
+
 static int enter_subprog(struct gpv_env *env, const struct bpf_insn *insn, int *next)
 {
 	struct gpv_state *st = &env->cur;
 	int target = env->idx + 1 + insn->imm;
 	if (st->curframe + 1 >= GPV_MAX_FRAMES)
-		return gpv_reject(env, -EACCES, "the call stack of %d frames is too deep", st->curframe + 2);
+		return call_too_deep(env, env->subprog_of[target]);
 	struct gpv_frame *callee = gpv_frame_new(env->idx, env->subprog_of[target]);
 	if (!callee)
 		return gpv_reject(env, -ENOMEM, "out of memory");
@@ -289,7 +332,9 @@ static int check_exit(struct gpv_env *env, int *next)
 {
 	struct gpv_state *st = &env->cur;
 	struct gpv_reg *r0 = &cur_regs(env)[BPF_REG_0];
-	if (r0->type == T_NOT_INIT)
+	/* Like Linux, only the main program must return a value: a subprogram's r0 is checked
+	 * where the caller reads it (a void static function returns without setting it). */
+	if (r0->type == T_NOT_INIT && st->curframe == 0)
 		return gpv_reject(env, -EACCES, "R0 !read_ok");
 	if (st->curframe > 0) {
 		struct gpv_frame *callee = st->frame[st->curframe];
@@ -354,10 +399,16 @@ static int do_step(struct gpv_env *env, int *next)
 static int explore(struct gpv_env *env)
 {
 	for (;;) {
-		if (++env->processed > env->max_insns)
+		if (++env->processed > env->max_insns) {
+			if (!env->has_loop)   /* no loop to blame: too many paths */
+				return gpv_reject(env, -E2BIG,
+						  "program too complex: %lu instructions processed (limit %lu); "
+						  "the program has no loop: too many paths to explore",
+						  env->processed - 1, env->max_insns);
 			return gpv_reject(env, -E2BIG,
 					  "program too complex: processed %lu insns (limit %lu) (loop not provably bounded)",
 					  env->processed - 1, env->max_insns);
+		}
 		if (env->idx < 0 || env->idx >= env->n)
 			return gpv_reject(env, -EINVAL, "fall-through off the end of the program");
 		int next = -1, err = 0;

@@ -13,6 +13,30 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Where each instruction came from in the C source (the object's BTF line info, clang -g), for
+ * the log: Linux prints the source line above the instruction ("; if (!v) @ probe.bpf.c:12"). */
+struct gp_verify_line {
+	const char *text;          /* the source line as BTF keeps it; NULL: none known */
+	const char *file;          /* the file's base name */
+	uint32_t line, col;
+	uint32_t rec;              /* 1 + the line-info record: equal for the instructions of one */
+};
+struct gp_verify_srcinfo {
+	size_t n;                  /* instructions described (the program's count) */
+	struct gp_verify_line *lines;   /* n entries */
+	const char **func_names;   /* n entries: the function starting at that instruction, or NULL */
+	char *strings;             /* owned storage */
+};
+
+/* The source information of one program of a BPF object file (its BTF line info and function
+ * symbols), laid out as the loader laid out the program (ebpf/object_reloc.c: the program's
+ * function, then every subprogram it calls). NULL when the object has none or its layout cannot be
+ * matched (never a wrong line). */
+struct gp_verify_srcinfo *gp_verify_srcinfo_load(const char *path, const struct gp_program *prog);
+struct gp_verify_srcinfo *gp_verify_srcinfo_load_mem(const void *elf, size_t size,
+						     const struct gp_program *prog);
+void gp_verify_srcinfo_free(struct gp_verify_srcinfo *si);
+
 struct gp_verify_opts {
 	enum gp_attach_kind attach;
 	const struct gp_map *maps; size_t nmaps;   /* ld_imm64 imm = map index */
@@ -36,6 +60,9 @@ struct gp_verify_opts {
 	   store back through the same value pointer), which loses updates when threads race. */
 	char *warnings; size_t warnings_size;
 	unsigned nwarnings;                        /* out */
+	/* Optional: source lines and function names for the log (gp_verify_srcinfo_load); its n
+	   must be the program's instruction count, else it is ignored. */
+	const struct gp_verify_srcinfo *src;
 };
 
 /* 0 when safe; -EINVAL (malformed), -EACCES (unsafe), -E2BIG (too complex).

@@ -81,16 +81,14 @@ uint64_t gpv_alu_eval(uint8_t code, int16_t off, int32_t imm, uint64_t dst, uint
 	return trunc_bits(r, bits);
 }
 
-/* The low 32 bits of a scalar as a zero-extended value. */
+/* The low 32 bits of a scalar as a zero-extended value, with what is known of them. */
 static void view32(struct gpv_reg *r)
 {
-	if (r->umax <= UINT32_MAX)
+	if (r->umax <= UINT32_MAX && !r->has32)
 		return;
-	struct tnum t = tnum_cast(r->var, 4);
-	reg_mark_unknown(r);
-	r->var = t;
-	r->umax = UINT32_MAX;
-	reg_sync_bounds(r);
+	struct gpv_reg v;
+	reg_view32(r, &v, false);
+	*r = v;
 }
 
 static void unbounded(struct gpv_reg *r)
@@ -153,6 +151,10 @@ static void scalar_alu(struct gpv_reg *dst, struct gpv_reg src, const struct bpf
 		}
 		break;
 	case BPF_AND:
+		if (is64 && bconst && b.var.value == UINT32_MAX) {
+			reg_view32(&a, &r, false);   /* x & 0xffffffff: x's low half, as w = w */
+			break;
+		}
 		r.var = tnum_and(a.var, b.var);
 		r.umin = r.var.value;
 		r.umax = a.umax < b.umax ? a.umax : b.umax;
@@ -169,7 +171,14 @@ static void scalar_alu(struct gpv_reg *dst, struct gpv_reg src, const struct bpf
 		if (bconst) {
 			unsigned k = b.var.value & (bits - 1);
 			r.var = tnum_lshift(a.var, k);
-			if (a.umax <= (UINT64_MAX >> k)) {
+			if (is64 && k == 32) {
+				/* x << 32 is x's low half moved up: clang's zero/sign extension
+				 * (<<= 32, then >>= 32 or s>>= 32) keeps a bound checked on w */
+				uint32_t lo, hi;
+				reg_bounds32(&a, &lo, &hi);
+				r.umin = (uint64_t)lo << 32;
+				r.umax = (uint64_t)hi << 32;
+			} else if (a.umax <= (UINT64_MAX >> k)) {
 				r.umin = a.umin << k;
 				r.umax = a.umax << k;
 			}

@@ -88,34 +88,11 @@ int gpv_branch_taken(const struct gpv_reg *dst, const struct gpv_reg *src, uint8
 		return taken64(dst, src, op);
 	if (cmp32_is_cmp64(dst, src, op))
 		return taken64(dst, src, op);
-	struct tnum d = tnum_cast(dst->var, 4), s = tnum_cast(src->var, 4);
-	if (op == BPF_JSET) {
-		if (d.value & s.value)
-			return 1;
-		if (!((d.value | d.mask) & (s.value | s.mask)))
-			return 0;
-		return -1;
-	}
-	if (!tnum_is_const(d) || !tnum_is_const(s)) {
-		if ((op == BPF_JEQ || op == BPF_JNE) && ((d.value ^ s.value) & ~(d.mask | s.mask)))
-			return op == BPF_JNE;
-		return -1;
-	}
-	uint32_t a = (uint32_t)d.value, b = (uint32_t)s.value;
-	int32_t sa = (int32_t)a, sb = (int32_t)b;
-	switch (op) {
-	case BPF_JEQ: return a == b;
-	case BPF_JNE: return a != b;
-	case BPF_JGT: return a > b;
-	case BPF_JGE: return a >= b;
-	case BPF_JLT: return a < b;
-	case BPF_JLE: return a <= b;
-	case BPF_JSGT: return sa > sb;
-	case BPF_JSGE: return sa >= sb;
-	case BPF_JSLT: return sa < sb;
-	case BPF_JSLE: return sa <= sb;
-	}
-	return -1;
+	/* the low halves, as the 64-bit values they compare like */
+	struct gpv_reg d, s;
+	reg_view32(dst, &d, is_signed_op(op));
+	reg_view32(src, &s, is_signed_op(op));
+	return taken64(&d, &s, op);
 }
 
 static uint8_t negate(uint8_t op)
@@ -213,6 +190,36 @@ static bool learn(struct gpv_reg *d, struct gpv_reg *s, uint8_t op)
 	return reg_bounds_sane(d) && reg_bounds_sane(s);
 }
 
+/* r's low 32 bits are now known to be v (a 32-bit view, zero- or sign-extended, after a
+ * comparison): keep the bound on them (has32) and their known bits. */
+static void learn32(struct gpv_reg *r, const struct gpv_reg *v)
+{
+	if (r->type != T_SCALAR)
+		return;
+	uint64_t lo = 0, hi = UINT32_MAX;
+	if (v->umax <= UINT32_MAX) {                     /* zero-extended, or non-negative */
+		lo = v->umin;
+		hi = v->umax;
+	} else if (v->smax < 0 && v->smin >= INT32_MIN) { /* negative as s32 */
+		lo = (uint32_t)v->smin;
+		hi = (uint32_t)v->smax;
+	}
+	uint32_t olo, ohi;
+	reg_bounds32(r, &olo, &ohi);
+	lo = lo > olo ? lo : olo;
+	hi = hi < ohi ? hi : ohi;
+	struct tnum low = tnum_cast(v->var, 4);
+	r->var = tnum_intersect(r->var, (struct tnum){low.value, low.mask | 0xffffffff00000000ULL});
+	if (lo > 0 || hi < UINT32_MAX) {
+		r->has32 = 1;
+		r->u32min = (uint32_t)lo;
+		r->u32max = (uint32_t)hi;
+	}
+	reg_sync_bounds(r);
+	if (lo > hi)
+		r->umin = 1, r->umax = 0;   /* impossible: reg_bounds_sane says so */
+}
+
 struct copy_bounds {
 	const struct gpv_reg *from;
 };
@@ -232,9 +239,32 @@ bool gpv_refine(struct gpv_state *st, struct gpv_reg *dst, struct gpv_reg *src, 
 	if (!taken)
 		cond = op == BPF_JSET ? 0xff : negate(op);
 	if (is32 && !cmp32_is_cmp64(dst, src, op)) {
-		/* only the low halves are compared: learn nothing, but drop impossible outcomes */
+		/* only the low halves are compared: what is learnt bounds the low 32 bits */
 		int t = gpv_branch_taken(dst, src, op, true);
-		return t < 0 || t == (int)taken;
+		if (t >= 0)
+			return t == (int)taken;
+		bool sext = is_signed_op(op);
+		struct gpv_reg d32, s32;
+		reg_view32(dst, &d32, sext);
+		reg_view32(src, &s32, sext);
+		if (!learn(&d32, &s32, cond))
+			return false;
+		learn32(dst, &d32);
+		if (!src_is_imm) {
+			learn32(src, &s32);
+			dst->precise = 0;
+			src->precise = 0;
+		}
+		if (!reg_bounds_sane(dst) || !reg_bounds_sane(src))
+			return false;
+		struct copy_bounds cb = {dst};
+		if (dst->id)
+			gpv_for_each_reg(st, copy_to_same_id, &cb);
+		if (!src_is_imm && src->id) {
+			cb.from = src;
+			gpv_for_each_reg(st, copy_to_same_id, &cb);
+		}
+		return true;
 	}
 	struct gpv_reg d = *dst, s = *src;
 	if (!learn(&d, &s, cond))

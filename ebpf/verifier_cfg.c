@@ -362,6 +362,8 @@ int gpv_check_cfg(struct gpv_env *env)
 			goto out;
 		}
 		env->prune[t] = 1;
+		if (t <= i)
+			env->has_loop = true;
 	}
 	compute_liveness(env, second);
 out:

@@ -4,6 +4,7 @@
 #include "ebpf/verifier_priv.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 enum { RET_INTEGER, RET_VOID, RET_MAP_VALUE_OR_NULL, RET_ALLOC_MEM_OR_NULL };
@@ -40,15 +41,78 @@ static const struct helper_proto *find_helper(int id)
 	return NULL;
 }
 
+struct linux_helper {
+	int id;
+	const char *name;
+};
+
+static const struct linux_helper linux_helpers[] = {
+#define HELPER(...)
+#define LINUX_HELPER(id, name) {id, #name},
+#include "ebpf/helpers.def"
+#undef LINUX_HELPER
+#undef HELPER
+};
+
+/* Where gpuprobe.h declares a helper under another name than helpers.def's. */
+static const char *header_name(const struct helper_proto *h)
+{
+	switch (h->id) {
+	case 506: return "gpu_membar";
+	case 507: return "gpu_exit";
+	default: return h->name;
+	}
+}
+
 const char *gpv_helper_name(int id)
 {
 	const struct helper_proto *h = find_helper(id);
-	return h ? h->name : NULL;
+	if (h)
+		return header_name(h);
+	for (size_t i = 0; i < sizeof(linux_helpers) / sizeof(linux_helpers[0]); i++)
+		if (linux_helpers[i].id == id)
+			return linux_helpers[i].name;
+	return NULL;
 }
 
 static bool is_host_attach(enum gp_attach_kind k)
 {
 	return k == GP_ATTACH_HOST_ENTRY || k == GP_ATTACH_HOST_EXIT;
+}
+
+void gpv_helper_list(enum gp_attach_kind at, char *buf, size_t size)
+{
+	size_t o = 0;
+	if (!size)
+		return;
+	buf[0] = 0;
+	for (size_t i = 0; i < sizeof(helpers) / sizeof(helpers[0]); i++) {
+		const struct helper_proto *h = &helpers[i];
+		if (at != GP_ATTACH_NONE && h->where != HELPER_BOTH &&
+		    (h->where == HELPER_HOST) != is_host_attach(at))
+			continue;
+		int n = snprintf(buf + o, size - o, "%sbpf_%s", o ? ", " : "", header_name(h));
+		if (n < 0 || (size_t)n >= size - o) {
+			buf[o] = 0;
+			return;
+		}
+		o += (size_t)n;
+	}
+}
+
+/* A helper id gpuprobe does not have: say which helper it is (Linux's name) and which helpers
+ * this attach point has. */
+static int unknown_helper(struct gpv_env *env, int id)
+{
+	enum gp_attach_kind at = env->opts->attach;
+	const char *name = gpv_helper_name(id);
+	char list[768];
+	gpv_helper_list(at, list, sizeof(list));
+	const char *where = at == GP_ATTACH_NONE ? "in gpuprobe" : is_host_attach(at) ? "in host probes" : "on the GPU";
+	const char *which = at == GP_ATTACH_NONE ? "helpers" : is_host_attach(at) ? "host helpers" : "GPU helpers";
+	if (name)
+		return gpv_reject(env, -EACCES, "bpf_%s is not available %s; %s: %s", name, where, which, list);
+	return gpv_reject(env, -EACCES, "invalid func unknown#%d; %s: %s", id, which, list);
 }
 
 /* Rings: BPF ring buffers, perf event arrays and bpftime's GPU ring buffer are all rings of
@@ -97,12 +161,17 @@ static int check_const_str(struct gpv_env *env, int regno, const struct gpv_reg 
 
 struct release_ref {
 	uint32_t ref;
+	int at;
 };
 
+/* Copies of a released record become unknown scalars that remember the release (messages). */
 static void drop_ref(struct gpv_reg *r, void *arg)
 {
-	if (r->type != T_NOT_INIT && r->ref_obj_id == ((struct release_ref *)arg)->ref)
+	const struct release_ref *rr = arg;
+	if (r->type != T_NOT_INIT && r->ref_obj_id == rr->ref) {
 		reg_mark_unknown(r);
+		r->released_at = rr->at + 1;
+	}
 }
 
 static void release_reference(struct gpv_env *env, uint32_t ref)
@@ -116,7 +185,7 @@ static void release_reference(struct gpv_env *env, uint32_t ref)
 		st->ref_insn[i] = st->ref_insn[st->nrefs];
 		break;
 	}
-	struct release_ref rr = {ref};
+	struct release_ref rr = {ref, env->idx};
 	gpv_for_each_reg(st, drop_ref, &rr);
 }
 
@@ -164,17 +233,19 @@ int gpv_check_helper_call(struct gpv_env *env, const struct bpf_insn *insn)
 	}
 	const struct helper_proto *h = find_helper(id);
 	if (!h)
-		return gpv_reject(env, -EACCES, "invalid func unknown#%d", id);
+		return unknown_helper(env, id);
 	enum gp_attach_kind at = env->opts->attach;
 	if (at != GP_ATTACH_NONE) {
+		char list[768];
+		gpv_helper_list(at, list, sizeof(list));
 		if (h->where == HELPER_DEVICE && is_host_attach(at))
 			return gpv_reject(env, -EACCES,
-					  "helper bpf_%s#%d runs only on the GPU: not allowed at a host attach point",
-					  h->name, h->id);
+					  "helper bpf_%s#%d runs only on the GPU: not allowed at a host attach point; host helpers: %s",
+					  header_name(h), h->id, list);
 		if (h->where == HELPER_HOST && !is_host_attach(at))
 			return gpv_reject(env, -EACCES,
-					  "helper bpf_%s#%d runs only on the host: not allowed at a GPU attach point",
-					  h->name, h->id);
+					  "helper bpf_%s#%d runs only on the host: not allowed at a GPU attach point; GPU helpers: %s",
+					  header_name(h), h->id, list);
 	}
 	/* gpu_read_param reads the kernel's parameter buffer through struct gp_kernel_ctx: only the
 	 * kernel entry/exit context has one */
@@ -273,6 +344,10 @@ int gpv_check_helper_call(struct gpv_env *env, const struct bpf_insn *insn)
 						  regno, r->off);
 			break;
 		case ARG_PTR_TO_ALLOC_MEM:
+			if (r->type == T_SCALAR && r->released_at)
+				return gpv_reject(env, -EACCES,
+						  "R%d reference has been released: the ring-buffer record was %s at insn %d",
+						  regno, gpv_release_verb(env, r->released_at - 1), r->released_at - 1);
 			if (r->type != T_PTR_MEM || !r->ref_obj_id)
 				return arg_type_error(env, regno, r, "ringbuf_mem");
 			if (r->off || !tnum_is_const(r->var) || r->var.value)
@@ -338,6 +413,19 @@ int gpv_check_helper_call(struct gpv_env *env, const struct bpf_insn *insn)
 		reg_mark_not_init(&regs[i]);
 	regs[BPF_REG_0] = r0;
 	return 0;
+}
+
+/* "submitted" or "discarded": what the release at insn did. */
+const char *gpv_release_verb(struct gpv_env *env, int insn)
+{
+	if (insn >= 0 && insn < env->n) {
+		const struct bpf_insn *i = &env->insns[insn];
+		if (i->code == (BPF_JMP | BPF_CALL) && i->src_reg == 0 && i->imm == 133)
+			return "discarded";
+		if (i->code == (BPF_JMP | BPF_CALL) && i->src_reg == 0 && i->imm == 132)
+			return "submitted";
+	}
+	return "released";
 }
 
 /* Registers a helper reads (r1..rN), for the liveness analysis; 5 for an unknown id. */

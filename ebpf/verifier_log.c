@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#define LOG_RESERVE 640   /* kept free for the final lines */
+#define LOG_RESERVE 1600  /* kept free for the final lines (source line, instruction, reason) */
 
 const char *gpv_type_name(int type)
 {
@@ -225,11 +225,57 @@ static void insn_line(struct gpv_env *env, int idx, char *buf, size_t size)
 	snprintf(buf, size, "%d: (%02x) %s", idx, insn->code, text);
 }
 
+/* The source line of instruction idx, NULL when none is known. */
+static const struct gp_verify_line *src_line(struct gpv_env *env, int idx)
+{
+	const struct gp_verify_srcinfo *si = env->opts->src;
+	if (!si || si->n != (size_t)env->n || !si->lines || idx < 0 || idx >= env->n)
+		return NULL;
+	const struct gp_verify_line *l = &si->lines[idx];
+	return l->text ? l : NULL;
+}
+
+/* "; if (!v) @ probe.bpf.c:12", as Linux prints it: the line without its indentation. */
+static void src_text(const struct gp_verify_line *l, char *buf, size_t size)
+{
+	const char *t = l->text;
+	while (*t == ' ' || *t == '\t')
+		t++;
+	size_t len = strcspn(t, "\n");
+	while (len && (t[len - 1] == ' ' || t[len - 1] == '\t' || t[len - 1] == '\r'))
+		len--;
+	if (len > 200)
+		len = 200;
+	snprintf(buf, size, "; %.*s @ %s:%u", (int)len, t, l->file ? l->file : "?", l->line);
+}
+
 void gpv_log_insn(struct gpv_env *env, int idx)
 {
 	char line[200];
+	const struct gp_verify_line *l = src_line(env, idx);
+	const struct gp_verify_line *last = env->src_printed;
+	if (l && !(last && last->line == l->line && last->file == l->file && last->text == l->text)) {
+		char text[300];
+		src_text(l, text, sizeof(text));
+		gpv_log(env, "%s\n", text);
+		env->src_printed = l;
+	}
 	insn_line(env, idx, line, sizeof(line));
+	size_t before = env->log_len;
 	gpv_log(env, "%s\n", line);
+	env->insn_logged = idx;
+	env->insn_logged_at = env->log_len > before ? env->log_len : 0;
+}
+
+const char *gpv_subprog_name(struct gpv_env *env, int subprog, char *buf, size_t size)
+{
+	const struct gp_verify_srcinfo *si = env->opts->src;
+	int start = subprog >= 0 && subprog < env->nsubs ? env->subs[subprog].start : -1;
+	if (si && si->n == (size_t)env->n && si->func_names && start >= 0 && si->func_names[start])
+		snprintf(buf, size, "%s", si->func_names[start]);
+	else
+		snprintf(buf, size, "func#%d", subprog);
+	return buf;
 }
 
 static void log_reg(struct gpv_env *env, const char *name, const struct gpv_reg *r)
@@ -248,8 +294,10 @@ static void log_reg(struct gpv_env *env, const char *name, const struct gpv_reg 
 		if (r->umin || r->umax != UINT64_MAX)
 			gpv_log(env, "umin=%llu,umax=%llu,", (unsigned long long)r->umin,
 				(unsigned long long)r->umax);
-		gpv_log(env, "var_off=(%#llx; %#llx)%s)", (unsigned long long)r->var.value,
-			(unsigned long long)r->var.mask, r->id ? ",id" : "");
+		if (r->has32)
+			gpv_log(env, "u32_min=%u,u32_max=%u,", r->u32min, r->u32max);
+		gpv_log(env, "var_off=(%#llx; %#llx)%s%s)", (unsigned long long)r->var.value,
+			(unsigned long long)r->var.mask, r->id ? ",id" : "", r->released_at ? ",released" : "");
 		return;
 	case T_PTR_STACK:
 		if (tnum_is_const(r->var)) {
@@ -313,7 +361,16 @@ void gpv_finish_log(struct gpv_env *env, int ret)
 		return;
 	}
 	char line[200];
-	if (env->err_idx >= 0) {
+	/* -v: the trace already ends with the rejected instruction (and its source line) */
+	bool traced = env->log_level && env->err_idx >= 0 && env->insn_logged == env->err_idx &&
+		      env->insn_logged_at && env->insn_logged_at == env->log_len;
+	if (env->err_idx >= 0 && !traced) {
+		const struct gp_verify_line *l = src_line(env, env->err_idx);
+		if (l) {
+			char text[300];
+			src_text(l, text, sizeof(text));
+			log_final(env, "%s\n", text);
+		}
 		insn_line(env, env->err_idx, line, sizeof(line));
 		log_final(env, "%s\n", line);
 	}

@@ -222,6 +222,16 @@ static int region_access(struct gpv_env *env, int regno, const struct gpv_reg *r
 	return 0;
 }
 
+/* A register that points to nothing it may access: say why, naming a released record as such. */
+static int bad_mem_access(struct gpv_env *env, int regno, const struct gpv_reg *reg)
+{
+	if (reg->type == T_SCALAR && reg->released_at)
+		return gpv_reject(env, -EACCES,
+				  "R%d invalid mem access: reference released (the ring-buffer record was %s at insn %d)",
+				  regno, gpv_release_verb(env, reg->released_at - 1), reg->released_at - 1);
+	return gpv_reject(env, -EACCES, "R%d invalid mem access '%s'", regno, gpv_type_name(reg->type));
+}
+
 static int check_access(struct gpv_env *env, int regno, int off, int size, bool write,
 			const struct gpv_reg *val, int val_regno, struct gpv_reg *out, bool sext, int kind)
 {
@@ -262,7 +272,7 @@ static int check_access(struct gpv_env *env, int regno, int off, int size, bool 
 		out_unknown(out, size, sext);
 		return 0;
 	default:
-		return gpv_reject(env, -EACCES, "R%d invalid mem access '%s'", regno, gpv_type_name(reg->type));
+		return bad_mem_access(env, regno, reg);
 	}
 }
 
@@ -343,7 +353,7 @@ int gpv_check_atomic(struct gpv_env *env, const struct bpf_insn *insn)
 	if (t == T_PTR_CTX)
 		return gpv_reject(env, -EACCES, "cannot write into ctx: the context is read-only (atomic)");
 	if (t != T_PTR_STACK && t != T_PTR_MAP_VALUE && t != T_PTR_MEM)
-		return gpv_reject(env, -EACCES, "R%d invalid mem access '%s'", insn->dst_reg, gpv_type_name(t));
+		return bad_mem_access(env, insn->dst_reg, &regs[insn->dst_reg]);
 	int err = check_access(env, insn->dst_reg, insn->off, size, false, NULL, -1, NULL, false, K_ATOMIC);
 	if (err)
 		return err;

@@ -55,6 +55,8 @@ struct gpv_reg {
 	uint8_t type;           /* enum gpv_type */
 	uint8_t frameno;        /* T_PTR_STACK: the frame whose stack it points into */
 	uint8_t precise;        /* scalars: the exact range matters to a later safety decision */
+	uint8_t has32;          /* scalars: u32min/u32max bound the low 32 bits (learnt from a
+	                           32-bit comparison); 0: no more than the 64-bit view says */
 	int16_t map;            /* map index for map pointers and map values */
 	int32_t off;            /* pointers: the fixed part of the offset */
 	uint32_t mem_size;      /* T_PTR_MEM: bytes of the record */
@@ -67,6 +69,10 @@ struct gpv_reg {
 	 * warning may be missed on a pruned path, never made up. */
 	uint32_t vid;
 	int32_t voff, vinsn;
+	/* Scalars: 1 + the instruction that released the ring-buffer record this register pointed
+	 * to (bpf_ringbuf_submit/discard), so that a later use says so; 0: none. Messages only. */
+	int32_t released_at;
+	uint32_t u32min, u32max; /* has32: the low 32 bits lie in [u32min, u32max] */
 	struct tnum var;        /* scalar value, or the variable part of a pointer's offset */
 	uint64_t umin, umax;
 	int64_t smin, smax;
@@ -182,8 +188,14 @@ struct gpv_env {
 	char *log;
 	size_t log_size, log_len;
 	int log_level;
-	char reason[320];
+	char reason[1024];
 	int err_idx;
+	size_t insn_logged_at;             /* log_len right after the last instruction line of the
+	                                      verbose trace (0: none): -v prints the rejected one once */
+	int insn_logged;                   /* which instruction that line was */
+	const struct gp_verify_line *src_printed;   /* verbose trace: the source line printed last */
+	bool has_loop;                     /* a jump goes backwards (verifier_cfg.c): a complexity
+	                                      limit is then blamed on a loop */
 };
 
 /* verifier_tnum.c */
@@ -212,6 +224,11 @@ void reg_sync_bounds(struct gpv_reg *r);
 bool reg_bounds_sane(const struct gpv_reg *r);
 bool reg_is_const(const struct gpv_reg *r);
 void reg_zext32(struct gpv_reg *r);
+/* The low 32 bits of a scalar, zero-extended (sext: sign-extended) into *out, with what
+ * is known of them (the 64-bit view, has32, the known bits). */
+void reg_view32(const struct gpv_reg *r, struct gpv_reg *out, bool sext);
+/* The bounds [*lo, *hi] known for the low 32 bits. */
+void reg_bounds32(const struct gpv_reg *r, uint32_t *lo, uint32_t *hi);
 bool reg_is_pointer(const struct gpv_reg *r);
 
 /* verifier_log.c */
@@ -221,7 +238,12 @@ int gpv_reject(struct gpv_env *env, int err, const char *fmt, ...) __attribute__
 void gpv_log_state(struct gpv_env *env, const struct gpv_state *st);
 void gpv_log_insn(struct gpv_env *env, int idx);
 void gpv_finish_log(struct gpv_env *env, int ret);
-const char *gpv_helper_name(int id);
+const char *gpv_helper_name(int id);        /* ours (helpers.def), else Linux's; NULL: none */
+/* "bpf_map_lookup_elem, bpf_ktime_get_ns, ..." : the helpers a program at this attach point
+ * may call (device: GPU attach points; host: host ones; both for GP_ATTACH_NONE). */
+void gpv_helper_list(enum gp_attach_kind at, char *buf, size_t size);
+/* The subprogram's name from the source information, else "func#K"; into buf. */
+const char *gpv_subprog_name(struct gpv_env *env, int subprog, char *buf, size_t size);
 
 /* verifier_cfg.c */
 int gpv_check_cfg(struct gpv_env *env);
@@ -276,6 +298,8 @@ void gpv_race_store(struct gpv_env *env, const struct gpv_reg *ptr, int off, con
 /* verifier_helpers.c */
 int gpv_check_helper_call(struct gpv_env *env, const struct bpf_insn *insn);
 int gpv_helper_nargs(int id);
+/* "submitted", "discarded" or "released": what the helper call at insn did to a record. */
+const char *gpv_release_verb(struct gpv_env *env, int insn);
 
 static inline struct gpv_frame *cur_frame(struct gpv_env *env)
 {

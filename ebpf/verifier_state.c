@@ -157,14 +157,22 @@ static bool same_ids(struct idmap *m, uint32_t o, uint32_t c)
 
 static bool var_within(const struct gpv_reg *o, const struct gpv_reg *c)
 {
-	return o->umin <= c->umin && o->umax >= c->umax && o->smin <= c->smin && o->smax >= c->smax &&
-	       tnum_in(o->var, c->var);
+	if (!(o->umin <= c->umin && o->umax >= c->umax && o->smin <= c->smin && o->smax >= c->smax &&
+	      tnum_in(o->var, c->var)))
+		return false;
+	if (!o->has32)
+		return true;
+	uint32_t olo, ohi, clo, chi;   /* the old low half's bound must hold for the new one */
+	reg_bounds32(o, &olo, &ohi);
+	reg_bounds32(c, &clo, &chi);
+	return olo <= clo && ohi >= chi;
 }
 
 static bool var_equal(const struct gpv_reg *o, const struct gpv_reg *c)
 {
 	return o->umin == c->umin && o->umax == c->umax && o->smin == c->smin && o->smax == c->smax &&
-	       o->var.value == c->var.value && o->var.mask == c->var.mask;
+	       o->var.value == c->var.value && o->var.mask == c->var.mask && o->has32 == c->has32 &&
+	       (!o->has32 || (o->u32min == c->u32min && o->u32max == c->u32max));
 }
 
 static bool regsafe(const struct gpv_reg *o, const struct gpv_reg *c, struct idmap *m, bool exact)
@@ -195,7 +203,7 @@ static bool unknown_scalar(const struct gpv_reg *r)
 {
 	if (r->type == T_SCALAR && !r->precise)
 		return true;
-	return r->type == T_SCALAR && !r->id && r->var.mask == ~0ULL && r->umin == 0 &&
+	return r->type == T_SCALAR && !r->id && !r->has32 && r->var.mask == ~0ULL && r->umin == 0 &&
 	       r->umax == UINT64_MAX && r->smin == INT64_MIN && r->smax == INT64_MAX;
 }
 

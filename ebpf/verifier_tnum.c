@@ -259,17 +259,83 @@ bool reg_bounds_sane(const struct gpv_reg *r)
 	return true;
 }
 
-/* The result of a 32-bit operation: the upper half is zero. */
-void reg_zext32(struct gpv_reg *r)
+/* What is known of the low 32 bits: the 64-bit ranges when they fit in (or stay within) one
+ * 4 GiB window, the known bits, and what a 32-bit comparison taught (has32). */
+void reg_bounds32(const struct gpv_reg *r, uint32_t *lo, uint32_t *hi)
 {
-	if (r->umax <= UINT32_MAX) {
-		r->var = tnum_cast(r->var, 4);
-		reg_sync_bounds(r);
-		return;
+	uint64_t l = 0, h = UINT32_MAX;
+	if ((r->umin >> 32) == (r->umax >> 32)) {
+		l = (uint32_t)r->umin;
+		h = (uint32_t)r->umax;
 	}
 	struct tnum t = tnum_cast(r->var, 4);
-	reg_mark_unknown(r);
+	l = umax64(l, t.value);
+	h = umin64(h, t.value | t.mask);
+	if (r->has32) {
+		l = umax64(l, r->u32min);
+		h = umin64(h, r->u32max);
+	}
+	if (l > h) {   /* contradictory (a path that cannot happen): claim nothing */
+		l = 0;
+		h = UINT32_MAX;
+	}
+	*lo = (uint32_t)l;
+	*hi = (uint32_t)h;
+}
+
+void reg_view32(const struct gpv_reg *r, struct gpv_reg *out, bool sext)
+{
+	uint32_t lo, hi;
+	reg_bounds32(r, &lo, &hi);
+	struct tnum t = tnum_cast(r->var, 4);
+	reg_mark_unknown(out);
+	if (!sext || hi <= INT32_MAX) {
+		out->var = t;
+		out->umin = lo;
+		out->umax = hi;
+	} else if (lo > INT32_MAX) {        /* all negative as s32 */
+		const uint64_t up = 0xffffffff00000000ULL;
+		out->var = (struct tnum){t.value | up, t.mask};
+		out->umin = up | lo;
+		out->umax = up | hi;
+	} else {
+		const uint64_t up = 0xffffffff00000000ULL;
+		out->var = (struct tnum){t.value, t.mask | up};
+		if (!(t.mask & 0x80000000u))   /* bit 31 known: so are the upper bits */
+			out->var = (t.value & 0x80000000u) ? (struct tnum){t.value | up, t.mask}
+							 : t;
+		out->smin = INT32_MIN;
+		out->smax = INT32_MAX;
+	}
+	reg_sync_bounds(out);
+	if (!reg_bounds_sane(out)) {
+		reg_mark_unknown(out);
+		if (!sext) {
+			out->var = tnum_cast(out->var, 4);
+			out->umax = UINT32_MAX;
+		} else {
+			out->smin = INT32_MIN;
+			out->smax = INT32_MAX;
+		}
+		reg_sync_bounds(out);
+	}
+}
+
+/* The result of a 32-bit operation: the upper half is zero; the low half keeps what is known of
+ * it (a bound learnt by a 32-bit comparison becomes the 64-bit bound, as Linux's coercion). */
+void reg_zext32(struct gpv_reg *r)
+{
+	uint32_t lo, hi;
+	reg_bounds32(r, &lo, &hi);
+	struct tnum t = tnum_cast(r->var, 4);
+	if (r->umax > UINT32_MAX)
+		reg_mark_unknown(r);   /* a new value: no longer a copy of anything */
+	r->has32 = 0;
+	r->u32min = r->u32max = 0;
 	r->var = t;
-	r->umax = UINT32_MAX;
+	r->umin = lo;
+	r->umax = hi;
+	r->smin = INT64_MIN;
+	r->smax = INT64_MAX;
 	reg_sync_bounds(r);
 }

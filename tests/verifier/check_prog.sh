@@ -6,6 +6,9 @@
 #   // expect-reason: TEXT     the reason line, exactly (the last line of the verifier's log)
 #   // expect-line: TEXT       some output line starts with TEXT (runs with -v when TEXT is a map line)
 #   // expect-absent: TEXT     no output line starts with TEXT
+#   // expect-verbose-once: TEXT  with -v, exactly one output line is TEXT (the rejected
+#                              instruction and its source line are not printed twice)
+#   // clang-flags: FLAGS      more clang options (e.g. -mcpu=v3)
 # usage: check_prog.sh GPUPROBE CLANG SOURCE_ROOT PROG.bpf.c WORKDIR
 set -u
 gpuprobe=$1 clang=$2 root=$3 src=$4 work=$5
@@ -14,10 +17,11 @@ mkdir -p "$work"
 obj="$work/$name.bpf.o"
 fail() { echo "FAIL $name: $*"; exit 1; }
 
-"$clang" -target bpf -O2 -g -I/usr/include/x86_64-linux-gnu -I"$root/include" -c "$src" -o "$obj" ||
+want() { sed -n "s|^// $1: ||p" "$src"; }
+# shellcheck disable=SC2046
+"$clang" -target bpf -O2 -g $(want clang-flags) -I/usr/include/x86_64-linux-gnu -I"$root/include" -c "$src" -o "$obj" ||
 	fail "clang could not build $src"
 
-want() { sed -n "s|^// $1: ||p" "$src"; }
 verbose=
 if want expect-line | grep -q '^  map '; then verbose=-v; fi
 out=$("$gpuprobe" verify $verbose "$obj")
@@ -44,4 +48,12 @@ want expect-absent > "$work/$name.absent"
 while IFS= read -r line; do
 	if printf '%s\n' "$out" | grep -qF -- "$line"; then fail "unexpected line '$line'"; fi
 done < "$work/$name.absent"
+want expect-verbose-once > "$work/$name.once"
+if [ -s "$work/$name.once" ]; then
+	vout=$("$gpuprobe" verify -v "$obj")
+	while IFS= read -r line; do
+		n=$(printf '%s\n' "$vout" | grep -cxF -- "$line")
+		[ "$n" = 1 ] || fail "with -v, '$line' printed $n times, expected once"
+	done < "$work/$name.once"
+fi
 echo "PASS $name"
