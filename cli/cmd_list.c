@@ -458,12 +458,21 @@ static char *pretty_name(const char *mangled)
 static void summary_words(const struct listing *l, char *targets, char *ptx_targets, char *comp, size_t cap)
 {
 	targets[0] = ptx_targets[0] = comp[0] = 0;
+	bool zstd = false, lz4 = false, none = false;
 	for (size_t i = 0; i < l->n; i++) {
 		add_word(targets, cap, l->m[i].target);
 		if (!strcmp(l->m[i].kind, "ptx"))
 			add_word(ptx_targets, cap, l->m[i].target);
-		add_word(comp, cap, l->m[i].comp);
+		zstd |= !strcmp(l->m[i].comp, "zstd");
+		lz4 |= !strcmp(l->m[i].comp, "lz4");
+		none |= !strcmp(l->m[i].comp, "none");
 	}
+	if (zstd)   /* always in this order */
+		add_word(comp, cap, "zstd");
+	if (lz4)
+		add_word(comp, cap, "lz4");
+	if (none)
+		add_word(comp, cap, "none");
 }
 
 static int by_sm(const void *a, const void *b)

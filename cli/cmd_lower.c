@@ -55,7 +55,7 @@ static const char *last_line(char *log)
 int cmd_lower(int argc, char **argv)
 {
 	const char *path = NULL, *only = NULL, *out_path = NULL, *target = "sm_75";
-	bool json = false;
+	bool json = false, p_given = false;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -69,6 +69,7 @@ int cmd_lower(int argc, char **argv)
 			json = true;
 		} else if ((!strcmp(a, "-p") || !strcmp(a, "--probe")) && has_value && !path) {
 			path = argv[++i];   /* -p is a probe file on every command */
+			p_given = true;
 		} else if ((!strcmp(a, "-o") || !strcmp(a, "--output")) && has_value) {
 			out_path = argv[++i];
 		} else if (!strcmp(a, "--target") && has_value) {
@@ -79,6 +80,10 @@ int cmd_lower(int argc, char **argv)
 			}
 		} else if (a[0] == '-' && a[1]) {
 			cli_error("lower: unknown option or missing value '%s' (see 'gpuprobe lower --help')", a);
+			return 2;
+		} else if (path && p_given) {
+			cli_error("lower: -p takes the probe file ('%s'), '%s' is extra; one program of it is "
+				  "chosen with --prog NAME", path, a);
 			return 2;
 		} else if (path) {
 			cli_error("lower: one object file at a time ('%s' and '%s')", path, a);

@@ -26,7 +26,13 @@ static void usage(FILE *out)
 	      "commands:\n", out);
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
-	fputs("\nRun 'gpuprobe COMMAND --help' for a command's options.\n", out);
+	fputs("\nRun 'gpuprobe COMMAND --help' for a command's options. Every command: -p FILE is a\n"
+	      "probe object, -o/--output FILE writes there, --json (list, show, verify, lower) prints\n"
+	      "JSON; exit status 0 success, 1 failure, 2 bad usage (or a file of another kind).\n\n"
+	      "Kernel globs (sections, run -k, list --match): a glob names a kernel when it matches its\n"
+	      "mangled name (_Z5scaleILi512EEvPfi), its demangled name without return type\n"
+	      "(scale<512>(float*, int)), that without parameters (scale<512>), or its base name\n"
+	      "(scale). 'gpuprobe list --probes APP' lists them.\n", out);
 }
 
 int cli_error(const char *fmt, ...)

@@ -45,7 +45,10 @@
  *        host/entry sees them; at uretprobe PT_REGS_RC the CUresult (0 = cudaSuccess; other
  *        codes are the driver's, not cudaError_t). Stack arguments (shmem, stream) and
  *        bpf_get_func_ip are not available.
- * Globs use fnmatch(3) syntax (*, ?, [..]) against the kernel's mangled name. */
+ * Globs use fnmatch(3) syntax (*, ?, [..]); a kernel glob matches the mangled name
+ * (_Z5scaleILi512EEvPfi), the demangled name without return type (scale<512>(float*, int)), that
+ * without parameters (scale<512>) or the base name (scale): ptx-frontend/kernel_match.h.
+ * `gpuprobe list --probes APP` lists the names. */
 #ifndef GPUPROBE_GPUPROBE_H
 #define GPUPROBE_GPUPROBE_H
 

@@ -75,6 +75,7 @@ row 2 ptx spirv "$ptx"                   # no -o
 row 2 list --kind elf "$ptx"
 row 2 list --target 90 "$ptx"
 row 2 run -i abc -- true
+row 2 lower -p on_scale "$bpf"          # the old '-p NAME': -p is the probe file now (--prog NAME)
 
 # a file of a kind the command does not read -> 2, one line
 row 2 verify "$ptx"

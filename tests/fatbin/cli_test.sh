@@ -22,12 +22,15 @@ golden() {
 	diff -u "$here/expected/$name.txt" "$tmp/out.txt" || bad "$name: output differs"
 }
 
-# one_error WANT CMD...: exit 1, nothing on stdout, exactly the line WANT on stderr
+# one_error [2] WANT CMD...: exit 1 (2: bad usage or a file of another kind), nothing on stdout,
+# exactly the line WANT on stderr
 one_error() {
+	local status=1
+	if [ "$1" = 2 ]; then status=2; shift; fi
 	local want=$1; shift
 	(cd "$tmp" && "$@") >"$tmp/out.txt" 2>"$tmp/err.txt"
 	local rc=$?
-	[ $rc = 1 ] || bad "$*: exit $rc (want 1)"
+	[ $rc = $status ] || bad "$*: exit $rc (want $status)"
 	[ -s "$tmp/out.txt" ] && bad "$*: wrote to stdout"
 	[ "$(cat "$tmp/err.txt")" = "$want" ] || bad "$*: stderr '$(cat "$tmp/err.txt")', want '$want'"
 }
@@ -50,30 +53,30 @@ cp "$tmp/out/1-sm_75.ptx" "$tmp/tiny.ptx"
 golden list_tiny_ptx "$G" list tiny.ptx
 [ "$(tail -c 1 "$tmp/tiny.ptx" | od -An -tx1 | tr -d ' ')" != 00 ] || bad "PTX written with trailing NULs"
 
-"$G" list --help | grep -q '^usage: gpuprobe list FILE' || bad "list --help"
-"$G" fatbin --help | grep -q '^usage: gpuprobe fatbin FILE -o DIR' || bad "fatbin --help"
+"$G" list --help | grep -q '^usage: gpuprobe list ' || bad "list --help"
+"$G" fatbin --help | grep -q '^usage: gpuprobe fatbin .*-o DIR FILE' || bad "fatbin --help"
 
 printf 'hello\n' >"$tmp/junk.txt"
 one_error "gpuprobe: /bin/sh: offset 0x0: ELF file has no fatbin (no .nv_fatbin section: not a CUDA binary?)" \
 	"$G" list /bin/sh
 head -c 1000 "$seeds/tiny_default.fatbin" >"$tmp/short.fatbin"
 head -c 3000 "$seeds/tiny_object.o" >"$tmp/short.o"
-one_error "gpuprobe: cannot open nosuch: No such file or directory" "$G" list nosuch
-one_error "gpuprobe: junk.txt: not an executable, shared library, object, archive, fatbin, cubin or PTX file" "$G" list junk.txt
+one_error 2 "gpuprobe: list: nosuch: No such file or directory" "$G" list nosuch
+one_error 2 "gpuprobe: list: junk.txt is a text file, not a binary, fatbin, cubin or PTX file" "$G" list junk.txt
 one_error "gpuprobe: short.fatbin: offset 0x0: fatbin of 0x12a0 bytes runs past the end of the image (0x3d8 bytes left)" \
 	"$G" list short.fatbin
 one_error "gpuprobe: short.fatbin: offset 0x0: fatbin of 0x12a0 bytes runs past the end of the image (0x3d8 bytes left)" \
 	"$G" fatbin short.fatbin -o x
 one_error "gpuprobe: short.o: offset 0x28: ELF section headers at 0x2cd0 lie past the end of the file" "$G" list short.o
-one_error "gpuprobe: junk.txt: offset 0x0: not a fatbin: magic 0x6c6c6568 (expected a fatbin 0xba55ed50, a wrapper 0x466243b1, an ELF file or an archive)" \
+one_error 2 "gpuprobe: fatbin: junk.txt is a text file, not an executable, library, object file, static library or fatbin" \
 	"$G" fatbin junk.txt -o x
-one_error "gpuprobe: tiny_sm75.cubin: offset 0x12: a cubin (EM_CUDA ELF), not a file holding fatbins" \
+one_error 2 "gpuprobe: fatbin: tiny_sm75.cubin is a cubin, not an executable, library, object file, static library or fatbin; 'gpuprobe list tiny_sm75.cubin' lists its kernels" \
 	"$G" fatbin tiny_sm75.cubin -o x
-one_error "gpuprobe: fatbin: no output directory given (-o DIR)" "$G" fatbin tiny_default.fatbin
-one_error "gpuprobe: fatbin: no FILE given (see 'gpuprobe fatbin --help')" "$G" fatbin -o x
-one_error "gpuprobe: list: no FILE given (see 'gpuprobe list --help')" "$G" list
-one_error "gpuprobe: list: unknown option '--bogus' (see 'gpuprobe list --help')" "$G" list --bogus x
-one_error "gpuprobe: list: one FILE only ('b' is extra)" "$G" list a b
+one_error 2 "gpuprobe: fatbin: no output directory given (-o DIR)" "$G" fatbin tiny_default.fatbin
+one_error 2 "gpuprobe: fatbin: no FILE given (see 'gpuprobe fatbin --help')" "$G" fatbin -o x
+one_error 2 "gpuprobe: list: no FILE given (see 'gpuprobe list --help')" "$G" list
+one_error 2 "gpuprobe: list: unknown option '--bogus' (see 'gpuprobe list --help')" "$G" list --bogus x
+one_error 2 "gpuprobe: list: one FILE only ('b' is extra)" "$G" list a b
 
 [ $fail = 0 ] && echo "fatbin cli: all checks passed"
 exit $fail

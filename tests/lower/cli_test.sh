@@ -23,16 +23,16 @@ if [ -x "$ptxas" ]; then
 	sed 's/^\.func (/.visible .func (/' "$dir/all.ptx" > "$dir/vis.ptx"
 	"$ptxas" -arch=sm_90 "$dir/vis.ptx" -o "$dir/all.cubin" && echo "ok ptxas sm_90" || { echo "FAIL: ptxas"; fail=1; }
 fi
-check one 0 "" -- "$gp" lower -p events_entry --target sm_90 "$obj"
+check one 0 "" -- "$gp" lower --prog events_entry --target sm_90 "$obj"
 grep -q "^.target sm_90$" "$dir/out" && grep -q "^) events_entry(" "$dir/out" && ! grep -q "^) hist_entry(" "$dir/out" ||
 	{ echo "FAIL: -p events_entry --target sm_90 output"; fail=1; }
-check no_such_program 2 "gpuprobe: $obj: no program named 'nope'" -- "$gp" lower -p nope "$obj"
-check no_file 2 "gpuprobe: $dir/none.o: No such file or directory" -- "$gp" lower "$dir/none.o"
+check no_such_program 2 "gpuprobe: $obj: no program named 'nope' ('gpuprobe show $obj' lists them)" -- "$gp" lower --prog nope "$obj"
+check no_file 2 "gpuprobe: lower: $dir/none.o: No such file or directory" -- "$gp" lower "$dir/none.o"
 check bad_target 2 "gpuprobe: lower: --target wants sm_XX, not 'x'" -- "$gp" lower --target x "$obj"
 check two_files 2 "gpuprobe: lower: one object file at a time ('a.o' and 'b.o')" -- "$gp" lower a.o b.o
 if [ -f "$progs/bpftime.bpf.o" ]; then
 	# the bpftime probe that verifies lowers alone; the object as a whole has a rejected one
-	check bpftime_probe 0 "" -- "$gp" lower -p cuda__probe "$progs/bpftime.bpf.o"
+	check bpftime_probe 0 "" -- "$gp" lower --prog cuda__probe "$progs/bpftime.bpf.o"
 	# (today the verifier rejects cuda__retprobe's perf_event_output into a 1527 map: then the
 	# whole object fails with that one line; once it verifies, the object lowers)
 	"$gp" lower "$progs/bpftime.bpf.o" >/dev/null 2>"$dir/err"; rc=$?
