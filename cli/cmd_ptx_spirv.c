@@ -3,16 +3,18 @@
 
 #include "cli/cli.h"
 #include "cli/file_kind.h"
+#include "nvidia/probes.h"
 #include "ptx-frontend/ir.h"
 #include "spirv/spirv.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 static void usage(FILE *out)
 {
-	fputs("usage: gpuprobe ptx spirv [-S] [--no-validate] -o OUT.spv FILE.ptx\n\n"
+	fputs("usage: gpuprobe ptx spirv [-p PROG.bpf.o]... [-S] [--no-validate] -o OUT.spv FILE.ptx\n\n"
 	      "Lower a PTX module to SPIR-V for OpenCL (Kernel, Physical64, OpenCL.std) and validate it\n"
 	      "with SPIRV-Tools. What cannot be lowered is named with its line; a kernel that needs it is\n"
 	      "left out (one line each: exit status 0 while other kernels lower, 1 when none does).\n\n"
@@ -20,8 +22,8 @@ static void usage(FILE *out)
 	      "  -S            write the disassembly (text) instead of the binary\n"
 	      "  --no-validate skip the validator\n"
 	      "  -h, --help    this text\n\n"
-	      "Probes are not spliced in here: 'gpuprobe ptx instrument -p PROG.bpf.o -o I.ptx FILE.ptx'\n"
-	      "first, then 'gpuprobe ptx spirv -o OUT.spv I.ptx'.\n\n"
+	      "  -p, --probe FILE  splice this BPF object's device probes in first, as 'gpuprobe ptx\n"
+	      "                instrument' does (repeatable; map addresses are placeholders)\n\n"
 	      "Exit status: 0 written, 1 nothing lowers or the output cannot be written, 2 bad usage\n"
 	      "or a file that is not PTX.\n", out);
 }
@@ -33,7 +35,8 @@ static void skipped(void *arg, const char *kernel, const char *why)
 
 int cmd_ptx_spirv(int argc, char **argv)
 {
-	const char *path = NULL, *out_path = NULL;
+	const char *path = NULL, *out_path = NULL, *probes[64];
+	size_t nprobes = 0;
 	int text_out = 0;
 	struct spirv_options opts = {0};
 	for (int i = 1; i < argc; i++) {
@@ -44,6 +47,12 @@ int cmd_ptx_spirv(int argc, char **argv)
 			if (++i == argc)
 				return cli_usage_error("ptx spirv: %s needs a file name", argv[i - 1]);
 			out_path = argv[i];
+		} else if (!strcmp(argv[i], "-p") || !strcmp(argv[i], "--probe")) {
+			if (++i == argc)
+				return cli_usage_error("ptx spirv: %s needs a BPF object", argv[i - 1]);
+			if (nprobes == 64)
+				return cli_usage_error("ptx spirv: at most 64 probe objects");
+			probes[nprobes++] = argv[i];
 		} else if (!strcmp(argv[i], "-S")) {
 			text_out = 1;
 		} else if (!strcmp(argv[i], "--no-validate")) {
@@ -68,6 +77,34 @@ int cmd_ptx_spirv(int argc, char **argv)
 	if (!text)
 		return 2;
 	char err[1024];
+	for (size_t i = 0; i < nprobes; i++)
+		if ((krc = cli_expect_kind("ptx spirv", probes[i], CLI_READS(CLI_FILE_BPF), "a BPF object", NULL))) {
+			free(text);
+			return krc;
+		}
+	if (nprobes) {   /* the probe pipeline of ptx instrument, in memory */
+		struct gp_map_allocator *alloc = gp_map_allocator_host(1);
+		struct gp_nv_probes_opts o = {.alloc = alloc};
+		struct gp_nv_probes *ps = NULL;
+		char *ins = NULL;
+		size_t ins_len = 0;
+		struct gp_inst_stats st;
+		int rc = !alloc ? -ENOMEM : gp_nv_probes__open(probes, NULL, nprobes, &o, &ps, err, sizeof(err));
+		if (!rc)
+			rc = gp_nv_probes__instrument(ps, text, len, &ins, &ins_len, &st, err, sizeof(err));
+		if (ps)
+			gp_nv_probes__close(ps);
+		free(alloc);
+		if (rc) {
+			free(text);
+			return cli_error("ptx spirv: %s", alloc ? err : "out of memory");
+		}
+		if (ins) {   /* NULL: no probe has a site here; the module as it is */
+			free(text);
+			text = ins;
+			len = ins_len;
+		}
+	}
 	ir_module *m = ptx_parse(text, len, err, sizeof(err));
 	free(text);
 	if (!m) {

@@ -83,6 +83,7 @@ row 2 lower "$ptx"
 row 2 show "$ptx"
 row 2 ptx print "$bpf"
 row 2 ptx instrument -p "$ptx" "$ptx"    # -p is the probe file
+row 2 ptx spirv -p "$ptx" -o "$work/x.spv" "$ptx"
 row 2 fatbin -o "$work/fb" "$ptx"
 row 2 list "$work/nonexistent"
 
@@ -99,6 +100,7 @@ row 0 lower "$bpf"
 row 0 lower -p "$bpf" --prog on_scale
 row 0 ptx print "$ptx"
 row 0 ptx instrument -p "$bpf" "$ptx"
+row 0 ptx spirv -p "$bpf" -o "$work/p.spv" "$ptx"   # -p on ptx spirv too: probes spliced in first
 row 0 tools
 row 0 run -- true
 
@@ -141,6 +143,11 @@ for c in "list" "list --probes" "list --summary" "list --match gpu/entry/scale*"
 		|| fail "$c --json: not JSON"
 	echo "ok: $c --json"
 done
+
+# ptx spirv -p: the probe's code is in the SPIR-V (more of it than without)
+"$gp" ptx spirv -S -o "$work/plain.spvasm" "$ptx" && "$gp" ptx spirv -p "$bpf" -S -o "$work/probed.spvasm" "$ptx" \
+	|| fail "ptx spirv -S"
+[ "$(wc -l < "$work/probed.spvasm")" -gt "$(wc -l < "$work/plain.spvasm")" ] || fail "ptx spirv -p: no probe code"
 
 [ $failed = 0 ] && echo PASS
 exit $failed
