@@ -199,7 +199,11 @@ static uint32_t dot_helper(lw *c, enum etype ta, enum etype tb, unsigned K, unsi
 	uint32_t params[6] = {spv_t_ptr(c->e, SpvStorageClassWorkgroup, u32), u32, u32, u32, u32, acc_t};
 	uint32_t fn_t = spv_t_func(c->e, acc_t, 6, params);
 	uint32_t fn = spv_id(c->e);
-	spv_name(c->e, fn, "gpuprobe_mma_dot");
+	/* one name per helper: llvm-spirv resolves calls by name, so helpers of one name but
+	 * different types collided (a module with f16 and f64 wmma failed to translate) */
+	char nm[64];
+	snprintf(nm, sizeof(nm), "gpuprobe_mma_dot_%x", key);
+	spv_name(c->e, fn, nm);
 	c->mma_helpers = realloc(c->mma_helpers, (c->nmma_helpers + 1) * sizeof(*c->mma_helpers));
 	c->mma_helpers[c->nmma_helpers].key = key;
 	c->mma_helpers[c->nmma_helpers++].id = fn;
