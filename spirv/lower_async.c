@@ -242,19 +242,24 @@ static int mbarrier(lw *c, const ir_insn *in)
 	return lw_unsupported(c, in, "this mbarrier operation is not lowered");
 }
 
-/* cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [dst], [src], size, [mbar] */
-static int bulk_copy(lw *c, const ir_insn *in)
+/* cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [dst], [src], size, [mbar], and
+ * (to_global) cp.async.bulk.global.shared::cta.bulk_group [dst], [src], size: copied at once. */
+static int bulk_copy(lw *c, const ir_insn *in, bool to_global)
 {
-	if (in->nops < 4 || !ir_insn_has_mod(in, ".global") || in->ops[0].kind != IR_OPND_ADDR || in->ops[1].kind != IR_OPND_ADDR ||
-	    in->ops[3].kind != IR_OPND_ADDR)
+	if (to_global) {
+		if (in->nops < 3 || in->ops[0].kind != IR_OPND_ADDR || in->ops[1].kind != IR_OPND_ADDR)
+			return lw_unsupported(c, in, "expected [dst], [src], size");
+	} else if (in->nops < 4 || !ir_insn_has_mod(in, ".global") || in->ops[0].kind != IR_OPND_ADDR ||
+		   in->ops[1].kind != IR_OPND_ADDR || in->ops[3].kind != IR_OPND_ADDR) {
 		return lw_unsupported(c, in, "only global-to-shared bulk copies completing on an mbarrier are lowered");
+	}
 	uint32_t u8 = spv_t_int(c->e, 8), u32 = spv_t_int(c->e, 32), u64 = spv_t_int(c->e, 64), bl = spv_t_bool(c->e);
 	SpvStorageClass sc;
 	uint32_t size = lw_read(c, &in->ops[2], PT('u', 32));
 	if (!size)
 		return -1;
-	uint32_t d0 = lw_address(c, &in->ops[0], IR_SPACE_SHARED, PT('u', 8), &sc);
-	uint32_t s0 = d0 ? lw_address(c, &in->ops[1], IR_SPACE_GLOBAL, PT('u', 8), &sc) : 0;
+	uint32_t d0 = lw_address(c, &in->ops[0], to_global ? IR_SPACE_GLOBAL : IR_SPACE_SHARED, PT('u', 8), &sc);
+	uint32_t s0 = d0 ? lw_address(c, &in->ops[1], to_global ? IR_SPACE_SHARED : IR_SPACE_GLOBAL, PT('u', 8), &sc) : 0;
 	if (!s0)
 		return -1;
 	/* a byte loop */
@@ -268,12 +273,16 @@ static int bulk_copy(lw *c, const ir_insn *in)
 	lw_branch_cond(c, lw_op2(c, SpvOpULessThan, bl, i, size), body, done);
 	lw_label(c, body);
 	uint32_t i64 = lw_op1(c, SpvOpUConvert, u64, i);
-	uint32_t sp = lw_op2(c, SpvOpInBoundsPtrAccessChain, spv_t_ptr(c->e, SpvStorageClassCrossWorkgroup, u8), s0, i64);
-	uint32_t dp = lw_op2(c, SpvOpInBoundsPtrAccessChain, spv_t_ptr(c->e, SpvStorageClassWorkgroup, u8), d0, i64);
+	SpvStorageClass ssc = to_global ? SpvStorageClassWorkgroup : SpvStorageClassCrossWorkgroup;
+	SpvStorageClass dsc = to_global ? SpvStorageClassCrossWorkgroup : SpvStorageClassWorkgroup;
+	uint32_t sp = lw_op2(c, SpvOpInBoundsPtrAccessChain, spv_t_ptr(c->e, ssc, u8), s0, i64);
+	uint32_t dp = lw_op2(c, SpvOpInBoundsPtrAccessChain, spv_t_ptr(c->e, dsc, u8), d0, i64);
 	spv_op(&c->body, SpvOpStore, 2, dp, lw_op1(c, SpvOpLoad, u8, sp));
 	spv_op(&c->body, SpvOpStore, 2, iv, lw_op2(c, SpvOpIAdd, u32, i, lw_u32(c, 1)));
 	lw_branch(c, head);
 	lw_label(c, done);
+	if (to_global)
+		return 1;
 	uint32_t p = mbar_ptr(c, in, &in->ops[3]);
 	if (!p)
 		return -1;
@@ -287,7 +296,16 @@ int lw_async(lw *c, const ir_insn *in)
 		return mbarrier(c, in);
 	if (!strcmp(in->opcode, "cp") && in->nmods >= 2 && !strcmp(in->mods[0], ".async") && !strcmp(in->mods[1], ".bulk") &&
 	    in->nmods >= 3 && !strncmp(in->mods[2], ".shared", 7) && ir_insn_has_mod(in, ".mbarrier::complete_tx::bytes"))
-		return bulk_copy(c, in);
+		return bulk_copy(c, in, false);
+	if (!strcmp(in->opcode, "cp") && in->nmods >= 4 && !strcmp(in->mods[0], ".async") && !strcmp(in->mods[1], ".bulk")) {
+		if (!strcmp(in->mods[2], ".commit_group") || !strcmp(in->mods[2], ".wait_group"))
+			return 1; /* bulk copies complete when issued */
+		if (!strcmp(in->mods[2], ".global") && !strncmp(in->mods[3], ".shared", 7) && ir_insn_has_mod(in, ".bulk_group"))
+			return bulk_copy(c, in, true);
+	}
+	if (!strcmp(in->opcode, "cp") && in->nmods == 3 && !strcmp(in->mods[0], ".async") && !strcmp(in->mods[1], ".bulk") &&
+	    (!strcmp(in->mods[2], ".commit_group") || !strcmp(in->mods[2], ".wait_group")))
+		return 1;
 
 
 	if (strcmp(in->opcode, "cp") || !in->nmods || strcmp(in->mods[0], ".async"))

@@ -275,8 +275,15 @@ int lw_control(lw *c, const ir_insn *in)
 		return 1;
 	}
 	if (!strcmp(op, "membar") || !strcmp(op, "fence")) {
-		if (ir_insn_has_mod(in, ".proxy") || ir_insn_has_mod(in, ".mbarrier_init"))
-			return lw_unsupported(c, in, "proxy fences are not lowered");
+		/* the async proxy (cp.async.bulk, mbarrier init seen by it): our asynchronous copies
+		 * and mbarriers are ordinary memory operations, so ordering them needs nothing more */
+		bool async_proxy = false;
+		for (unsigned i = 0; i < in->nmods; i++)
+			async_proxy |= !strncmp(in->mods[i], ".async", 6);
+		if (ir_insn_has_mod(in, ".mbarrier_init") || (ir_insn_has_mod(in, ".proxy") && async_proxy))
+			return 1;
+		if (ir_insn_has_mod(in, ".proxy"))
+			return lw_unsupported(c, in, "proxy fences other than the async proxy's are not lowered");
 		uint32_t scope = ir_insn_has_mod(in, ".cta") ? SpvScopeWorkgroup
 			       : ir_insn_has_mod(in, ".sys") ? SpvScopeCrossDevice : SpvScopeDevice;
 		uint32_t sem = SpvMemorySemanticsSequentiallyConsistentMask | SpvMemorySemanticsWorkgroupMemoryMask |
