@@ -6,8 +6,8 @@
  * every CUarray_format; integer coordinates fetch one texel, zero out of range (tex1Dfetch).
  * Missing channels read (0, 0, 0, 1). sust.b/suld.b address surfaces in bytes (x) and rows;
  * out-of-range accesses are dropped (stores) or read zero (loads), not trapped. txq answers
- * width, height, depth and array size. Mipmaps (.level, .grad), tld4, depth compare and
- * separate samplers stay unlowered. One helper function per module fetches a texel. */
+ * width, height, depth and array size; tld4 gathers a component of the four bilinear texels.
+ * Mipmaps (.level, .grad), depth compare and separate samplers stay unlowered. One helper function per module fetches a texel. */
 #include "spirv/lower.h"
 #include "spirv/texture.h"
 
@@ -526,9 +526,57 @@ static int lower_txq(lw *c, const ir_insn *in)
 	return lw_unsupported(c, in, "this texture query is not lowered");
 }
 
+/* tld4.{r,g,b,a}.2d.v4.{f32,s32,u32}.f32 (texture gather): the component of the four texels that
+ * bilinear filtering at (x, y) would weigh, in PTX's order (u0,v1), (u1,v1), (u1,v0), (u0,v0) with
+ * u0 = floor(x - 0.5), v0 = floor(y - 0.5) after normalized coordinates are scaled. */
+static int lower_tld4(lw *c, const ir_insn *in)
+{
+	static const char *const comps[] = {".r", ".g", ".b", ".a", NULL};
+	const char *cm = lw_insn_mod_in(in, comps);
+	ptype dt = lw_insn_type_n(in, 0);
+	if (!cm || !ir_insn_has_mod(in, ".2d") || !ptype_ok(dt) || dt.bits != 32 || in->nops != 2 ||
+	    in->ops[0].kind != IR_OPND_VEC || in->ops[0].nelems != 4 || in->ops[1].kind != IR_OPND_ADDR ||
+	    !in->ops[1].name || in->ops[1].nelems != 1 || in->ops[1].elems[0].kind != IR_OPND_VEC ||
+	    in->ops[1].elems[0].nelems < 2)
+		return lw_unsupported(c, in, "only tld4.{r,g,b,a}.2d with [handle, {x, y}] is lowered");
+	unsigned comp = (unsigned)(strchr("rgba", cm[1]) - "rgba");
+	uint32_t u32 = spv_t_int(c->e, 32), f32 = spv_t_float(c->e, 32), bl = spv_t_bool(c->e);
+	uint32_t desc = lw_read(c, &(ir_operand){.kind = IR_OPND_REG, .name = in->ops[1].name}, PT('u', 64));
+	if (!desc)
+		return -1;
+	const ir_operand *co = in->ops[1].elems[0].elems;
+	uint32_t flags = field(c, desc, GP_TEX_OFF_FLAGS, PT('u', 32));
+	uint32_t norm = lw_op2(c, SpvOpINotEqual, bl, lw_op2(c, SpvOpBitwiseAnd, u32, flags, lw_u32(c, GP_TEX_NORMALIZED_COORDS)),
+			       lw_u32(c, 0));
+	uint32_t i0[2];
+	for (unsigned d = 0; d < 2; d++) {
+		uint32_t x = lw_read(c, &co[d], PT('f', 32));
+		if (!x)
+			return -1;
+		uint32_t n = lw_op1(c, SpvOpConvertUToF, f32, field(c, desc, GP_TEX_OFF_WIDTH + 4 * d, PT('u', 32)));
+		uint32_t xs = lw_select(c, f32, norm, lw_op2(c, SpvOpFMul, f32, x, n), x);
+		uint32_t fl = lw_ext(c, f32, OpenCLstd_Floor, 1, lw_op2(c, SpvOpFSub, f32, xs, f32c(c, 0.5f)));
+		i0[d] = lw_op1(c, SpvOpConvertFToS, u32,
+			       lw_ext(c, f32, OpenCLstd_Fmax, 2, lw_ext(c, f32, OpenCLstd_Fmin, 2, fl, f32c(c, 2.0e9f)), f32c(c, -2.0e9f)));
+	}
+	static const unsigned du[4] = {0, 1, 1, 0}, dv[4] = {1, 1, 0, 0};
+	bool want_f = dt.k == 'f';
+	for (unsigned k = 0; k < 4; k++) {
+		uint32_t tv[4];
+		call_texel(c, desc, lw_op2(c, SpvOpIAdd, u32, i0[0], lw_u32(c, du[k])), lw_op2(c, SpvOpIAdd, u32, i0[1], lw_u32(c, dv[k])),
+			   lw_u32(c, 0), lw_u32(c, 0), want_f ? 1 : 0, tv);
+		uint32_t v = want_f ? lw_op1(c, SpvOpBitcast, f32, tv[comp]) : tv[comp];
+		if (lw_write(c, &in->ops[0].elems[k], want_f ? PT('f', 32) : PT('b', 32), v) < 0)
+			return -1;
+	}
+	return 1;
+}
+
 int lw_texture(lw *c, const ir_insn *in)
 {
 	const char *op = in->opcode;
+	if (!strcmp(op, "tld4"))
+		return lower_tld4(c, in);
 	if (!strcmp(op, "tex"))
 		return lower_tex(c, in);
 	if (!strcmp(op, "sust"))
