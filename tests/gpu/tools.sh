@@ -185,8 +185,12 @@ else
 	check "vectorAdd stores" 50000 "$(val "$f" stores vectorAdd)"
 	run vectorAdd.memtrace "-t memtrace -k vectorAdd" "$V"
 	f=$L/vectorAdd.memtrace.err
-	check "vectorAdd memtrace records" 150000 "$(grep -c '^@accesses\[ring ' "$f")"
-	check "vectorAdd memtrace lost" "" "$(grep -F '@accesses: ' "$f")"
+	# The ring is lossy (it never stalls the kernel) with an exact drop count: 150000 accesses
+	# in a few microseconds overflow it (H100: 16896 delivered, 133104 lost). Every access is
+	# either delivered or counted as lost.
+	got=$(grep -c '^@accesses\[ring ' "$f")
+	lost=$(grep -F '@accesses: ' "$f" | grep -o '[0-9]* lost' | grep -o '^[0-9]*')
+	check "vectorAdd memtrace records delivered + lost" 150000 "$((got + ${lost:-0}))"
 	run vectorAdd.ktime "-t ktime" "$V"
 	check "vectorAdd ktime launches" 1 "$(val "$L/vectorAdd.ktime.err" launches vectorAdd)"
 	run vectorAdd.insns "-t bbcount -t opcodes -t divergence" "$V"
