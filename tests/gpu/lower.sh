@@ -25,6 +25,9 @@ if [ -z "$build" ] || [ ! -x "$build/bin/lower_gpu_run" ]; then
 	exit 2
 fi
 export LD_LIBRARY_PATH="$build/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+# NVIDIA's driver or nothing: where it is absent the shim would be a driver of its own over
+# OpenCL (PoCL in CI) and run these sm_75 modules there (tests/own_driver covers that path).
+export GPUPROBE_BACKEND=nvidia
 work=${OUT:-$(mktemp -d)}
 mkdir -p "$work"
 corpus=${GP_CONFORMANCE_DIR:-$here/../shared/corpora/bpf-conformance}/tests   # corpus root, as in tests/ebpf
