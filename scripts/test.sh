@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Run every test: (1) ctest on build/ (GPU tests skip, saying so, where no GPU is present);
-# (2) the same tests, less those labelled "slow", under AddressSanitizer and UndefinedBehaviorSanitizer
+# (2) the same tests, less those labelled "slow" or "no_asan" (third-party libraries that do not
+# load under ASan), under AddressSanitizer and UndefinedBehaviorSanitizer
 # in build-asan/; (3) every libFuzzer target for FUZZ_SECONDS (default 30) under ASan/UBSan.
 # Usage: scripts/test.sh [ctest options]      env: GPUPROBE_TEST_STAGES="main asan fuzz"
 set -uo pipefail
@@ -45,7 +46,7 @@ asan_tests() {
 		{ echo "test.sh: the ASan/UBSan build failed (build-asan.log):"; grep -m20 error build-asan.log; return 1; }
 	(cd build-asan && ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 \
 		UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-		ctest --output-on-failure -j"$jobs" -LE slow --timeout 900) | tally
+		ctest --output-on-failure -j"$jobs" -LE 'slow|no_asan' --timeout 900) | tally
 	return "${PIPESTATUS[0]}"
 }
 
