@@ -29,4 +29,9 @@ void run_checked_free(struct run_checked *c);
  * Returns its exit status, 128 + N when signal N killed it, 126/127 when it cannot start. */
 int run_child(char *const *argv);
 
+/* A folder only this user can use, for files gpuprobe writes for the application (the -k
+ * configuration, -e's compiled objects): $XDG_RUNTIME_DIR/gpuprobe, else /tmp/gpuprobe-UID,
+ * created 0700. A folder that exists must be ours and closed to others. 0 or -errno. */
+int run_private_dir(char *out, size_t len);
+
 #endif

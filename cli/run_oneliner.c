@@ -13,22 +13,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* $XDG_RUNTIME_DIR/gpuprobe, else /tmp/gpuprobe-UID: must be ours and closed to others. */
-static int private_dir(char *out, size_t len)
-{
-	const char *rt = getenv("XDG_RUNTIME_DIR");
-	if (rt && *rt == '/')
-		snprintf(out, len, "%s/gpuprobe", rt);
-	else
-		snprintf(out, len, "/tmp/gpuprobe-%u", (unsigned)getuid());
-	if (mkdir(out, 0700) && errno != EEXIST)
-		return -errno;
-	struct stat st;
-	if (lstat(out, &st) || !S_ISDIR(st.st_mode) || st.st_uid != getuid() || (st.st_mode & 077))
-		return -EPERM;
-	return 0;
-}
-
 char *run_oneliner_file(const char *src)
 {
 	char err[512] = "";
@@ -42,7 +26,7 @@ char *run_oneliner_file(const char *src)
 	for (size_t i = 0; i < size; i++)
 		h = (h ^ ((const uint8_t *)elf)[i]) * 1099511628211ull;
 	char dir[PATH_MAX - 64], tmp[PATH_MAX], *path = NULL;
-	int rc = private_dir(dir, sizeof dir);
+	int rc = run_private_dir(dir, sizeof dir);
 	if (rc) {
 		cli_error("run: -e: no private folder for the one-liner's object (%s): %s", dir, strerror(-rc));
 		free(elf);

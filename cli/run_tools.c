@@ -156,9 +156,8 @@ int run_filter_launch(struct run_filter *f, const char *opt, const char *n, cons
 	return 0;
 }
 
-/* A folder only this user can use, for the -k configuration: $XDG_RUNTIME_DIR/gpuprobe, else
- * /tmp/gpuprobe-UID. A folder that exists must be ours and closed to others. */
-static int private_dir(char *out, size_t len)
+/* run.h: for the -k configuration and -e's objects. */
+int run_private_dir(char *out, size_t len)
 {
 	const char *rt = getenv("XDG_RUNTIME_DIR");
 	if (rt && *rt == '/')
@@ -223,7 +222,7 @@ int run_filter_config(struct run_filter *f, const char **config)
 	for (size_t i = 0; i < len; i++)
 		h = (h ^ (uint8_t)text[i]) * 1099511628211ull;
 	char dir[PATH_MAX - 64], tmp[PATH_MAX];
-	int rc = private_dir(dir, sizeof(dir));
+	int rc = run_private_dir(dir, sizeof(dir));
 	if (rc) {
 		cli_error("run: -k: no private folder for its configuration (%s): %s", dir, strerror(-rc));
 		free(text);
