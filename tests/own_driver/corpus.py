@@ -73,8 +73,23 @@ def reason(out, rc, timed_out):
     return (tail[-1][:200] if tail else "exit %d" % rc)
 
 
+def asan_runtime(shim_dir):
+    """The ASan runtime the shim links (the ASan/UBSan build), or None. The nvcc-built samples are
+    not instrumented, and the runtime must come first in a process: it is preloaded for them."""
+    try:
+        out = subprocess.run(["ldd", os.path.join(shim_dir, "libcuda.so.1")], capture_output=True,
+                             text=True).stdout
+    except OSError:
+        return None
+    m = re.search(r"^\s*libasan\.so\S*\s+=>\s+(\S+)", out, re.M)
+    return m.group(1) if m else None
+
+
 def run(row, d, shim_dir, timeout, extra_env):
     env = dict(os.environ)
+    rt = asan_runtime(shim_dir)
+    if rt:
+        env["LD_PRELOAD"] = rt + (":" + env["LD_PRELOAD"] if env.get("LD_PRELOAD") else "")
     env["LD_LIBRARY_PATH"] = shim_dir + (":" + env["LD_LIBRARY_PATH"] if env.get("LD_LIBRARY_PATH") else "")
     env["GPUPROBE_BACKEND"] = "opencl"
     env.update(extra_env)

@@ -9,6 +9,7 @@
 set -uo pipefail
 build=$(cd "$1" && pwd) corpus=$2 work=$3
 here=$(cd "$(dirname "$0")" && pwd)
+. "$here/asan_preload.sh"
 nvcc=${NVCC:-/usr/local/cuda/bin/nvcc}
 clang=${CLANG:-$(command -v clang || true)}
 [ -x "$nvcc" ] || { echo "SKIP: no nvcc at $nvcc"; exit 77; }
@@ -16,6 +17,7 @@ clang=${CLANG:-$(command -v clang || true)}
 [ -n "$clang" ] || { echo "SKIP: no clang for the probe"; exit 77; }
 command -v clinfo >/dev/null && ! clinfo -l 2>/dev/null | grep -q . && { echo "SKIP: no OpenCL device"; exit 77; }
 mkdir -p "$work"
+asan_env=$(own_driver_asan_env "$build/lib")
 "$clang" -target bpf -O2 -g -I/usr/include/x86_64-linux-gnu -I"$here/../../include" \
 	-c "$here/entry_exit.bpf.c" -o "$work/entry_exit.bpf.o" || { echo "FAIL: the probe does not build"; exit 1; }
 fail=0
@@ -26,7 +28,7 @@ for s in vectorAdd:50176:100000:50000 vectorAddDrv:50176:100000:50000; do
 	d=$work/samples/$name
 	[ -x "$d/$name" ] || { echo "FAIL $name: not built"; fail=1; continue; }
 	verdict=$(awk -F'\t' -v n="$name" '$1 == n { print $5 }' "$corpus/samples.tsv")
-	out=$(cd "$d" && GPUPROBE_BACKEND=opencl timeout 300 "$build/bin/gpuprobe" run -p "$work/entry_exit.bpf.o" -- "./$name" 2>&1)
+	out=$(cd "$d" && env $asan_env GPUPROBE_BACKEND=opencl timeout 300 "$build/bin/gpuprobe" run -p "$work/entry_exit.bpf.o" -- "./$name" 2>&1)
 	entries=$(grep -o '@counts\[0\]: [0-9]*' <<<"$out" | awk '{ print $2 }')
 	exits=$(grep -o '@counts\[1\]: [0-9]*' <<<"$out" | awk '{ print $2 }')
 	nl=$(grep -o '@counts\[2\]: [0-9]*' <<<"$out" | awk '{ print $2 }')
