@@ -790,6 +790,23 @@ static unsigned count_kept(const struct pass *p, const struct name_index *ix, co
 	return kept;
 }
 
+/* A generated function that is dropped may have a forward declaration (a subprogram of a probe
+ * is declared before the probe that calls it); left alone, ptxas fails on it as an unresolved
+ * extern function although nothing calls it any more. */
+static void drop_orphan_prototypes(const struct pass *p, ir_module *m)
+{
+	for (ir_top *t = m->first, *next; t; t = next) {
+		next = t->next;
+		if (t->kind != IR_TOP_FUNC || t->func.has_body || !t->func.name)
+			continue;
+		for (size_t i = 0; i < p->ncallees; i++)
+			if (p->callees[i].dropped && !strcmp(p->callees[i].top->func.name, t->func.name)) {
+				ir_top_remove(m, t);
+				break;
+			}
+	}
+}
+
 /* Drop every generated function that no live node refers to (functions not dropped, initializers
  * of variables), until none is left to drop: dropping a probe may leave its helpers unreferenced.
  * References are counted in one walk of the module, then taken back as functions drop. */
@@ -823,6 +840,8 @@ static unsigned drop_unreferenced(struct pass *p, const struct name_index *ix, i
 			changed = 1;
 		}
 	}
+	if (dropped)
+		drop_orphan_prototypes(p, m);
 	return dropped;
 }
 

@@ -140,6 +140,19 @@ for sm in 75 90; do
 	check "read_param sm_$sm -ERANGE and -ENOENT paths (4 reads)" "4 4" \
 		"$(grep -c 'mov.b64.*0xffffffffffffffde;' "$W/rp${sm}_0.ptx") $(grep -c 'mov.b64.*0xfffffffffffffffe;' "$W/rp${sm}_0.ptx")"
 done
+# A static subprogram kept out of line (subprog.bpf.c): out of line it stays a .func; inlined, its
+# body and its forward declaration both go (a declaration left alone failed ptxas as an
+# unresolved extern function).
+"$CLANG" -target bpf -O2 -g -I/usr/include/x86_64-linux-gnu -I"$SRC/include" \
+	-c "$SRC/tests/e2e/probes/subprog.bpf.c" -o "$W/subprog.bpf.o" || exit 2
+for inl in 0 1; do
+	GPUPROBE_INLINE=$inl "$GP" ptx instrument -p "$W/subprog.bpf.o" "$W/p90.ptx" -o "$W/sub_$inl.ptx" 2>/dev/null
+	check "subprogram inline=$inl instrument" 0 $?
+	"$PTXAS" -arch=sm_90 "$W/sub_$inl.ptx" -o "$W/sub_$inl.cubin"
+	check "subprogram inline=$inl ptxas" 0 $?
+done
+check "subprogram out of line: declared and defined once per probe" "4" "$(grep -cE '__gp_p0_[01]_on_(entry|exit)__sub[0-9]+\($' "$W/sub_0.ptx")"
+check "subprogram inlined: no trace of it" "0" "$(grep -c '__sub[0-9]' "$W/sub_1.ptx")"
 "$GP" verify "$W/bad_read_param.bpf.o" >"$W/bad_read_param.out" 2>&1
 check "bad_read_param rejected" 1 $?
 check "bad_read_param reasons" "helper bpf_gpu_read_param#514 reads the kernel's parameters: only at gpu/entry, gpu/exit, kprobe and kretprobe (struct gp_kernel_ctx)
