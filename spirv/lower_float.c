@@ -78,7 +78,7 @@ static uint32_t minmax(lw *c, ptype t, bool is_max, uint32_t a, uint32_t b)
  * side: add/sub by TwoSum, mul by fma(a, b, -r), div/rcp by the remainder fma(-r, b, a) and the
  * divisor's sign, sqrt by fma(-r, r, a), fma by the error of a*b and of the add. An overflow to
  * infinity of finite operands becomes the largest finite value where the mode rounds toward
- * zero; an exact zero sum is -0 when rounding down. Errors lost to underflow (results in the
+ * zero; an exact zero sum (add, sub, fma) is -0 when rounding down. Errors lost to underflow (results in the
  * subnormal range) are not seen: there the result is round-to-nearest's. */
 static uint32_t f64_directed(lw *c, const char *op, SpvFPRoundingMode mode, const uint32_t *s, unsigned nsrc)
 {
@@ -141,9 +141,14 @@ static uint32_t f64_directed(lw *c, const char *op, SpvFPRoundingMode mode, cons
 	uint32_t maxv = lw_ext(c, f64, OpenCLstd_Copysign, 2, fconst(c, T, 1.7976931348623157e308), r);
 	uint32_t keep_inf = mode == SpvFPRoundingModeRTP ? pos : mode == SpvFPRoundingModeRTN ? neg : spv_c_bool(c->e, 0);
 	out = lw_select(c, f64, lw_op2(c, SpvOpLogicalAnd, bl, ovf, lw_op1(c, SpvOpLogicalNot, bl, keep_inf)), maxv, out);
-	if (is_add && mode == SpvFPRoundingModeRTN) {
-		/* an exact zero sum rounds to -0 downward unless both operands are +0 */
-		uint32_t sgn = lw_op2(c, SpvOpBitwiseOr, u64, lw_op1(c, SpvOpBitcast, u64, a), lw_op1(c, SpvOpBitcast, u64, b));
+	bool is_fma = !strcmp(op, "fma") || !strcmp(op, "mad");
+	if ((is_add || is_fma) && mode == SpvFPRoundingModeRTN) {
+		/* an exact zero sum rounds to -0 downward unless both addends are +0 (for fma the
+		 * addends are a*b, whose sign is a's xor b's, and c) */
+		uint32_t x = lw_op1(c, SpvOpBitcast, u64, a), y = lw_op1(c, SpvOpBitcast, u64, b);
+		if (is_fma)
+			x = lw_op2(c, SpvOpBitwiseXor, u64, x, y), y = lw_op1(c, SpvOpBitcast, u64, s[2]);
+		uint32_t sgn = lw_op2(c, SpvOpBitwiseOr, u64, x, y);
 		uint32_t z = lw_op1(c, SpvOpBitcast, f64,
 				    lw_op2(c, SpvOpBitwiseAnd, u64, sgn, lw_u64(c, 0x8000000000000000ull)));
 		out = lw_select(c, f64, lw_op2(c, SpvOpFOrdEqual, bl, r, zero), z, out);

@@ -28,6 +28,8 @@
  *     ptr DST OFFSET SRC           (buffer SRC's device address written into DST at byte OFFSET)
  *     backend NAME                 (the case runs on that backend only: data built for our driver,
  *                                   such as a texture descriptor, means nothing to NVIDIA's)
+ *     target sm_XX [VERSION]       (template form: the kernel's .target, and .version, 8.0 unless
+ *                                   given; without it sm_70 and 7.0)
  *   Parameters are passed in the order of the buf/scalar lines (template: in0.., out).
  *   Values: integers (decimal, 0x hex, negative), floats (1.5, -0.0, inf, -inf, nan, 0x1p-149),
  *   or exact bits as bits:0x7fc00000. Floats compare bit for bit, except that any NaN matches nan. */
@@ -68,6 +70,7 @@ struct tcase {
 	unsigned nbufs;
 	char *ptx;
 	char only[16];                /* "backend NAME": runs on that backend only */
+	char target[16], version[8];  /* "target sm_XX [VERSION]": the template's .target and .version */
 	struct { unsigned dst, off, src; } ptrs[MAXB]; /* "ptr DST OFFSET SRC" */
 	unsigned nptrs;
 };
@@ -165,7 +168,10 @@ static int expand_template(struct tcase *tc, const char *code, unsigned nin)
 	char *p = malloc(cap);
 	size_t n = 0;
 #define OUTF(...) n += (size_t)snprintf(p + n, cap - n, __VA_ARGS__)
-	OUTF(".version 7.0\n.target sm_70\n.address_size 64\n\n.visible .entry t(");
+	/* sm_70 and PTX 7.0 unless the case names a target (instructions of newer GPUs: bf16, tf32,
+	 * fp8, packed 16-bit SIMD; NVIDIA's driver rejects them under an older .target) */
+	OUTF(".version %s\n.target %s\n.address_size 64\n\n.visible .entry t(",
+	     tc->version[0] ? tc->version : tc->target[0] ? "8.0" : "7.0", tc->target[0] ? tc->target : "sm_70");
 	for (unsigned i = 0; i < nin; i++)
 		OUTF(".param .u64 pin%u, ", i);
 	OUTF(".param .u64 pout)\n{\n");
@@ -225,6 +231,11 @@ static int load_case(const char *path, struct tcase *tc, char *err, size_t errle
 			rest = next ? next : "";
 			break;
 		} else if (sscanf(s, "backend %15s", tc->only) == 1) {
+		} else if (!strncmp(s, "target ", 7)) {
+			if (sscanf(s, "target %15s %7s", tc->target, tc->version) < 1 || strncmp(tc->target, "sm_", 3)) {
+				ret = (snprintf(err, errlen, "%s: bad line: %s", path, s), -1);
+				break;
+			}
 		} else if (!strncmp(s, "ptr ", 4)) {
 			char dn[32], sn[32];
 			unsigned off, di = MAXB, si = MAXB;
