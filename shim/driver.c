@@ -3,6 +3,7 @@
 #include "shim/driver_find.h"
 #include "shim/log.h"
 #include "shim/own.h"
+#include "shim/api_trace.h"
 #include "common/env.h"
 
 #include <dlfcn.h>
@@ -65,15 +66,23 @@ static void driver_load(void)
 		 SHIM_FN_COUNT, names, missing > 3 ? ", ..." : "");
 }
 
+/* The table filled; then gpuprobe run --trace's wrappers go in (api_trace.c: nothing when not
+ * tracing). */
+static void driver_load_all(void)
+{
+	driver_load();
+	shim_api_trace_install();
+}
+
 void *shim_resolve(enum shim_fn_id id)
 {
-	pthread_once(&driver_once, driver_load);
+	pthread_once(&driver_once, driver_load_all);
 	return __atomic_load_n(&shim_real_fn[id], __ATOMIC_ACQUIRE);
 }
 
 void *shim_driver_handle(void)
 {
-	pthread_once(&driver_once, driver_load);
+	pthread_once(&driver_once, driver_load_all);
 	return driver_handle;
 }
 
