@@ -21,6 +21,8 @@ static const struct ptx_subcommand subcommands[] = {
 	{"print", cmd_ptx_print, "parse FILE.ptx and print it again (the round trip)"},
 	{"instrument", cmd_ptx_instrument, "print FILE.ptx with probes spliced in"},
 	{"spirv", cmd_ptx_spirv, "translate FILE.ptx to SPIR-V"},
+	{"llvm", cmd_ptx_llvm, "translate FILE.ptx to LLVM IR (amdgcn or nvptx64; LLVM 19)"},
+	{"amdgpu", cmd_ptx_amdgpu, "translate FILE.ptx to an AMDGCN code object (gfx90a, gfx942, gfx1100)"},
 };
 #define NSUB (sizeof(subcommands) / sizeof(subcommands[0]))
 

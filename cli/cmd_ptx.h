@@ -8,5 +8,7 @@
 int cmd_ptx_print(int argc, char **argv);
 int cmd_ptx_instrument(int argc, char **argv) __attribute__((weak));
 int cmd_ptx_spirv(int argc, char **argv) __attribute__((weak));
+int cmd_ptx_llvm(int argc, char **argv) __attribute__((weak));
+int cmd_ptx_amdgpu(int argc, char **argv) __attribute__((weak));
 
 #endif
