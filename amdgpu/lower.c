@@ -390,6 +390,11 @@ LLVMValueRef al_read(al *c, const ir_operand *op, atype want)
 		return float_literal(c, op, want);
 	case IR_OPND_SYMBOL: {
 		struct al_var *v = al_lookup(c, op->name);
+		if (v && v->is_reg) {   /* a register named without '%' */
+			ir_operand r = *op;
+			r.kind = IR_OPND_REG;
+			return al_read(c, &r, want);
+		}
 		if (v && !v->is_reg)
 			return al_bits(c, var_space_addr(c, v), AT('u', 64), want);
 		struct al_func *f = func_named(c, op->name);
@@ -414,7 +419,7 @@ int al_write(al *c, const ir_operand *op, atype t, LLVMValueRef v)
 		return -1;
 	if (op->kind == IR_OPND_SYMBOL && !strcmp(op->name, "_"))
 		return 0;
-	if (op->kind != IR_OPND_REG)
+	if (op->kind != IR_OPND_REG && op->kind != IR_OPND_SYMBOL)
 		return al_fail(c, "a result operand that is not a register");
 	struct al_var *r = al_lookup(c, op->name);
 	if (!r || !r->is_reg)

@@ -3,6 +3,8 @@
  * to s64 gives INT64_MIN), cvta, setp/set/selp/slct. */
 #include "amdgpu/lower.h"
 
+#include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #define B (c->b)
@@ -101,6 +103,59 @@ LLVMValueRef al_saturate(al *c, LLVMValueRef v)   /* [0, 1], NaN to 0 */
 	return LLVMBuildSelect(B, gt0, LLVMBuildSelect(B, lt1, v, LLVMConstReal(f, 1.0), ""), LLVMConstReal(f, 0.0), "");
 }
 
+/* Directed rounding of a conversion, on any target: r is the round-to-nearest result; gt / lt say
+ * whether r is above / below the exact value, xneg whether that value is negative. r moves one
+ * step (its bits +-1; from zero to the smallest subnormal) where rounding mode rnd wants. */
+static LLVMValueRef directed_fix(al *c, LLVMValueRef r, char rnd, LLVMValueRef gt, LLVMValueRef lt, LLVMValueRef xneg)
+{
+	LLVMTypeRef ft = LLVMTypeOf(r);
+	unsigned n = LLVMGetTypeKind(ft) == LLVMDoubleTypeKind ? 64 : LLVMGetTypeKind(ft) == LLVMHalfTypeKind ? 16 : 32;
+	LLVMTypeRef it = al_ity(c, n);
+	LLVMValueRef bits = LLVMBuildBitCast(B, r, it, "");
+	LLVMValueRef sign = al_ci(c, n, 1ull << (n - 1));
+	LLVMValueRef mag = LLVMBuildAnd(B, bits, LLVMBuildNot(B, sign, ""), "");
+	LLVMValueRef zero = LLVMBuildICmp(B, LLVMIntEQ, mag, al_ci(c, n, 0), "");
+	LLVMValueRef rneg = LLVMBuildICmp(B, LLVMIntNE, LLVMBuildAnd(B, bits, sign, ""), al_ci(c, n, 0), "");
+	LLVMValueRef dec = LLVMBuildSub(B, bits, al_ci(c, n, 1), "");
+	LLVMValueRef inc = LLVMBuildSelect(B, zero, LLVMBuildSelect(B, xneg, LLVMBuildOr(B, sign, al_ci(c, n, 1), ""), al_ci(c, n, 1), ""),
+					   LLVMBuildAdd(B, bits, al_ci(c, n, 1), ""), "");
+	LLVMValueRef out;
+	if (rnd == 'z') {
+		LLVMValueRef above = LLVMBuildSelect(B, xneg, lt, gt, "");   /* |r| > |x| */
+		out = LLVMBuildSelect(B, LLVMBuildAnd(B, above, LLVMBuildNot(B, zero, ""), ""), dec, bits, "");
+	} else if (rnd == 'm') {
+		out = LLVMBuildSelect(B, gt, LLVMBuildSelect(B, LLVMBuildAnd(B, LLVMBuildNot(B, rneg, ""), LLVMBuildNot(B, zero, ""), ""), dec, inc, ""), bits, "");
+	} else {
+		out = LLVMBuildSelect(B, lt, LLVMBuildSelect(B, LLVMBuildAnd(B, rneg, LLVMBuildNot(B, zero, ""), ""), dec, inc, ""), bits, "");
+	}
+	return LLVMBuildBitCast(B, out, ft, "");
+}
+
+static LLVMValueRef narrow_directed(al *c, LLVMValueRef x, LLVMTypeRef to, char rnd)
+{
+	LLVMValueRef r = LLVMBuildFPTrunc(B, x, to, "");
+	LLVMValueRef back = LLVMBuildFPExt(B, r, LLVMTypeOf(x), "");
+	LLVMValueRef gt = LLVMBuildFCmp(B, LLVMRealOGT, back, x, ""), lt = LLVMBuildFCmp(B, LLVMRealOLT, back, x, "");
+	LLVMValueRef xneg = LLVMBuildFCmp(B, LLVMRealOLT, x, LLVMConstReal(LLVMTypeOf(x), 0.0), "");
+	return directed_fix(c, r, rnd, gt, lt, xneg);
+}
+
+static LLVMValueRef int_to_float_directed(al *c, LLVMValueRef x, atype st, LLVMTypeRef ft, char rnd)
+{
+	bool sg = st.k == 's';
+	unsigned n = st.bits;
+	LLVMValueRef r = sg ? LLVMBuildSIToFP(B, x, ft, "") : LLVMBuildUIToFP(B, x, ft, "");
+	/* r as an integer again (exact: r is an integer value); r past the integer range is above x */
+	double lim = sg ? ldexp(1.0, (int)n - 1) : ldexp(1.0, (int)n);
+	LLVMValueRef big = LLVMBuildFCmp(B, LLVMRealOGE, r, LLVMConstReal(ft, lim), "");
+	LLVMTypeRef ovl[2] = {al_ity(c, n), ft};
+	LLVMValueRef rb = al_intr(c, sg ? "llvm.fptosi.sat" : "llvm.fptoui.sat", ovl, 2, 1, &r);
+	LLVMValueRef gt = LLVMBuildOr(B, big, LLVMBuildICmp(B, sg ? LLVMIntSGT : LLVMIntUGT, rb, x, ""), "");
+	LLVMValueRef lt = LLVMBuildAnd(B, LLVMBuildNot(B, big, ""), LLVMBuildICmp(B, sg ? LLVMIntSLT : LLVMIntULT, rb, x, ""), "");
+	LLVMValueRef xneg = sg ? LLVMBuildICmp(B, LLVMIntSLT, x, al_ci(c, n, 0), "") : al_ci(c, 1, 0);
+	return directed_fix(c, r, rnd, gt, lt, xneg);
+}
+
 static int lower_cvt(al *c, const ir_insn *in)
 {
 	atype dt = al_insn_type_n(in, 0), st = al_insn_type_n(in, 1);
@@ -146,11 +201,8 @@ static int lower_cvt(al *c, const ir_insn *in)
 		if (dt.bits > st.bits) {
 			r = LLVMBuildFPExt(B, x, dt.bits == 64 ? LLVMDoubleTypeInContext(c->ctx) : f32, "");
 		} else if (dt.bits < st.bits) {
-			if (rnd && strcmp(rnd, ".rn")) {
-				LLVMValueRef args[1] = {x};
-				r = al_round_op(c, "cvt", rnd[2], dt, args);
-				if (!r)
-					return al_unsupported(c, in, "directed rounding to a narrower float on this target");
+			if (rnd && strcmp(rnd, ".rn") && strcmp(rnd, ".rna")) {
+				r = narrow_directed(c, x, dt.bits == 16 ? LLVMHalfTypeInContext(c->ctx) : f32, rnd[2]);
 				if (dt.bits == 16)
 					r = LLVMBuildBitCast(B, r, al_ity(c, 16), "");
 			} else {
@@ -184,11 +236,8 @@ static int lower_cvt(al *c, const ir_insn *in)
 	}
 	/* integer to float */
 	LLVMTypeRef ft = dt.bits == 64 ? LLVMDoubleTypeInContext(c->ctx) : dt.bits == 32 ? f32 : LLVMHalfTypeInContext(c->ctx);
-	if (rnd && strcmp(rnd, ".rn") && dt.bits != 16) {
-		LLVMValueRef args[1] = {a};
-		r = al_round_op(c, st.k == 's' ? "sitofp" : "uitofp", rnd[2], AT(st.k, st.bits << 8 | dt.bits), args);
-		if (!r)
-			return al_unsupported(c, in, "directed rounding of integer to float on this target");
+	if (rnd && strcmp(rnd, ".rn")) {
+		r = int_to_float_directed(c, a, st, ft, rnd[2]);
 	} else {
 		r = st.k == 's' ? LLVMBuildSIToFP(B, a, ft, "") : LLVMBuildUIToFP(B, a, ft, "");
 	}
@@ -297,9 +346,42 @@ static int lower_setp(al *c, const ir_insn *in, bool set)
 	return al_write(c, d, AT('p', 1), r) < 0 ? -1 : 1;
 }
 
+/* isspacep.SPACE p, a: whether generic address a lies in SPACE. */
+static int lower_isspacep(al *c, const ir_insn *in)
+{
+	LLVMValueRef a = al_read(c, &in->ops[1], AT('u', 64));
+	if (!a)
+		return -1;
+	LLVMValueRef p = al_to_ptr(c, a, AS_GENERIC), r;
+	const char *sp = al_mod(in, ".global") ? "global" : al_mod(in, ".shared") ? "shared" : al_mod(in, ".local") ? "local"
+		: al_mod(in, ".const") ? "const" : al_mod(in, ".param") ? "param" : NULL;
+	if (!sp)
+		return al_unsupported(c, in, "no such state space");
+	if (c->target == AMDGPU_TARGET_NVPTX) {
+		if (!strcmp(sp, "param"))
+			return al_unsupported(c, in, "isspacep.param is not lowered");
+		char name[48];
+		snprintf(name, sizeof(name), "llvm.nvvm.isspacep.%s", sp);
+		r = al_intr(c, name, NULL, 0, 1, &p);
+	} else {
+		LLVMValueRef sh = al_intr(c, "llvm.amdgcn.is.shared", NULL, 0, 1, &p);
+		LLVMValueRef pr = al_intr(c, "llvm.amdgcn.is.private", NULL, 0, 1, &p);
+		if (!sh || !pr)
+			return -1;
+		r = !strcmp(sp, "shared") ? sh : !strcmp(sp, "local") ? pr
+			: !strcmp(sp, "param") ? al_ci(c, 1, 0)
+			: LLVMBuildNot(B, LLVMBuildOr(B, sh, pr, ""), "");   /* global and const are global memory */
+	}
+	if (!r)
+		return -1;
+	return al_write(c, &in->ops[0], AT('p', 1), r) < 0 ? -1 : 1;
+}
+
 int al_convert(al *c, const ir_insn *in)
 {
 	const char *op = in->opcode;
+	if (!strcmp(op, "isspacep"))
+		return lower_isspacep(c, in);
 	if (!strcmp(op, "mov"))
 		return lower_mov(c, in);
 	if (!strcmp(op, "cvt"))
