@@ -13,6 +13,7 @@
 #include "cli/run.h"
 #include "cli/run_oneliner.h"
 #include "cli/run_tools.h"
+#include "cli/trace_run.h"
 #include "common/env.h"
 #include "maps/config.h"
 #include "shim/driver_find.h"
@@ -51,6 +52,12 @@ static void run_usage(FILE *out)
 	      "                      (counted per kernel; not with GPUPROBE_LAZY=0)\n"
 	      "  -i, --interval N    print the maps every N seconds too, 0 to 86400 (default: at exit)\n"
 	      "  --json FILE         JSON lines into FILE (\"-\": stdout) instead of text on stderr\n"
+	      "  --trace FILE        a timeline: FILE.pftrace (Perfetto) or FILE.json (Chrome): a span\n"
+	      "                      per driver API call per thread, kernels per GPU, blocks per SM\n"
+	      "                      (with -t blocks), ring records; the maps go into it unless\n"
+	      "                      --json is given ('gpuprobe report FILE' makes an HTML report)\n"
+	      "  --trace-api GLOB    only the driver calls GLOB names in the trace (repeatable;\n"
+	      "                      cuMemcpy* or cuMemAlloc; launches are always traced)\n"
 	      "  -h, --help          this help\n\n"
 	      "Probe sections: see include/gpuprobe/gpuprobe.h. bpftime's uprobe/<binary>:cudaLaunchKernel\n"
 	      "(and uretprobe/) run at the driver calls the function makes (cuLaunchKernel*); the\n"
@@ -169,6 +176,8 @@ struct run_args {
 	const char *oneliner;      /* -e */
 	char *oneliner_path;       /* its object (run_oneliner.c) */
 	int dry_run;
+	const char *trace;         /* --trace FILE */
+	char *trace_api;           /* --trace-api globs, comma-separated */
 };
 
 
@@ -228,6 +237,8 @@ static int parse_args(int argc, char **argv, struct run_args *a)
 		{"launch-skip", required_argument, NULL, 'S'},
 		{"launch-count", required_argument, NULL, 'C'},
 		{"dry-run", no_argument, NULL, 'D'},
+		{"trace", required_argument, NULL, 'T'},
+		{"trace-api", required_argument, NULL, 'A'},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
@@ -287,6 +298,24 @@ static int parse_args(int argc, char **argv, struct run_args *a)
 		case 'D':
 			a->dry_run = 1;
 			break;
+		case 'T':
+			if (!*optarg)
+				return bad_usage("--trace needs a file name");
+			if ((rc = trace_run_check(optarg)))
+				return rc;
+			a->trace = optarg;
+			break;
+		case 'A': {
+			if (!*optarg || strchr(optarg, ','))
+				return bad_usage("--trace-api needs a glob (one per option, no commas)");
+			size_t old = a->trace_api ? strlen(a->trace_api) : 0;
+			char *g = realloc(a->trace_api, old + strlen(optarg) + 2);
+			if (!g)
+				return cli_error("out of memory"), RUN_EXIT_USAGE;
+			snprintf(g + old, strlen(optarg) + 2, "%s%s", old ? "," : "", optarg);
+			a->trace_api = g;
+			break;
+		}
 		case 'h':
 			run_usage(stdout);
 			return 0;
@@ -380,6 +409,7 @@ int cmd_run(int argc, char **argv)
 {
 	struct run_args a = {0};
 	struct run_checked ck = {0};
+	struct trace_run tr = {0};
 	int rc = parse_args(argc, argv, &a);
 	if (rc >= 0)
 		goto out;
@@ -407,6 +437,11 @@ int cmd_run(int argc, char **argv)
 	}
 	if ((rc = pin_driver(shim)))
 		goto out;
+	/* --trace: the shim's records and (without --json) the JSON stream into a private folder */
+	if (a.trace && (rc = trace_run_prepare(&tr, a.trace_api, a.json)))
+		goto out;
+	if (a.trace && !a.json && tr.json[0])
+		a.json = tr.json;
 	if (set_env(&a, &ck, lib, shim, audit) || run_filter_env(&a.filter)) {
 		cli_error("run: cannot set the environment: %s", strerror(errno));
 		rc = RUN_EXIT_USAGE;
@@ -414,6 +449,8 @@ int cmd_run(int argc, char **argv)
 	}
 	rc = run_child(argv + optind);
 out:
+	if (tr.dir[0] && trace_run_finish(&tr, a.trace, ck.probes) && !rc)
+		rc = 1;
 	run_checked_free(&ck);
 	free(a.probes);
 	for (size_t i = 0; i < a.ntools; i++)
@@ -422,5 +459,6 @@ out:
 	run_filter_free(&a.filter);
 	free(a.env_probes);
 	free(a.oneliner_path);
+	free(a.trace_api);
 	return rc;
 }

@@ -22,6 +22,7 @@ static const struct tool {
 	const char *name, *what, *of;
 } tools[] = {
 	{"bbcount", "basic blocks and PTX instructions executed per kernel, per thread (gpu/bb)", NULL},
+	{"blocks", "thread blocks as spans per SM, for run --trace (gpu/block_begin, block_end)", NULL},
 	{"divergence", "active lanes per warp at each basic block: SIMD efficiency per kernel (gpu/bb)", NULL},
 	{"instrcount", NULL, "bbcount"},
 	{"kcount", "launches, blocks and threads per kernel (gpu/entry, gpu/block_begin)", NULL},

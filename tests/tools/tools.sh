@@ -20,6 +20,7 @@ check() {   # check WHAT EXPECTED ACTUAL
 
 # the list (aliases: names tools had before), and the list against the sources
 check "gpuprobe tools" "bbcount     basic blocks and PTX instructions executed per kernel, per thread (gpu/bb)
+blocks      thread blocks as spans per SM, for run --trace (gpu/block_begin, block_end)
 divergence  active lanes per warp at each basic block: SIMD efficiency per kernel (gpu/bb)
 instrcount  the same as bbcount
 kcount      launches, blocks and threads per kernel (gpu/entry, gpu/block_begin)
@@ -56,11 +57,13 @@ check "verify opcodes" "on_bb (gpu/bb/*): OK, 382 insns, stack 16" "$(verify opc
 check "verify divergence" "on_bb (gpu/bb/*): OK, 139 insns, stack 16" "$(verify divergence)"
 check "verify ktime" "on_begin (gpu/block_begin/*): OK, 38 insns, stack 24
 on_end (gpu/block_end/*): OK, 152 insns, stack 32" "$(verify ktime)"
+check "verify blocks" "trace_block_begin (gpu/block_begin/*): OK, 22 insns, stack 32
+trace_block_end (gpu/block_end/*): OK, 22 insns, stack 32" "$(verify blocks)"
 check "verify launches" "on_launch (host/entry/cuLaunch*): OK, 287 insns, stack 48" "$(verify launches)"
 
 # sites in a kernel of known shape (launches has host probes only: no site)
 ptx=$repo/tests/tools/vec_add.ptx
-for t in kcount:2 memcount:4 bbcount:3 memtrace:4 opcodes:3 divergence:3 ktime:2; do
+for t in kcount:2 memcount:4 bbcount:3 memtrace:4 opcodes:3 divergence:3 ktime:2 blocks:2; do
 	name=${t%%:*} n=${t#*:}
 	got=$("$gp" ptx instrument -p "$tools/$name.bpf.o" -o "$work/$name.ptx" "$ptx" 2>&1)
 	check "ptx instrument -t $name" "gpuprobe: $ptx: $n probe sites in 1 functions" "$got"
@@ -116,7 +119,7 @@ usage() {   # usage EXPECTED-LINE ARGS...: exit 2, one line, the application nev
 	check "run $*" "$want" "$got"
 	[ -e "$work/started" ] && { echo "FAIL: run $*: the application started"; fail=1; }
 }
-usage "gpuprobe: run: -t nosuch: no such tool (tools: bbcount, divergence, kcount, ktime, launches, memcount, memtrace, opcodes; see 'gpuprobe tools')" -t nosuch
+usage "gpuprobe: run: -t nosuch: no such tool (tools: bbcount, blocks, divergence, kcount, ktime, launches, memcount, memtrace, opcodes; see 'gpuprobe tools')" -t nosuch
 usage "gpuprobe: run: -k needs a kernel name or glob (see 'gpuprobe run --help')" -k ''
 usage "gpuprobe: run: --launch-count 0: expected a whole number from 1 to 4294967295" --launch-count 0
 usage "gpuprobe: run: --launch-skip -1: expected a whole number from 0 to 4294967295" --launch-skip -1
