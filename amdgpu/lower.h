@@ -119,6 +119,7 @@ int al_convert(al *c, const ir_insn *in);
 int al_memory(al *c, const ir_insn *in);
 int al_control(al *c, const ir_insn *in);
 int al_warp(al *c, const ir_insn *in);
+int al_extra(al *c, const ir_insn *in);   /* bf16/tf32 cvt, dp4a, f16x2 compares, cp.async, alloca */
 
 /* Target-specific (lower_target.c). */
 int al_special_reg(al *c, const char *name, LLVMValueRef *v, atype *t); /* 1 not special */

@@ -1,0 +1,232 @@
+/* The rest: bf16 and tf32 conversions on the bits (rounding to nearest even, .rna away from
+ * zero, .rz toward zero; NaN gives the format's canonical NaN), dp4a/dp2a, f16x2 comparisons,
+ * cp.async as an ordinary copy (zero fill past src-size; its groups then wait for nothing), and
+ * alloca/stacksave/stackrestore as LLVM's dynamic allocas. */
+#include "amdgpu/lower.h"
+
+#include <string.h>
+
+#define B (c->b)
+
+/* f32 bits x rounded to its top (32 - drop) bits, shifted down by drop. */
+static LLVMValueRef round_bits(al *c, LLVMValueRef x, unsigned drop, char mode)
+{
+	LLVMValueRef add;
+	if (mode == 'z')
+		add = al_ci(c, 32, 0);
+	else if (mode == 'a')
+		add = al_ci(c, 32, 1u << (drop - 1));
+	else
+		add = LLVMBuildAdd(B, al_ci(c, 32, (1u << (drop - 1)) - 1),
+				   LLVMBuildAnd(B, LLVMBuildLShr(B, x, al_ci(c, 32, drop), ""), al_ci(c, 32, 1), ""), "");
+	return LLVMBuildLShr(B, LLVMBuildAdd(B, x, add, ""), al_ci(c, 32, drop), "");
+}
+
+static LLVMValueRef f32_narrow(al *c, const ir_insn *in, LLVMValueRef f, unsigned drop)
+{
+	char mode = al_mod(in, ".rna") ? 'a' : al_mod(in, ".rz") ? 'z' : 'n';
+	LLVMTypeRef f32 = LLVMFloatTypeInContext(c->ctx);
+	if (al_mod(in, ".relu"))
+		f = LLVMBuildSelect(B, LLVMBuildFCmp(B, LLVMRealOLT, f, LLVMConstReal(f32, 0), ""), LLVMConstReal(f32, 0), f, "");
+	LLVMValueRef x = LLVMBuildBitCast(B, f, al_ity(c, 32), "");
+	LLVMValueRef sign = LLVMBuildAnd(B, x, al_ci(c, 32, 0x80000000u), "");
+	LLVMValueRef mag = LLVMBuildAnd(B, x, al_ci(c, 32, 0x7fffffffu), "");
+	LLVMValueRef r = round_bits(c, mag, drop, mode);
+	if (al_mod(in, ".satfinite"))
+		r = LLVMBuildSelect(B, LLVMBuildICmp(B, LLVMIntUGE, r, al_ci(c, 32, 0x7f800000u >> drop), ""),
+				    al_ci(c, 32, (0x7f800000u >> drop) - 1), r, "");
+	r = LLVMBuildOr(B, r, LLVMBuildLShr(B, sign, al_ci(c, 32, drop), ""), "");
+	return LLVMBuildSelect(B, LLVMBuildFCmp(B, LLVMRealUNO, f, f, ""), al_ci(c, 32, 0x7fffffffu >> drop), r, "");
+}
+
+static int narrow_cvt(al *c, const ir_insn *in)
+{
+	atype f32t = AT('f', 32);
+	bool bf = al_mod(in, ".bf16") || al_mod(in, ".bf16x2"), tf = al_mod(in, ".tf32");
+	if (!bf && !tf)
+		return 0;
+	if (al_mod(in, ".f32") && in->nmods && !strcmp(in->mods[in->nmods - 1], ".bf16")) {   /* cvt.f32.bf16 */
+		LLVMValueRef h = al_read(c, &in->ops[1], AT('b', 16));
+		if (!h)
+			return -1;
+		LLVMValueRef w = LLVMBuildShl(B, LLVMBuildZExt(B, h, al_ity(c, 32), ""), al_ci(c, 32, 16), "");
+		return al_write(c, &in->ops[0], AT('b', 32), w) < 0 ? -1 : 1;
+	}
+	if (!al_mod(in, ".f32") || strcmp(in->mods[in->nmods - 1], ".f32"))
+		return al_unsupported(c, in, "this conversion is not lowered");
+	LLVMValueRef a = al_read(c, &in->ops[1], f32t);
+	if (!a)
+		return -1;
+	if (tf)
+		return al_write(c, &in->ops[0], AT('b', 32), LLVMBuildShl(B, f32_narrow(c, in, a, 13), al_ci(c, 32, 13), "")) < 0 ? -1 : 1;
+	if (al_mod(in, ".bf16x2")) {
+		LLVMValueRef b = al_read(c, &in->ops[2], f32t);
+		if (!b)
+			return -1;
+		LLVMValueRef hi = f32_narrow(c, in, a, 16), lo = f32_narrow(c, in, b, 16);
+		return al_write(c, &in->ops[0], AT('b', 32), LLVMBuildOr(B, LLVMBuildShl(B, hi, al_ci(c, 32, 16), ""), lo, "")) < 0 ? -1 : 1;
+	}
+	return al_write(c, &in->ops[0], AT('b', 16), LLVMBuildTrunc(B, f32_narrow(c, in, a, 16), al_ity(c, 16), "")) < 0 ? -1 : 1;
+}
+
+static int dp(al *c, const ir_insn *in, bool four)
+{
+	atype at = al_insn_type_n(in, 0), bt = al_insn_type_n(in, 1);
+	LLVMValueRef a = al_read(c, &in->ops[1], AT('b', 32)), b = al_read(c, &in->ops[2], AT('b', 32));
+	LLVMValueRef r = al_read(c, &in->ops[3], AT('b', 32));
+	if (!a || !b || !r)
+		return -1;
+	unsigned aw = four ? 8 : 16, n = four ? 4 : 2, boff = four || !al_mod(in, ".hi") ? 0 : 2;
+	for (unsigned i = 0; i < n; i++) {
+		LLVMValueRef x = LLVMBuildTrunc(B, LLVMBuildLShr(B, a, al_ci(c, 32, i * aw), ""), al_ity(c, aw), "");
+		LLVMValueRef y = LLVMBuildTrunc(B, LLVMBuildLShr(B, b, al_ci(c, 32, (i + boff) * 8), ""), al_ity(c, 8), "");
+		x = at.k == 's' ? LLVMBuildSExt(B, x, al_ity(c, 32), "") : LLVMBuildZExt(B, x, al_ity(c, 32), "");
+		y = bt.k == 's' ? LLVMBuildSExt(B, y, al_ity(c, 32), "") : LLVMBuildZExt(B, y, al_ity(c, 32), "");
+		r = LLVMBuildAdd(B, r, LLVMBuildMul(B, x, y, ""), "");
+	}
+	return al_write(c, &in->ops[0], AT('b', 32), r) < 0 ? -1 : 1;
+}
+
+/* setp.CMP.f16x2 p|q, a, b / set.CMP.f16x2.f16x2 d, a, b: the two halves compared apart. */
+static int f16x2_compare(al *c, const ir_insn *in, bool set)
+{
+	static const struct { const char *m; LLVMRealPredicate p; } tab[] = {
+		{".eq", LLVMRealOEQ}, {".ne", LLVMRealONE}, {".lt", LLVMRealOLT}, {".le", LLVMRealOLE},
+		{".gt", LLVMRealOGT}, {".ge", LLVMRealOGE}, {".equ", LLVMRealUEQ}, {".neu", LLVMRealUNE},
+		{".ltu", LLVMRealULT}, {".leu", LLVMRealULE}, {".gtu", LLVMRealUGT}, {".geu", LLVMRealUGE},
+		{".num", LLVMRealORD}, {".nan", LLVMRealUNO},
+	};
+	LLVMRealPredicate pr = 0;
+	for (size_t i = 0; i < sizeof(tab) / sizeof(tab[0]); i++)
+		if (al_mod(in, tab[i].m))
+			pr = tab[i].p;
+	if (!pr || al_mod(in, ".and") || al_mod(in, ".or") || al_mod(in, ".xor"))
+		return al_unsupported(c, in, "this comparison is not lowered");
+	LLVMValueRef a = al_read(c, &in->ops[1], AT('b', 32)), b = al_read(c, &in->ops[2], AT('b', 32));
+	if (!a || !b)
+		return -1;
+	LLVMTypeRef h = LLVMHalfTypeInContext(c->ctx);
+	LLVMValueRef r[2];
+	for (unsigned i = 0; i < 2; i++) {
+		LLVMValueRef x = LLVMBuildBitCast(B, LLVMBuildTrunc(B, LLVMBuildLShr(B, a, al_ci(c, 32, 16 * i), ""), al_ity(c, 16), ""), h, "");
+		LLVMValueRef y = LLVMBuildBitCast(B, LLVMBuildTrunc(B, LLVMBuildLShr(B, b, al_ci(c, 32, 16 * i), ""), al_ity(c, 16), ""), h, "");
+		r[i] = LLVMBuildFCmp(B, pr, x, y, "");
+	}
+	const ir_operand *d = &in->ops[0];
+	if (set) {
+		bool half = false;   /* the destination type (the first of .f16x2/.u32/.s32) */
+		for (unsigned i = 0; i < in->nmods; i++)
+			if (!strcmp(in->mods[i], ".f16x2") || !strcmp(in->mods[i], ".u32") || !strcmp(in->mods[i], ".s32")) {
+				half = !strcmp(in->mods[i], ".f16x2");
+				break;
+			}
+		LLVMValueRef one = al_ci(c, 32, half ? 0x3c00 : 0xffff), v = al_ci(c, 32, 0);
+		for (unsigned i = 0; i < 2; i++)
+			v = LLVMBuildOr(B, v, LLVMBuildShl(B, LLVMBuildSelect(B, r[i], one, al_ci(c, 32, 0), ""), al_ci(c, 32, 16 * i), ""), "");
+		return al_write(c, d, AT('b', 32), v) < 0 ? -1 : 1;
+	}
+	if (d->kind != IR_OPND_PAIR || d->nelems != 2)
+		return al_unsupported(c, in, "needs two predicates (p|q)");
+	if (al_write(c, &d->elems[0], AT('p', 1), r[0]) < 0 || al_write(c, &d->elems[1], AT('p', 1), r[1]) < 0)
+		return -1;
+	return 1;
+}
+
+/* cp.async.{ca,cg}.shared.global [dst], [src], size{, src-size}: copied at once. */
+static int cp_async(al *c, const ir_insn *in)
+{
+	if (in->nops < 3 || in->ops[2].kind != IR_OPND_INT)
+		return al_unsupported(c, in, "a copy size that is not an immediate");
+	if (al_mod(in, ".bulk") || (in->nmods && strstr(in->mods[0], "bulk")))
+		return al_unsupported(c, in, "bulk copies are not lowered");
+	unsigned size = (unsigned)in->ops[2].ival;
+	LLVMValueRef dst = al_address(c, &in->ops[0], IR_SPACE_SHARED), src = al_address(c, &in->ops[1], IR_SPACE_GLOBAL);
+	if (!dst || !src)
+		return -1;
+	LLVMValueRef srcsize = NULL;
+	if (in->nops > 3 && in->ops[3].kind != IR_OPND_ADDR) {
+		struct al_var *v = in->ops[3].kind == IR_OPND_REG ? al_lookup(c, in->ops[3].name) : NULL;
+		if (v && v->is_reg && v->t.k == 'p') {   /* ignore-src: the bytes are all zeros */
+			LLVMValueRef p = al_read_pred(c, &in->ops[3]);
+			if (!p)
+				return -1;
+			srcsize = LLVMBuildSelect(B, p, al_ci(c, 32, 0), al_ci(c, 32, size), "");
+		} else if (!(v && v->is_reg && v->t.bits == 64)) {   /* a 64-bit operand is a cache policy */
+			srcsize = al_read(c, &in->ops[3], AT('u', 32));
+			if (!srcsize)
+				return -1;
+		}
+	}
+	LLVMTypeRef i8 = al_ity(c, 8);
+	for (unsigned k = 0; k < size; k++) {
+		LLVMValueRef o = al_ci(c, 64, k);
+		LLVMValueRef sp = LLVMBuildGEP2(B, i8, src, &o, 1, ""), dp = LLVMBuildGEP2(B, i8, dst, &o, 1, "");
+		LLVMValueRef v;
+		if (srcsize) {   /* bytes past src-size read as zero (and are not read) */
+			LLVMValueRef in_range = LLVMBuildICmp(B, LLVMIntULT, al_ci(c, 32, k), srcsize, "");
+			LLVMBasicBlockRef rd = al_new_block(c, "cp.rd"), join = al_new_block(c, "cp.join");
+			LLVMBasicBlockRef from = LLVMGetInsertBlock(B);
+			LLVMBuildCondBr(B, in_range, rd, join);
+			LLVMPositionBuilderAtEnd(B, rd);
+			LLVMValueRef lv = LLVMBuildLoad2(B, i8, sp, "");
+			LLVMBuildBr(B, join);
+			LLVMPositionBuilderAtEnd(B, join);
+			v = LLVMBuildPhi(B, i8, "");
+			LLVMValueRef vals[2] = {LLVMConstInt(i8, 0, 0), lv};
+			LLVMBasicBlockRef bbs[2] = {from, rd};
+			LLVMAddIncoming(v, vals, bbs, 2);
+		} else {
+			v = LLVMBuildLoad2(B, i8, sp, "");
+		}
+		LLVMBuildStore(B, v, dp);
+	}
+	return 1;
+}
+
+static int stack(al *c, const ir_insn *in)
+{
+	const char *op = in->opcode;
+	int as = c->target == AMDGPU_TARGET_AMDGCN ? AS_LOCAL : AS_GENERIC;
+	LLVMTypeRef pt = al_ptr(c, as);
+	if (!strcmp(op, "stacksave")) {
+		LLVMValueRef p = al_intr(c, "llvm.stacksave", &pt, 1, 0, NULL);
+		if (!p)
+			return -1;
+		return al_write(c, &in->ops[0], AT('u', 64), LLVMBuildPtrToInt(B, p, al_ity(c, 64), "")) < 0 ? -1 : 1;
+	}
+	if (!strcmp(op, "stackrestore")) {
+		LLVMValueRef a = al_read(c, &in->ops[0], AT('u', 64));
+		if (!a)
+			return -1;
+		LLVMValueRef p = LLVMBuildIntToPtr(B, a, pt, "");
+		return al_intr(c, "llvm.stackrestore", &pt, 1, 1, &p) ? 1 : -1;
+	}
+	/* alloca.u64 d, size{, align}: a local-space address */
+	LLVMValueRef n = al_read(c, &in->ops[1], AT('u', 64));
+	if (!n)
+		return -1;
+	LLVMValueRef p = LLVMBuildArrayAlloca(B, al_ity(c, 8), n, "");
+	LLVMSetAlignment(p, in->nops > 2 && in->ops[2].kind == IR_OPND_INT ? (unsigned)in->ops[2].ival : 8);
+	if (as != AS_LOCAL)
+		p = LLVMBuildAddrSpaceCast(B, p, al_ptr(c, AS_LOCAL), "");
+	return al_write(c, &in->ops[0], AT('u', 64), LLVMBuildPtrToInt(B, p, al_ity(c, 64), "")) < 0 ? -1 : 1;
+}
+
+int al_extra(al *c, const ir_insn *in)
+{
+	const char *op = in->opcode;
+	if (!strcmp(op, "cvt"))
+		return narrow_cvt(c, in);
+	if (!strcmp(op, "dp4a") || !strcmp(op, "dp2a"))
+		return dp(c, in, op[2] == '4');
+	if ((!strcmp(op, "setp") || !strcmp(op, "set")) && al_mod(in, ".f16x2"))
+		return f16x2_compare(c, in, op[3] == 0);
+	if (!strcmp(op, "cp") && in->nmods && !strcmp(in->mods[0], ".async")) {
+		if (al_mod(in, ".commit_group") || al_mod(in, ".wait_group") || al_mod(in, ".wait_all"))
+			return 1;
+		return cp_async(c, in);
+	}
+	if (!strcmp(op, "stacksave") || !strcmp(op, "stackrestore") || !strcmp(op, "alloca"))
+		return stack(c, in);
+	return 0;
+}
