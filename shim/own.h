@@ -22,7 +22,8 @@
 #include <stdint.h>
 
 enum { OWN_MAGIC_CTX = 0x6f637478, OWN_MAGIC_STREAM = 0x6f737472, OWN_MAGIC_EVENT = 0x6f657674,
-       OWN_MAGIC_MODULE = 0x6f6d6f64, OWN_MAGIC_FUNC = 0x6f66756e, OWN_MAGIC_LIB = 0x6f6c6962 };
+       OWN_MAGIC_MODULE = 0x6f6d6f64, OWN_MAGIC_FUNC = 0x6f66756e, OWN_MAGIC_LIB = 0x6f6c6962,
+       OWN_MAGIC_ARRAY = 0x6f617272 };
 
 /* The compute capability the own driver reports: the PTX of nvcc's default and -arch=sm_90
  * builds JITs for it (fatbin__best_ptx picks the highest PTX not above it). */
@@ -115,6 +116,8 @@ void own_alloc_mark_graph(uint64_t addr);
  * memory); recorded instead when an async one's stream is capturing (own_graph.c). */
 CUresult own_copy(uint64_t dst, uint64_t src, size_t n, int async, CUstream stream);
 CUresult own_copy3d(const CUDA_MEMCPY3D *c, int async, CUstream stream);
+/* A CUDA array (own_array.c) as linear memory: base, row pitch, rows per slice; -1 if h is none. */
+int own_array_linear(CUarray h, uint64_t *base, size_t *pitch, size_t *height);
 CUresult own_set(uint64_t d, const void *pat, size_t psize, size_t count, size_t pitch, size_t height,
 		 CUstream stream);
 

@@ -350,27 +350,41 @@ CUresult own_cuMemcpyPeerAsync(CUdeviceptr d, CUcontext dc, CUdeviceptr s, CUcon
 
 static int linear(CUmemorytype t) { return t == CU_MEMORYTYPE_HOST || t == CU_MEMORYTYPE_DEVICE || t == CU_MEMORYTYPE_UNIFIED; }
 
-static uint64_t base_of(CUmemorytype t, const void *host, CUdeviceptr dev)
+/* One end of a 2D/3D copy as linear memory: base, pitch and rows per slice (CUDA arrays are
+ * packed rows, own_array.c). */
+static int end_of(CUmemorytype t, const void *host, CUdeviceptr dev, CUarray arr, size_t pitch, size_t height,
+		  uint64_t *base, size_t *p, size_t *h)
 {
-	return t == CU_MEMORYTYPE_HOST ? P(host) : dev;
+	if (t == CU_MEMORYTYPE_ARRAY)
+		return own_array_linear(arr, base, p, h);
+	if (!linear(t))
+		return -1;
+	*base = t == CU_MEMORYTYPE_HOST ? P(host) : dev;
+	*p = pitch, *h = height;
+	return 0;
 }
 
 CUresult own_copy3d(const CUDA_MEMCPY3D *c, int async, CUstream stream)
 {
 	if (!c)
 		return CUDA_ERROR_INVALID_VALUE;
-	if (!linear(c->srcMemoryType) || !linear(c->dstMemoryType))
-		return own_unsupported(-1, "cuMemcpy2D/3D with CUDA arrays");
-	uint64_t s = base_of(c->srcMemoryType, c->srcHost, c->srcDevice);
-	uint64_t d = base_of(c->dstMemoryType, c->dstHost, c->dstDevice);
-	size_t sp = c->srcPitch ? c->srcPitch : c->WidthInBytes, dp = c->dstPitch ? c->dstPitch : c->WidthInBytes;
-	size_t sh = c->srcHeight ? c->srcHeight : c->Height, dh = c->dstHeight ? c->dstHeight : c->Height;
+	uint64_t s, d;
+	size_t sp, dp, sh, dh;
+	if (end_of(c->srcMemoryType, c->srcHost, c->srcDevice, c->srcArray, c->srcPitch, c->srcHeight, &s, &sp, &sh) < 0 ||
+	    end_of(c->dstMemoryType, c->dstHost, c->dstDevice, c->dstArray, c->dstPitch, c->dstHeight, &d, &dp, &dh) < 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	sp = sp ? sp : c->WidthInBytes, dp = dp ? dp : c->WidthInBytes;
+	sh = sh ? sh : c->Height, dh = dh ? dh : c->Height;
 	size_t depth = c->Depth ? c->Depth : 1, height = c->Height ? c->Height : 1;
+	s += c->srcXInBytes + c->srcY * sp + c->srcZ * sp * sh;
+	d += c->dstXInBytes + c->dstY * dp + c->dstZ * dp * dh;
+	/* rows back to back at both ends (whole slices, packed arrays): one copy */
+	if (sp == c->WidthInBytes && dp == c->WidthInBytes && (depth == 1 || (sh == height && dh == height)))
+		return own_copy(d, s, c->WidthInBytes * height * depth, async, stream);
 	for (size_t z = 0; z < depth; z++)
 		for (size_t y = 0; y < height; y++) {
-			uint64_t so = s + c->srcXInBytes + (c->srcY + y) * sp + (c->srcZ + z) * sp * sh;
-			uint64_t doff = d + c->dstXInBytes + (c->dstY + y) * dp + (c->dstZ + z) * dp * dh;
-			CUresult rc = own_copy(doff, so, c->WidthInBytes, async, stream);
+			CUresult rc = own_copy(d + y * dp + z * dp * dh, s + y * sp + z * sp * sh, c->WidthInBytes, async,
+					       stream);
 			if (rc)
 				return rc;
 		}
