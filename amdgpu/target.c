@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <setjmp.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +16,7 @@
 
 #include <llvm-c/Analysis.h>
 #include <llvm-c/Core.h>
+#include <llvm-c/ErrorHandling.h>
 #include <llvm-c/Target.h>
 #include <llvm-c/TargetMachine.h>
 #include <llvm-c/Transforms/PassBuilder.h>
@@ -24,9 +26,30 @@ extern char **environ;
 LLVMModuleRef amdgpu__lower(LLVMContextRef ctx, const ir_module *m, const struct amdgpu_options *o,
 			    const char *triple, const char *layout, char *err, size_t errlen);
 
+/* LLVM ends the process on an error it cannot return (a pattern its instruction selection
+ * cannot match). While code is generated, its fatal-error handler jumps back here instead, so a
+ * module LLVM cannot compile is one error line, not a dead process; what LLVM had allocated in
+ * that compilation is leaked. */
+static __thread jmp_buf *fatal_jb;
+static __thread char fatal_msg[256];
+
+static void on_fatal(const char *reason)
+{
+	if (fatal_jb) {
+		snprintf(fatal_msg, sizeof(fatal_msg), "%s", reason);
+		char *nl = strchr(fatal_msg, '\n');
+		if (nl)
+			*nl = 0;
+		longjmp(*fatal_jb, 1);
+	}
+	fprintf(stderr, "gpuprobe: LLVM: %s\n", reason);
+	_exit(70);
+}
+
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static void init_targets(void)
 {
+	LLVMInstallFatalErrorHandler(on_fatal);
 	LLVMInitializeNVPTXTargetInfo();
 	LLVMInitializeNVPTXTarget();
 	LLVMInitializeNVPTXTargetMC();
@@ -165,7 +188,17 @@ static int emit(const ir_module *m, const struct amdgpu_options *o, LLVMCodeGenF
 	if (mod) {
 		LLVMMemoryBufferRef buf = NULL;
 		char *msg = NULL;
-		if (LLVMTargetMachineEmitToMemoryBuffer(tm, mod, ft, &msg, &buf)) {
+		jmp_buf jb;
+		if (setjmp(jb)) {
+			fatal_jb = NULL;
+			snprintf(err, errlen, "LLVM cannot compile this module for %s: %s",
+				 o->target == AMDGPU_TARGET_AMDGCN ? "amdgcn" : "nvptx64", fatal_msg);
+			return -EIO;   /* the module, context and machine are leaked: LLVM's state is unknown */
+		}
+		fatal_jb = &jb;
+		int bad = LLVMTargetMachineEmitToMemoryBuffer(tm, mod, ft, &msg, &buf);
+		fatal_jb = NULL;
+		if (bad) {
 			snprintf(err, errlen, "LLVM code generation: %s", msg ? msg : "?");
 			LLVMDisposeMessage(msg);
 		} else {
