@@ -14,13 +14,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define REPORT_MAX_EVENTS 500000   /* more are left out of the page (it says so) */
 #define PLACEHOLDER "/*GPUPROBE_DATA*/null"
 
 static void usage(FILE *f)
 {
-	fputs("usage: gpuprobe report [-o OUT] FILE\n\n"
+	fputs("usage: gpuprobe report [-o OUT] [-p PROG.bpf.o]... FILE\n\n"
 	      "An HTML report of FILE: a trace of 'gpuprobe run --trace' (FILE.pftrace, Perfetto's\n"
 	      "format, or FILE.json, Chrome's) or a 'gpuprobe run --json' capture (JSON lines). One\n"
 	      "self-contained file (no network): the timeline (host threads' driver calls, kernels\n"
@@ -29,6 +30,8 @@ static void usage(FILE *f)
 	      "options:\n"
 	      "  -o, --output OUT  where to write (default: FILE with its ending replaced by .html);\n"
 	      "                    OUT.pftrace or OUT.json writes that trace format instead\n"
+	      "  -p, --probe FILE  for a --json capture: the probe objects of the run, whose BTF\n"
+	      "                    types ring records (their fields become arguments)\n"
 	      "  -h, --help        this help\n", f);
 }
 
@@ -63,7 +66,11 @@ static int load(struct tr_model *m, const char *path, char *err, size_t errlen)
 		if (tok)
 			json_tokener_free(tok);
 		json_object_put(j);
-		if (chrome && rest == len) {
+		int looks_chrome = !whole && memmem(text + i, len - i < 200 ? len - i : 200, "\"traceEvents\"", 13);
+		if (looks_chrome) {
+			snprintf(err, errlen, "a Chrome JSON trace that does not parse (cut short or damaged?)");
+			rc = -1;
+		} else if (chrome && rest == len) {
 			rc = tr_read_chrome(m, text, len, err, errlen);
 		} else if (text[i] == '{' && !(chrome && rest < len)) {
 			rc = tr_model_add_jsonl(m, path, text, len, err, errlen);
@@ -74,8 +81,12 @@ static int load(struct tr_model *m, const char *path, char *err, size_t errlen)
 					 "of gpuprobe run?)");
 				rc = -1;
 			}
-			if (rc && !strncmp(err, path, strlen(path)))   /* "PATH:LINE: ..." already */
-				memmove(err, err + strlen(path) + 1, strlen(err + strlen(path) + 1) + 1);
+			if (rc && !strncmp(err, path, strlen(path)) && err[strlen(path)] == ':') {
+				/* "PATH:LINE: ..." -> "line LINE: ..." (the path is said already) */
+				char rest2[8192];
+				snprintf(rest2, sizeof(rest2), "line %s", err + strlen(path) + 1);
+				snprintf(err, errlen, "%s", rest2);
+			}
 		} else {
 			snprintf(err, errlen, "not a trace: the JSON does not parse%s",
 				 chrome ? " (data after the trace)" : "");
@@ -196,17 +207,27 @@ int cmd_report(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{"output", required_argument, NULL, 'o'},
+		{"probe", required_argument, NULL, 'p'},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
 	const char *out = NULL;
+	const char *probes[64];
+	size_t nprobes = 0;
 	int c;
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":o:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":o:p:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			out = optarg;
+			break;
+		case 'p':
+			if (nprobes == sizeof(probes) / sizeof(probes[0]))
+				return cli_usage_error("report: more than 64 -p objects");
+			if (access(optarg, R_OK))
+				return cli_usage_error("report: -p %s: cannot read it: %s", optarg, strerror(errno));
+			probes[nprobes++] = optarg;
 			break;
 		case 'h':
 			usage(stdout);
@@ -237,6 +258,8 @@ int cmd_report(int argc, char **argv)
 		return cli_usage_error("report: -o %s is the input", out);
 	struct tr_model m;
 	tr_model_init(&m);
+	for (size_t i = 0; i < nprobes; i++)
+		tr_model_add_object(&m, probes[i]);
 	char err[8192] = "";
 	int rc = load(&m, in, err, sizeof(err));
 	if (rc == -2) {
