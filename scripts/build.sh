@@ -10,6 +10,10 @@ PACKAGES=(build-essential cmake pkg-config clang llvm
   libjson-c-dev libyaml-dev python3
   spirv-headers spirv-tools llvm-spirv-15 pocl-opencl-icd ocl-icd-opencl-dev opencl-headers)
 
+# gpuprobe run --trace's Perfetto traces (protobuf-c); tests/trace: protoc decodes a trace and
+# headless Chromium renders the HTML reports (chromium: about a minute to install)
+PACKAGES+=(protobuf-c-compiler libprotobuf-c-dev protobuf-compiler chromium)
+
 missing=()
 for p in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
