@@ -8,6 +8,8 @@ list of tracks and spans, and the checks are the same:
   check_trace.py app FILE [--api-only GLOB]   trace_app.c's run over fake_driver.c
   check_trace.py capture FILE                 gen_capture.py's synthetic capture
   check_trace.py capture-noclock FILE         the same without its clock record
+  check_trace.py generic FILE [--min-launches N] [--kernels 'NAME=LAUNCHES;...'] [--blocks N]
+                                              a run on a GPU (tests/gpu/trace.sh)
 Exit 0 when every check passes; each failure is one line "FAIL: ...".
 """
 import fnmatch
@@ -307,11 +309,59 @@ def check_capture(spans, off):
           "the map's final record on the maps track: %s" % [(m["name"], m["args"]) for m in maps])
 
 
+def check_generic(spans, opts):
+    """Any real run: nesting; every launch that got a kernel span is joined to it by a flow and
+    precedes it; blocks lie inside their kernel (device times on the host's clock); the kernels
+    named are there with the number of launches asked for; with --blocks N, each launch of them
+    was timed by its N blocks."""
+    nesting(spans)
+    launches = [s for s in spans if s["cat"] == "launch"]
+    kernels = [s for s in spans if s["cat"] == "kernel"]
+    blocks = [s for s in spans if s["cat"] == "block"]
+    by_flow = {s["flow_in"]: s for s in kernels if s["flow_in"]}
+    joined = 0
+    for l in launches:
+        k = by_flow.get(l["flow_out"])
+        if not k:
+            continue
+        joined += 1
+        check(k["args"].get("launch") == l["args"].get("launch"), "launch %s: its flow reaches its own kernel" % l["args"].get("launch"))
+        check(k["ts"] >= l["ts"], "launch %s (%s): the kernel starts %d ns after the launch call began"
+              % (l["args"].get("launch"), k["name"], k["ts"] - l["ts"]))
+    check(len(kernels) == joined, "every kernel span is joined to its launch: %d kernels, %d joined" % (len(kernels), joined))
+    min_launches = int(opts.get("--min-launches", "1"))
+    check(len(launches) >= min_launches, "at least %d launches: %d" % (min_launches, len(launches)))
+    check(len(kernels) == len(launches), "every launch has its kernel span: %d launches, %d kernels"
+          % (len(launches), len(kernels)))
+    want = [w for w in opts.get("--kernels", "").split(";") if w]
+    for w in want:
+        name, n = w.rsplit("=", 1)
+        got = [k for k in kernels if k["name"] == name]
+        check(len(got) == int(n), "kernel %s: %s spans, expected %s" % (name, len(got), n))
+        nb = opts.get("--blocks")
+        for k in got:
+            if nb:
+                check(k["args"].get("timed_by") == "block probes" and k["args"].get("blocks_seen") == int(nb),
+                      "kernel %s launch %s timed by its %s blocks: %s" % (name, k["args"].get("launch"), nb, k["args"]))
+                mine = [b for b in blocks if b["args"].get("launch") == k["args"].get("launch")]
+                check(len(mine) == int(nb), "launch %s: %d block spans" % (k["args"].get("launch"), len(mine)))
+                check(all(k["ts"] <= b["ts"] and b["ts"] + b["dur"] <= k["ts"] + k["dur"] for b in mine),
+                      "launch %s: its blocks lie inside its kernel span" % k["args"].get("launch"))
+                check(all(b["track"].startswith("GPU 0/SM ") for b in mine), "blocks on SM tracks")
+    print("     %s: %d launches, %d kernels (%d joined by flows), %d blocks, %d driver calls"
+          % (opts["path"], len(launches), len(kernels), joined, len(blocks),
+             len([s for s in spans if s["cat"] == "api"])))
+
+
 def main():
     mode, path = sys.argv[1], sys.argv[2]
     api_only = sys.argv[4] if len(sys.argv) > 4 and sys.argv[3] == "--api-only" else None
+    opts = dict(zip(sys.argv[3::2], sys.argv[4::2]))
+    opts["path"] = path
     spans, tracks = load_pftrace(path) if not path.endswith(".json") else load_chrome(path)
-    if mode == "app":
+    if mode == "generic":
+        check_generic(spans, opts)
+    elif mode == "app":
         check_app(spans, api_only)
     else:
         check_capture(spans, 1000 if mode == "capture" else -4000)
