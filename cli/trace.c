@@ -443,9 +443,7 @@ void tr_model_finish(struct tr_model *m)
 	uint64_t t_min = UINT64_MAX, t_max = 0;
 #define SEE(t) do { if ((t) && (t) < t_min) t_min = (t); if ((t) > t_max) t_max = (t); } while (0)
 
-	/* host: processes, threads, API spans, launches */
-	for (size_t i = 0; i < b->nprocs; i++)
-		process_track(m, b->procs[i].pid);
+	/* host: threads (under their processes, made as needed), API spans, launches */
 	for (size_t i = 0; i < b->napis; i++) {
 		size_t t = thread_track(m, b->apis[i].pid, b->apis[i].tid);
 		struct tr_event *e = tr_event_add(m, t, b->apis[i].ts, b->apis[i].dur, b->apis[i].name, "api");

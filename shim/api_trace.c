@@ -41,6 +41,7 @@ struct tbuf {
 };
 
 static int trace_fd = -1;
+static int trace_on;                       /* installed: the file opens at the first record */
 static int trace_done = 1;
 static struct tbuf *tbufs;                 /* every thread's, for the flush at exit */
 static pthread_mutex_t tbufs_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -93,6 +94,8 @@ static void thread_end(void *p)
 }
 
 static void emit(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void open_file(void);
+static pthread_mutex_t open_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static struct tbuf *my_tbuf(void)
 {
@@ -124,6 +127,16 @@ static struct tbuf *my_tbuf(void)
 
 static void emit(const char *fmt, ...)
 {
+	if (__builtin_expect(__atomic_load_n(&trace_fd, __ATOMIC_ACQUIRE) < 0, 0)) {
+		/* a forked child opens its own file with its first record (a child that only
+		 * execs something else writes none) */
+		pthread_mutex_lock(&open_lock);
+		if (trace_fd < 0 && trace_on)
+			open_file();
+		pthread_mutex_unlock(&open_lock);
+		if (trace_fd < 0)
+			return;
+	}
 	struct tbuf *b = my_tbuf();
 	if (!b)
 		return;
@@ -304,11 +317,11 @@ static void after_fork(void)
 		b->lock = 0;
 	}
 	pthread_mutex_init(&tbufs_lock, NULL);
+	pthread_mutex_init(&open_lock, NULL);
 	if (trace_fd >= 0)
 		close(trace_fd);
-	trace_fd = -1;
+	trace_fd = -1;   /* opened again at the child's first record */
 	my_buf = NULL;   /* this thread's name and tid are the child's */
-	open_file();
 }
 
 static void open_file(void)
@@ -318,14 +331,14 @@ static void open_file(void)
 		return;
 	char path[4096];
 	snprintf(path, sizeof(path), "%s/api-%ld.jsonl", dir, (long)getpid());
-	trace_fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (trace_fd < 0)
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0)
 		return;
 	char cmd[512] = "";
-	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
-	if (fd >= 0) {
-		ssize_t n = read(fd, cmd, sizeof(cmd) - 1);
-		close(fd);
+	int cfd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+	if (cfd >= 0) {
+		ssize_t n = read(cfd, cmd, sizeof(cmd) - 1);
+		close(cfd);
 		for (ssize_t i = 0; i < n; i++)
 			if (!cmd[i])
 				cmd[i] = ' ';
@@ -339,7 +352,16 @@ static void open_file(void)
 	int n = snprintf(line, sizeof(line), "{\"type\":\"trace_process\",\"pid\":%ld,\"ppid\":%ld,"
 			 "\"clock\":\"CLOCK_REALTIME\",\"ts\":%llu,\"cmd\":\"%s\"}\n", (long)getpid(),
 			 (long)getppid(), (unsigned long long)shim_api_trace_now(), cmd);
-	write_all(line, (size_t)n);
+	for (const char *p = line; n > 0;) {   /* first in the file, before any thread's records */
+		ssize_t w = write(fd, p, (size_t)n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			break;
+		p += w;
+		n -= (int)w;
+	}
+	__atomic_store_n(&trace_fd, fd, __ATOMIC_RELEASE);
 }
 
 void shim_api_trace_install(void)
@@ -357,6 +379,7 @@ void shim_api_trace_install(void)
 	open_file();
 	if (trace_fd < 0)
 		return;
+	trace_on = 1;
 	atexit(flush_all);
 	pthread_atfork(NULL, NULL, after_fork);
 	for (int i = 0; i < SHIM_FN_COUNT; i++) {
