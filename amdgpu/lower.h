@@ -122,6 +122,7 @@ int al_warp(al *c, const ir_insn *in);
 int al_extra(al *c, const ir_insn *in);   /* bf16/tf32 cvt, dp4a, f16x2 compares, cp.async, alloca */
 
 /* Target-specific (lower_target.c). */
+bool al_generic(void);   /* GPUPROBE_LLVM_GENERIC: amdgcn's target-independent lowerings on nvptx too */
 int al_special_reg(al *c, const char *name, LLVMValueRef *v, atype *t); /* 1 not special */
 LLVMValueRef al_linear_tid(al *c);
 LLVMValueRef al_lane(al *c);             /* i32 0..31 */
@@ -130,5 +131,8 @@ void al_fence(al *c, int scope);        /* 0 cta, 1 gpu, 2 sys */
 /* A directed-rounding float op (rnd 'z','m','p'; op "add","sub","mul","div","fma","sqrt","rcp"),
  * NULL when the target has none (caller reports). */
 LLVMValueRef al_round_op(al *c, const char *op, char rnd, atype t, LLVMValueRef *a);
+/* Directed rounding from round-to-nearest's result r: gt/lt say r is above/below the exact value
+ * (i1), xneg that the exact value is negative; r moves one step where rnd ('z','m','p') wants. */
+LLVMValueRef al_directed_fix(al *c, LLVMValueRef r, char rnd, LLVMValueRef gt, LLVMValueRef lt, LLVMValueRef xneg);
 
 #endif

@@ -52,6 +52,38 @@ static int store_ret(al *c, const ir_operand *r, LLVMValueRef v, const ir_decl *
 	return al_write(c, r, t, v);
 }
 
+/* Device malloc without a runtime (amdgcn): a bump allocator over an 8 MiB module heap (CUDA's
+ * default size), 16-byte aligned, 0 when full; free reclaims nothing. */
+static int bump_malloc(al *c, const ir_operand *args, const ir_operand *rets)
+{
+	LLVMValueRef heap = LLVMGetNamedGlobal(c->mod, "gp.heap"), top = LLVMGetNamedGlobal(c->mod, "gp.heap_top");
+	const uint64_t size = 8u << 20;
+	if (!heap) {
+		LLVMTypeRef ty = LLVMArrayType2(al_ity(c, 8), size);
+		heap = LLVMAddGlobalInAddressSpace(c->mod, ty, "gp.heap", AS_GLOBAL);
+		LLVMSetInitializer(heap, LLVMConstNull(ty));
+		LLVMSetLinkage(heap, LLVMInternalLinkage);
+		LLVMSetAlignment(heap, 16);
+		top = LLVMAddGlobalInAddressSpace(c->mod, al_ity(c, 64), "gp.heap_top", AS_GLOBAL);
+		LLVMSetInitializer(top, al_ci(c, 64, 0));
+		LLVMSetLinkage(top, LLVMInternalLinkage);
+		LLVMSetAlignment(top, 8);
+	}
+	if (!args || args->nelems != 1)
+		return al_fail(c, "malloc takes one argument");
+	LLVMValueRef n = arg_value(c, &args->elems[0], al_ity(c, 64), &(ir_decl){.type = ".b64"});
+	if (!n)
+		return -1;
+	LLVMValueRef rn = LLVMBuildAnd(B, LLVMBuildAdd(B, n, al_ci(c, 64, 15), ""), al_ci(c, 64, ~15ull), "");
+	LLVMValueRef off = LLVMBuildAtomicRMW(B, LLVMAtomicRMWBinOpAdd, top, rn, LLVMAtomicOrderingMonotonic, 0);
+	LLVMValueRef fits = LLVMBuildICmp(B, LLVMIntULE, LLVMBuildAdd(B, off, rn, ""), al_ci(c, 64, size), "");
+	LLVMValueRef base = LLVMBuildPtrToInt(B, LLVMBuildAddrSpaceCast(B, heap, al_ptr(c, AS_GENERIC), ""), al_ity(c, 64), "");
+	LLVMValueRef r = LLVMBuildSelect(B, fits, LLVMBuildAdd(B, base, off, ""), al_ci(c, 64, 0), "");
+	if (rets && rets->nelems == 1)
+		return store_ret(c, &rets->elems[0], r, &(ir_decl){.type = ".b64"}) < 0 ? -1 : 1;
+	return 1;
+}
+
 static int lower_call(al *c, const ir_insn *in)
 {
 	int fi = -1;
@@ -70,6 +102,9 @@ static int lower_call(al *c, const ir_insn *in)
 		return al_fail(c, "call of %s: no such function in the module", name);
 	const ir_operand *rets = fi > 0 && in->ops[fi - 1].kind == IR_OPND_LIST ? &in->ops[fi - 1] : NULL;
 	const ir_operand *args = (unsigned)fi + 1 < in->nops && in->ops[fi + 1].kind == IR_OPND_LIST ? &in->ops[fi + 1] : NULL;
+	if (!f->f->has_body && (!strcmp(name, "malloc") || !strcmp(name, "free")) &&
+	    (c->target == AMDGPU_TARGET_AMDGCN || al_generic()))
+		return name[0] == 'f' ? 1 : bump_malloc(c, args, rets);
 	if (!f->f->has_body) {
 		bool nv = c->target == AMDGPU_TARGET_NVPTX;
 		if (!(nv && (!strcmp(name, "vprintf") || !strcmp(name, "malloc") || !strcmp(name, "free") ||

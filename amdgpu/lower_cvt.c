@@ -106,7 +106,7 @@ LLVMValueRef al_saturate(al *c, LLVMValueRef v)   /* [0, 1], NaN to 0 */
 /* Directed rounding of a conversion, on any target: r is the round-to-nearest result; gt / lt say
  * whether r is above / below the exact value, xneg whether that value is negative. r moves one
  * step (its bits +-1; from zero to the smallest subnormal) where rounding mode rnd wants. */
-static LLVMValueRef directed_fix(al *c, LLVMValueRef r, char rnd, LLVMValueRef gt, LLVMValueRef lt, LLVMValueRef xneg)
+LLVMValueRef al_directed_fix(al *c, LLVMValueRef r, char rnd, LLVMValueRef gt, LLVMValueRef lt, LLVMValueRef xneg)
 {
 	LLVMTypeRef ft = LLVMTypeOf(r);
 	unsigned n = LLVMGetTypeKind(ft) == LLVMDoubleTypeKind ? 64 : LLVMGetTypeKind(ft) == LLVMHalfTypeKind ? 16 : 32;
@@ -137,7 +137,7 @@ static LLVMValueRef narrow_directed(al *c, LLVMValueRef x, LLVMTypeRef to, char 
 	LLVMValueRef back = LLVMBuildFPExt(B, r, LLVMTypeOf(x), "");
 	LLVMValueRef gt = LLVMBuildFCmp(B, LLVMRealOGT, back, x, ""), lt = LLVMBuildFCmp(B, LLVMRealOLT, back, x, "");
 	LLVMValueRef xneg = LLVMBuildFCmp(B, LLVMRealOLT, x, LLVMConstReal(LLVMTypeOf(x), 0.0), "");
-	return directed_fix(c, r, rnd, gt, lt, xneg);
+	return al_directed_fix(c, r, rnd, gt, lt, xneg);
 }
 
 static LLVMValueRef int_to_float_directed(al *c, LLVMValueRef x, atype st, LLVMTypeRef ft, char rnd)
@@ -153,7 +153,7 @@ static LLVMValueRef int_to_float_directed(al *c, LLVMValueRef x, atype st, LLVMT
 	LLVMValueRef gt = LLVMBuildOr(B, big, LLVMBuildICmp(B, sg ? LLVMIntSGT : LLVMIntUGT, rb, x, ""), "");
 	LLVMValueRef lt = LLVMBuildAnd(B, LLVMBuildNot(B, big, ""), LLVMBuildICmp(B, sg ? LLVMIntSLT : LLVMIntULT, rb, x, ""), "");
 	LLVMValueRef xneg = sg ? LLVMBuildICmp(B, LLVMIntSLT, x, al_ci(c, n, 0), "") : al_ci(c, 1, 0);
-	return directed_fix(c, r, rnd, gt, lt, xneg);
+	return al_directed_fix(c, r, rnd, gt, lt, xneg);
 }
 
 static int lower_cvt(al *c, const ir_insn *in)

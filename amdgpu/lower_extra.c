@@ -188,6 +188,8 @@ static int stack(al *c, const ir_insn *in)
 	const char *op = in->opcode;
 	int as = c->target == AMDGPU_TARGET_AMDGCN ? AS_LOCAL : AS_GENERIC;
 	LLVMTypeRef pt = al_ptr(c, as);
+	if (c->target == AMDGPU_TARGET_AMDGCN)
+		return al_unsupported(c, in, "LLVM 19's AMDGPU backend has no dynamic stack allocation");
 	if (!strcmp(op, "stacksave")) {
 		LLVMValueRef p = al_intr(c, "llvm.stacksave", &pt, 1, 0, NULL);
 		if (!p)
@@ -202,6 +204,8 @@ static int stack(al *c, const ir_insn *in)
 		return al_intr(c, "llvm.stackrestore", &pt, 1, 1, &p) ? 1 : -1;
 	}
 	/* alloca.u64 d, size{, align}: a local-space address */
+	if (c->target == AMDGPU_TARGET_AMDGCN)
+		return al_unsupported(c, in, "LLVM 19's AMDGPU backend has no dynamic stack allocation");
 	LLVMValueRef n = al_read(c, &in->ops[1], AT('u', 64));
 	if (!n)
 		return -1;

@@ -5,11 +5,25 @@
 #include "amdgpu/lower.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define B (c->b)
 
 static bool nv(al *c) { return c->target == AMDGPU_TARGET_NVPTX; }
+
+/* GPUPROBE_LLVM_GENERIC=1: the target-independent lowerings amdgcn uses (directed rounding from
+ * error terms, bar.red through a work-group word, malloc's bump allocator) on nvptx too, so that
+ * the CPU check (nvptx64 -> PTX -> PoCL) runs them. */
+bool al_generic(void)
+{
+	static int g = -1;
+	if (g < 0) {
+		const char *e = getenv("GPUPROBE_LLVM_GENERIC");
+		g = e && *e && strcmp(e, "0");
+	}
+	return g;
+}
 
 static LLVMValueRef nv_sreg(al *c, const char *reg, unsigned bits)
 {
@@ -195,6 +209,21 @@ int al_special_reg(al *c, const char *name, LLVMValueRef *v, atype *t)
 		*t = AT('u', 64);
 		return 0;
 	}
+	if (!strncmp(name, "%reserved_smem_offset_", 22) && !nv(c)) {
+		/* 1 KiB of LDS stands for the block's reserved shared memory */
+		LLVMValueRef g = LLVMGetNamedGlobal(c->mod, "gp.reserved_smem");
+		if (!g) {
+			LLVMTypeRef ty = LLVMArrayType2(al_ity(c, 8), 1024);
+			g = LLVMAddGlobalInAddressSpace(c->mod, ty, "gp.reserved_smem", AS_SHARED);
+			LLVMSetInitializer(g, LLVMGetUndef(ty));
+			LLVMSetLinkage(g, LLVMInternalLinkage);
+			LLVMSetAlignment(g, 16);
+		}
+		LLVMValueRef at = LLVMBuildPtrToInt(B, g, al_ity(c, 32), "");
+		const char *k = name + 22;
+		*v = !strcmp(k, "cap") ? al_ci(c, 32, 1024) : !strcmp(k, "end") ? LLVMBuildAdd(B, at, al_ci(c, 32, 1024), "") : at;
+		return 0;
+	}
 	if (!strcmp(name, "%dynamic_smem_size") || !strcmp(name, "%total_smem_size") ||
 	    !strncmp(name, "%envreg", 7) || !strncmp(name, "%reserved_smem_offset", 21) || !strcmp(name, "%pm0")) {
 		if (!nv(c)) {
@@ -228,10 +257,83 @@ void al_fence(al *c, int scope)
 	LLVMBuildFence(B, LLVMAtomicOrderingSequentiallyConsistent, 0, "");
 }
 
+/* Directed rounding on any target: the round-to-nearest result corrected by the sign of its exact
+ * error (TwoSum for add/sub, fma residuals for mul, div, rcp and sqrt); an overflow to infinity of
+ * finite operands counts as above (or below) the exact value, and an exact zero sum is -0 when
+ * rounding down. fma has no exact residual here: NULL. */
+static LLVMValueRef round_generic(al *c, const char *op, char rnd, atype t, LLVMValueRef *a)
+{
+	LLVMTypeRef ft = LLVMTypeOf(a[0]);
+	LLVMValueRef zero = LLVMConstReal(ft, 0.0), inf = LLVMConstReal(ft, 1.0 / 0.0);
+	unsigned nin = !strcmp(op, "sqrt") || !strcmp(op, "rcp") ? 1 : 2;
+	if (!strcmp(op, "fma"))
+		return NULL;
+	LLVMValueRef x = a[0], y = nin > 1 ? a[1] : NULL;
+	if (!strcmp(op, "sub"))
+		y = LLVMBuildFNeg(B, y, "");
+	if (!strcmp(op, "rcp")) {
+		y = x;
+		x = LLVMConstReal(ft, 1.0);
+	}
+	LLVMValueRef fin = al_ci(c, 1, 1);
+	LLVMValueRef ins[2] = {x, y};
+	for (unsigned i = 0; i < 2; i++)
+		if (ins[i]) {
+			LLVMValueRef ab = al_intr(c, "llvm.fabs", &ft, 1, 1, &ins[i]);
+			fin = LLVMBuildAnd(B, fin, LLVMBuildFCmp(B, LLVMRealOLT, ab, inf, ""), "");
+		}
+	LLVMValueRef r, gt, lt;
+	if (!strcmp(op, "add") || !strcmp(op, "sub")) {
+		r = LLVMBuildFAdd(B, x, y, "");
+		LLVMValueRef bb = LLVMBuildFSub(B, r, x, "");
+		LLVMValueRef e = LLVMBuildFAdd(B, LLVMBuildFSub(B, x, LLVMBuildFSub(B, r, bb, ""), ""), LLVMBuildFSub(B, y, bb, ""), "");
+		gt = LLVMBuildFCmp(B, LLVMRealOLT, e, zero, "");
+		lt = LLVMBuildFCmp(B, LLVMRealOGT, e, zero, "");
+		if (rnd == 'm') {   /* x + (-x) = -0 when rounding down; +0 + +0 stays +0 */
+			LLVMTypeRef it = al_ity(c, LLVMGetTypeKind(ft) == LLVMDoubleTypeKind ? 64 : 32);
+			LLVMValueRef bothp = LLVMBuildAnd(B, LLVMBuildICmp(B, LLVMIntEQ, LLVMBuildBitCast(B, x, it, ""), LLVMConstNull(it), ""),
+							  LLVMBuildICmp(B, LLVMIntEQ, LLVMBuildBitCast(B, y, it, ""), LLVMConstNull(it), ""), "");
+			LLVMValueRef z = LLVMBuildAnd(B, LLVMBuildFCmp(B, LLVMRealOEQ, r, zero, ""),
+						      LLVMBuildFCmp(B, LLVMRealOEQ, e, zero, ""), "");
+			r = LLVMBuildSelect(B, LLVMBuildAnd(B, z, LLVMBuildNot(B, bothp, ""), ""), LLVMConstReal(ft, -0.0), r, "");
+		}
+	} else if (!strcmp(op, "mul")) {
+		r = LLVMBuildFMul(B, x, y, "");
+		LLVMValueRef f[3] = {x, y, LLVMBuildFNeg(B, r, "")};
+		LLVMValueRef e = al_intr(c, "llvm.fma", &ft, 1, 3, f);
+		gt = LLVMBuildFCmp(B, LLVMRealOLT, e, zero, "");
+		lt = LLVMBuildFCmp(B, LLVMRealOGT, e, zero, "");
+	} else if (!strcmp(op, "div") || !strcmp(op, "rcp")) {
+		r = LLVMBuildFDiv(B, x, y, "");
+		LLVMValueRef f[3] = {LLVMBuildFNeg(B, r, ""), y, x};
+		LLVMValueRef rem = al_intr(c, "llvm.fma", &ft, 1, 3, f);   /* x - r*y, exact */
+		LLVMValueRef rpos = LLVMBuildFCmp(B, LLVMRealOGT, rem, zero, ""), rneg = LLVMBuildFCmp(B, LLVMRealOLT, rem, zero, "");
+		LLVMValueRef ypos = LLVMBuildFCmp(B, LLVMRealOGT, y, zero, "");
+		lt = LLVMBuildOr(B, LLVMBuildAnd(B, rpos, ypos, ""), LLVMBuildAnd(B, rneg, LLVMBuildNot(B, ypos, ""), ""), "");
+		gt = LLVMBuildOr(B, LLVMBuildAnd(B, rneg, ypos, ""), LLVMBuildAnd(B, rpos, LLVMBuildNot(B, ypos, ""), ""), "");
+		fin = LLVMBuildAnd(B, fin, LLVMBuildFCmp(B, LLVMRealONE, y, zero, ""), "");
+	} else if (!strcmp(op, "sqrt")) {
+		r = al_intr(c, "llvm.sqrt", &ft, 1, 1, &x);
+		LLVMValueRef f[3] = {LLVMBuildFNeg(B, r, ""), r, x};
+		LLVMValueRef rem = al_intr(c, "llvm.fma", &ft, 1, 3, f);
+		lt = LLVMBuildFCmp(B, LLVMRealOGT, rem, zero, "");
+		gt = LLVMBuildFCmp(B, LLVMRealOLT, rem, zero, "");
+	} else {
+		return NULL;
+	}
+	/* an overflow of finite operands: infinity lies beyond the exact value */
+	LLVMValueRef pinf = LLVMBuildFCmp(B, LLVMRealOEQ, r, inf, ""), ninf = LLVMBuildFCmp(B, LLVMRealOEQ, r, LLVMConstReal(ft, -1.0 / 0.0), "");
+	gt = LLVMBuildAnd(B, fin, LLVMBuildOr(B, gt, pinf, ""), "");
+	lt = LLVMBuildAnd(B, fin, LLVMBuildOr(B, lt, ninf, ""), "");
+	LLVMValueRef xneg = LLVMBuildOr(B, LLVMBuildFCmp(B, LLVMRealOLT, r, zero, ""),
+					LLVMBuildAnd(B, LLVMBuildFCmp(B, LLVMRealOEQ, r, zero, ""), gt, ""), "");
+	return al_directed_fix(c, r, rnd, gt, lt, xneg);
+}
+
 LLVMValueRef al_round_op(al *c, const char *op, char rnd, atype t, LLVMValueRef *a)
 {
-	if (!nv(c))
-		return NULL;   /* amdgcn: no per-instruction rounding mode in LLVM 19's C API */
+	if (!nv(c) || al_generic())
+		return round_generic(c, op, rnd, t, a);
 	char name[64];
 	const char *m = rnd == 'z' ? "rz" : rnd == 'm' ? "rm" : "rp";
 	if (!strcmp(op, "sitofp") || !strcmp(op, "uitofp")) {
@@ -476,9 +578,36 @@ static int bar_red(al *c, const ir_insn *in)
 		return -1;
 	if (in->nops > 3 || (in->ops[1].kind != IR_OPND_INT || in->ops[1].ival != 0))
 		return al_unsupported(c, in, "barriers other than 0 or with a thread count are not lowered");
-	if (!nv(c))
-		return al_unsupported(c, in, "bar.red is not lowered for amdgcn");
 	LLVMValueRef x = LLVMBuildZExt(B, p, al_ity(c, 32), "");
+	if (!nv(c) || al_generic()) {   /* a work-group word: reset, barrier, atomic add, barrier, read, barrier */
+		LLVMValueRef w = LLVMGetNamedGlobal(c->mod, "gp.bar_red");
+		if (!w) {
+			w = LLVMAddGlobalInAddressSpace(c->mod, al_ity(c, 32), "gp.bar_red", AS_SHARED);
+			LLVMSetInitializer(w, LLVMGetUndef(al_ity(c, 32)));
+			LLVMSetLinkage(w, LLVMInternalLinkage);
+			LLVMSetAlignment(w, 4);
+		}
+		bool and = al_mod(in, ".and");
+		al_barrier(c);
+		LLVMValueRef first = LLVMBuildICmp(B, LLVMIntEQ, al_linear_tid(c), al_ci(c, 32, 0), "");
+		LLVMBasicBlockRef reset = al_new_block(c, "barred.reset"), go = al_new_block(c, "barred.go");
+		LLVMBuildCondBr(B, first, reset, go);
+		LLVMPositionBuilderAtEnd(B, reset);
+		LLVMBuildStore(B, al_ci(c, 32, 0), w);
+		LLVMBuildBr(B, go);
+		LLVMPositionBuilderAtEnd(B, go);
+		al_barrier(c);
+		LLVMValueRef add = and ? LLVMBuildXor(B, x, al_ci(c, 32, 1), "") : x;   /* .and counts the false */
+		LLVMBuildAtomicRMW(B, LLVMAtomicRMWBinOpAdd, w, add, LLVMAtomicOrderingMonotonic, 0);
+		al_barrier(c);
+		LLVMValueRef n = LLVMBuildLoad2(B, al_ity(c, 32), w, "");
+		LLVMSetVolatile(n, 1);
+		al_barrier(c);
+		if (popc)
+			return al_write(c, &in->ops[0], AT('u', 32), n) < 0 ? -1 : 1;
+		LLVMValueRef r = LLVMBuildICmp(B, and ? LLVMIntEQ : LLVMIntNE, n, al_ci(c, 32, 0), "");
+		return al_write(c, &in->ops[0], AT('p', 1), r) < 0 ? -1 : 1;
+	}
 	const char *name = popc ? "llvm.nvvm.barrier0.popc" : al_mod(in, ".and") ? "llvm.nvvm.barrier0.and" : "llvm.nvvm.barrier0.or";
 	LLVMValueRef r = al_intr(c, name, NULL, 0, 1, &x);
 	if (!r)

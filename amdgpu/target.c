@@ -46,6 +46,28 @@ static void on_fatal(const char *reason)
 	_exit(70);
 }
 
+/* LLVM's diagnostics (errors the backend reports and goes on from: an unsupported construct):
+ * the first error is kept for the caller instead of LLVM's default, which ends the process. */
+struct diag {
+	char msg[256];
+	int errors;
+};
+
+static void on_diag(LLVMDiagnosticInfoRef di, void *arg)
+{
+	struct diag *d = arg;
+	if (LLVMGetDiagInfoSeverity(di) != LLVMDSError)
+		return;
+	if (!d->errors++) {
+		char *m = LLVMGetDiagInfoDescription(di);
+		snprintf(d->msg, sizeof(d->msg), "%s", m ? m : "?");
+		char *nl = strchr(d->msg, '\n');
+		if (nl)
+			*nl = 0;
+		LLVMDisposeMessage(m);
+	}
+}
+
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static void init_targets(void)
 {
@@ -183,6 +205,8 @@ static int emit(const ir_module *m, const struct amdgpu_options *o, LLVMCodeGenF
 	if (!tm)
 		return -EINVAL;
 	LLVMContextRef ctx = LLVMContextCreate();
+	struct diag dg = {.errors = 0};
+	LLVMContextSetDiagnosticHandler(ctx, on_diag, &dg);
 	LLVMModuleRef mod = build(ctx, tm, m, o, err, errlen);
 	int r = -EINVAL;
 	if (mod) {
@@ -198,7 +222,11 @@ static int emit(const ir_module *m, const struct amdgpu_options *o, LLVMCodeGenF
 		fatal_jb = &jb;
 		int bad = LLVMTargetMachineEmitToMemoryBuffer(tm, mod, ft, &msg, &buf);
 		fatal_jb = NULL;
-		if (bad) {
+		if (!bad && dg.errors) {
+			LLVMDisposeMemoryBuffer(buf);
+			snprintf(err, errlen, "LLVM cannot compile this module for %s: %s",
+				 o->target == AMDGPU_TARGET_AMDGCN ? "amdgcn" : "nvptx64", dg.msg);
+		} else if (bad) {
 			snprintf(err, errlen, "LLVM code generation: %s", msg ? msg : "?");
 			LLVMDisposeMessage(msg);
 		} else {
