@@ -51,7 +51,33 @@ static void put_packet(struct pw *w, const Perfetto__Protos__TracePacket *p)
 		w->failed = errno ? errno : EIO;
 }
 
-/* One argument: scalars as themselves, arrays and objects as their JSON text. */
+static Perfetto__Protos__DebugAnnotation *annotation(const char *key, json_object *v);
+
+/* An array of scalars as array_values (Perfetto shows key[0], key[1], ...). */
+static int scalar_array(json_object *v)
+{
+	size_t n = json_object_array_length(v);
+	if (!n || n > 64)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		enum json_type t = json_object_get_type(json_object_array_get_idx(v, i));
+		if (t != json_type_int && t != json_type_double && t != json_type_boolean &&
+		    t != json_type_string)
+			return 0;
+	}
+	return 1;
+}
+
+static void annotation_free(Perfetto__Protos__DebugAnnotation *a)
+{
+	for (size_t i = 0; i < a->n_array_values; i++)
+		annotation_free(a->array_values[i]);
+	free(a->array_values);
+	free(a);
+}
+
+/* One argument: scalars as themselves, arrays of scalars as array_values, anything else as its
+ * JSON text. */
 static Perfetto__Protos__DebugAnnotation *annotation(const char *key, json_object *v)
 {
 	Perfetto__Protos__DebugAnnotation *a = calloc(1, sizeof(*a));
@@ -80,6 +106,18 @@ static Perfetto__Protos__DebugAnnotation *annotation(const char *key, json_objec
 	case json_type_string:
 		a->string_value = (char *)json_object_get_string(v);
 		break;
+	case json_type_array:
+		if (scalar_array(v)) {
+			size_t n = json_object_array_length(v);
+			a->array_values = calloc(n, sizeof(*a->array_values));
+			if (!a->array_values)
+				abort();
+			for (size_t i = 0; i < n; i++)
+				a->array_values[i] = annotation(NULL, json_object_array_get_idx(v, i));
+			a->n_array_values = n;
+			break;
+		}
+		/* fall through */
 	default:
 		a->string_value = (char *)json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN);
 		break;
@@ -131,7 +169,7 @@ static void put_event(struct pw *w, struct tr_model *m, const struct tr_event *e
 	}
 	put_packet(w, &p);
 	for (size_t i = 0; i < nann; i++)
-		free(anns[i]);
+		annotation_free(anns[i]);
 	free(anns);
 }
 
@@ -249,8 +287,16 @@ int tr_write_pftrace(struct tr_model *m, const char *path, char *err, size_t err
 	return 0;
 }
 
-static json_object *from_annotation(const Perfetto__Protos__DebugAnnotation *a)
+static json_object *from_annotation(const Perfetto__Protos__DebugAnnotation *a, int depth)
 {
+	if (a->n_array_values && depth < 8) {
+		json_object *arr = json_object_new_array();
+		for (size_t i = 0; i < a->n_array_values; i++) {
+			json_object *v = from_annotation(a->array_values[i], depth + 1);
+			json_object_array_add(arr, v ? v : NULL);
+		}
+		return arr;
+	}
 	if (a->has_bool_value)
 		return json_object_new_boolean(a->bool_value);
 	if (a->has_uint_value)
@@ -352,7 +398,7 @@ int tr_read_pftrace(struct tr_model *m, const uint8_t *data, size_t len, char *e
 		if (te->n_debug_annotations) {
 			e->args = json_object_new_object();
 			for (size_t k = 0; k < te->n_debug_annotations; k++) {
-				json_object *v = from_annotation(te->debug_annotations[k]);
+				json_object *v = from_annotation(te->debug_annotations[k], 0);
 				if (v && te->debug_annotations[k]->name)
 					json_object_object_add(e->args, te->debug_annotations[k]->name, v);
 				else

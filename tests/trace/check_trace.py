@@ -66,7 +66,9 @@ def fields(b):
 def annotation(b):
     name, val = None, None
     for num, wt, v in fields(b):
-        if num == 10:
+        if num == 12:   # array_values
+            val = (val if isinstance(val, list) else []) + [annotation(v)[1]]
+        elif num == 10:
             name = v.decode()
         elif num in (3, 4):
             val = v if num == 3 else (v - (1 << 64) if v >= 1 << 63 else v)
