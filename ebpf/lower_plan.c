@@ -240,10 +240,29 @@ static int plan_folds(struct lower_ctx *c, const struct lower_subprog *sp)
 	return 0;
 }
 
+/* A hook's code may hold a loop (a hash map's probe): its labels get the call's instruction
+ * index, unique in the function however many lookups fold into it. */
+static void rename_fold_labels(struct lower_ctx *c, ir_stmt *first, size_t pc)
+{
+	for (ir_stmt *l = first; l; l = l->next) {
+		if (l->kind != IR_STMT_LABEL)
+			continue;
+		const char *old = l->text, *fresh = ir_strfmt(c->m, "%s_%zu", old, pc);
+		for (ir_stmt *s = first; s; s = s->next)
+			if (s->kind == IR_STMT_INSN)
+				for (unsigned i = 0; i < s->insn.nops; i++)
+					if (s->insn.ops[i].kind == IR_OPND_SYMBOL &&
+					    !strcmp(s->insn.ops[i].name, old))
+						s->insn.ops[i].name = fresh;
+		l->text = fresh;
+	}
+}
+
 void lower_emit_fold(struct lower_ctx *c, size_t pc)
 {
 	if (c->folds[pc].var_key)
 		lower_load_frame_u32(c, c->folds[pc].key_off, c->t[6]);
+	rename_fold_labels(c, c->folds[pc].first, pc);
 	for (ir_stmt *s = c->folds[pc].first, *next; s; s = next) {
 		next = s->next;
 		s->prev = s->next = NULL;

@@ -871,8 +871,12 @@ const char *gp_maps_puts_func(struct gp_maps_device *dev, ir_module *m)
 
 /* ---- map references --------------------------------------------------------------------- */
 
+static int emit_value_addr_at(ir_module *m, ir_func *f, const char *dst,
+			      const struct gp_map_desc *d, const char *base);
 static int emit_value_addr(ir_module *m, ir_func *f, const char *dst, const struct gp_map_desc *d,
 			   uint64_t base);
+static int emit_hash_lookup_var(ir_module *m, ir_func *f, const char *dst,
+				const struct gp_map_desc *d, const char *key);
 
 /* bench/overhead measured the generic lookup helper (descriptor loads, the key through the
  * stack, two calls) on every memory access of a counting probe: a constant key into an array
@@ -907,6 +911,8 @@ int gp_maps_emit_map_lookup_var(void *user, ir_module *m, ir_func *f, const char
 	if (!dev || map_index < 0 || (size_t)map_index >= dev->nmaps)
 		return -ENOENT;
 	const struct gp_map_desc *d = &dev->descs[map_index];
+	if (d->kind == GP_MAP_KIND_HASH)
+		return emit_hash_lookup_var(m, f, dst, d, key);
 	if (d->kind != GP_MAP_KIND_ARRAY || (d->flags & GP_MAPF_PERTHREAD))
 		return -ENOTSUP;
 	struct gp_emit e = {.m = m, .f = f};
@@ -947,9 +953,16 @@ int gp_maps_emit_map_ref(void *user, ir_module *m, ir_func *f, const char *dst, 
 static int emit_value_addr(ir_module *m, ir_func *f, const char *dst, const struct gp_map_desc *d,
 			   uint64_t base)
 {
+	return emit_value_addr_at(m, f, dst, d, ir_strfmt(m, "%llu", (unsigned long long)base));
+}
+
+/* The same with the base as an operand: an immediate, or a register (a hash bucket's value). */
+static int emit_value_addr_at(ir_module *m, ir_func *f, const char *dst,
+			      const struct gp_map_desc *d, const char *base)
+{
 	struct gp_emit e = {.m = m, .f = f};
 	if (d->nshards <= 1 || (d->flags & GP_MAPF_PERTHREAD)) {
-		gp_em(&e, "mov.u64 %s, %llu", dst, (unsigned long long)base);
+		gp_em(&e, "mov.u64 %s, %s", dst, base);
 		return e.failed ? -EINVAL : 0;
 	}
 	ir_stmt_append(f, ir_stmt_new(m, IR_STMT_BLOCK_OPEN));
@@ -969,9 +982,88 @@ static int emit_value_addr(ir_module *m, ir_func *f, const char *dst, const stru
 		gp_em(&e, "cvt.u64.u32 %%gpm_o, %%gpm_s");
 		gp_em(&e, "mul.lo.u64 %%gpm_o, %%gpm_o, %llu", (unsigned long long)d->shard_stride);
 	}
-	gp_em(&e, "add.u64 %s, %%gpm_o, %llu", dst, (unsigned long long)base);
+	gp_em(&e, "add.u64 %s, %%gpm_o, %s", dst, base);
 	ir_stmt_append(f, ir_stmt_new(m, IR_STMT_BLOCK_CLOSE));
 	return e.failed ? -EINVAL : 0;
+}
+
+/* A lookup in a HASH map with a 4-byte key, emitted in place with the descriptor's fields as
+ * constants: the hash of the four bytes unrolled, the probe loop over buckets comparing the key
+ * as one word, and the value's address. The generic helper (hash_find) reads every field from
+ * the descriptor, hashes and compares byte by byte in loops and is reached through two calls:
+ * in a counter keyed by kernel (the issue-11 probe on every kernel) it was most of what the
+ * driver's JIT compiled per instrumented kernel. Same table, same order, same answers as
+ * hash_find: FNV-1a of the key's bytes in memory order, buckets (hash + i) & (capacity - 1), a
+ * BUSY bucket re-read up to GP_HASH_SPIN_LIMIT times, an EMPTY one ends the search, the key's
+ * bucket found only while FULL. Labels are the lowering's to make unique at the call
+ * (ebpf/lower_plan.c renames them per call). */
+static int emit_hash_lookup_var(ir_module *m, ir_func *f, const char *dst,
+				const struct gp_map_desc *d, const char *key)
+{
+	if (d->key_size != 4 || (d->flags & GP_MAPF_PERTHREAD) || !d->data || !d->capacity ||
+	    (d->capacity & (d->capacity - 1)) || (d->nshards > 1 && !d->vdata))
+		return -ENOTSUP;
+	struct gp_emit e = {.m = m, .f = f};
+	ir_stmt_append(f, ir_stmt_new(m, IR_STMT_BLOCK_OPEN));
+	static const char *const u32s[] = {"%gph_k", "%gph_h", "%gph_t", "%gph_i", "%gph_n", "%gph_s"};
+	for (size_t i = 0; i < sizeof(u32s) / sizeof(*u32s); i++)
+		ir_stmt_append(f, ir_reg_decl_new(m, ".u32", u32s[i], -1));
+	ir_stmt_append(f, ir_reg_decl_new(m, ".u64", "%gph_b", -1));
+	ir_stmt_append(f, ir_reg_decl_new(m, ".pred", "%gph_p", -1));
+	gp_em(&e, "cvt.u32.u64 %%gph_k, %s", key);
+	gp_em(&e, "mov.u32 %%gph_h, %u", GP_FNV_OFFSET);
+	for (int byte = 0; byte < 4; byte++) {
+		if (byte)
+			gp_em(&e, "shr.u32 %%gph_t, %%gph_k, %d", 8 * byte);
+		gp_em(&e, "and.b32 %%gph_t, %s, 255", byte ? "%gph_t" : "%gph_k");
+		gp_em(&e, "xor.b32 %%gph_h, %%gph_h, %%gph_t");
+		gp_em(&e, "mul.lo.u32 %%gph_h, %%gph_h, %u", GP_FNV_PRIME);
+	}
+	gp_em(&e, "mov.u32 %%gph_i, 0");
+	gp_em(&e, "mov.u32 %%gph_n, 0");
+	gp_em_label(&e, "$Lgph_probe");
+	gp_em(&e, "setp.ge.u32 %%gph_p, %%gph_i, %u", d->capacity);
+	gp_em(&e, "@%%gph_p bra $Lgph_miss");
+	gp_em(&e, "add.u32 %%gph_s, %%gph_h, %%gph_i");
+	gp_em(&e, "and.b32 %%gph_s, %%gph_s, %u", d->capacity - 1);
+	gp_em(&e, "mul.wide.u32 %%gph_b, %%gph_s, %u", d->bucket_stride);
+	gp_em(&e, "add.u64 %%gph_b, %%gph_b, %llu", (unsigned long long)d->data);
+	gp_em(&e, "ld.acquire.gpu.global.u32 %%gph_t, [%%gph_b]");
+	gp_em(&e, "setp.eq.u32 %%gph_p, %%gph_t, %d", GP_HASH_EMPTY);
+	gp_em(&e, "@%%gph_p bra $Lgph_miss");
+	gp_em(&e, "setp.ne.u32 %%gph_p, %%gph_t, %d", GP_HASH_BUSY);
+	gp_em(&e, "@%%gph_p bra $Lgph_settled");
+	gp_em(&e, "add.u32 %%gph_n, %%gph_n, 1");
+	gp_em(&e, "setp.gt.u32 %%gph_p, %%gph_n, %d", GP_HASH_SPIN_LIMIT);
+	gp_em(&e, "@%%gph_p bra $Lgph_miss");
+	gp_em(&e, "bra.uni $Lgph_probe");
+	gp_em_label(&e, "$Lgph_settled");
+	/* a 4-byte key decides alone: equal keys have equal hashes */
+	gp_em(&e, "ld.global.u32 %%gph_s, [%%gph_b+%d]", GP_HB_KEY);
+	gp_em(&e, "setp.eq.u32 %%gph_p, %%gph_s, %%gph_k");
+	gp_em(&e, "@%%gph_p bra $Lgph_match");
+	gp_em(&e, "add.u32 %%gph_i, %%gph_i, 1");
+	gp_em(&e, "bra.uni $Lgph_probe");
+	gp_em_label(&e, "$Lgph_match");
+	gp_em(&e, "setp.ne.u32 %%gph_p, %%gph_t, %d", GP_HASH_FULL);
+	gp_em(&e, "@%%gph_p bra $Lgph_miss");
+	int rc;
+	if (d->nshards > 1) {
+		/* the bucket's index again (the compare above reused its register) */
+		gp_em(&e, "add.u32 %%gph_s, %%gph_h, %%gph_i");
+		gp_em(&e, "and.b32 %%gph_s, %%gph_s, %u", d->capacity - 1);
+		gp_em(&e, "mul.wide.u32 %%gph_b, %%gph_s, %u", d->value_stride);
+		gp_em(&e, "add.u64 %%gph_b, %%gph_b, %llu", (unsigned long long)d->vdata);
+	} else {
+		gp_em(&e, "add.u64 %%gph_b, %%gph_b, %u", GP_HB_KEY + 8);   /* round_up(4, 8) */
+	}
+	rc = emit_value_addr_at(m, f, dst, d, "%gph_b");
+	gp_em(&e, "bra.uni $Lgph_done");
+	gp_em_label(&e, "$Lgph_miss");
+	gp_em(&e, "mov.u64 %s, 0", dst);
+	gp_em_label(&e, "$Lgph_done");
+	ir_stmt_append(f, ir_stmt_new(m, IR_STMT_BLOCK_CLOSE));
+	return rc ? rc : e.failed ? -EINVAL : GP_LOWER_KEY_UNIFORM;
 }
 
 /* ---- from a map set --------------------------------------------------------------------- */

@@ -629,6 +629,8 @@ static int pays(const struct pass *p, const struct caller *c, const struct calle
 		return 0;
 	if (p->everything)
 		return 1;
+	if (c->f && c->f->cold)
+		return 0;   /* a cold body calls its pieces: compiled once, run rarely */
 	if (ce->top->func.cold)
 		return c->generated && !c->probe_body;   /* only into another shared body */
 	if (ce->ninsns <= p->small_insns)
@@ -896,7 +898,8 @@ static long expanded(struct pass *p, struct callee *ce, unsigned depth)
 		return ce->expanded;
 	long n = ce->ninsns;
 	const struct caller site = {0};
-	for (const ir_stmt *s = ce->top->func.first; s && depth && ce->has_calls; s = s->next) {
+	for (const ir_stmt *s = ce->top->func.first; s && depth && ce->has_calls && !ce->top->func.cold;
+	     s = s->next) {
 		if (s->kind != IR_STMT_INSN || !s->insn.info || !(s->insn.info->flags & IR_F_CALL))
 			continue;
 		const ir_operand *r, *a;

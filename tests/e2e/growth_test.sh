@@ -44,6 +44,10 @@ done
 check "count_hash: bucket claims (atom.cas.b32) in the whole module" 1 \
 	"$(grep -c 'atom\.global\.cas\.b32' "$W/count_hash.ptx")"
 check "count_hash: one map_update_elem body" 1 "$(grep -c '__gp_m_map_update_elem($' "$W/count_hash.ptx")"
+# Its lookups (4-byte keys) are emitted in place with the map's constants: no lookup helper, no
+# hash_find body anywhere.
+check "count_hash: no lookup helper or hash_find body" 0 \
+	"$(grep -c '__gp_m_map_lookup_elem\|__gp_m_hash_find' "$W/count_hash.ptx")"
 # The memory counter's array lookup of a variable key (ctx->dir & 3) is the element's address
 # computed in place (gp_lower_opts.emit_map_lookup_var): no lookup helper anywhere.
 check "count_dir: no map_lookup_elem helper" 0 "$(grep -c '__gp_m_map_lookup_elem' "$W/count_dir.ptx")"
