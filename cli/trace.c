@@ -253,8 +253,9 @@ int tr_model_add_line(struct tr_model *m, const char *line, char *err, size_t er
 		l->id = juint(j, "id");
 		l->ts = juint(j, "ts");
 		l->dur = juint(j, "dur");
-		const char *k = jstr(j, "kernel");
+		const char *k = jstr(j, "kernel"), *st = jstr(j, "stream");
 		l->kernel = xstrdup(k);
+		snprintf(l->stream, sizeof(l->stream), "%s", st ? st : "");
 		l->hash = tr_name_hash(l->kernel);
 		unsigned g[3];
 		l->grid = dims(j, "grid", g);
@@ -564,8 +565,9 @@ void tr_model_finish(struct tr_model *m)
 			t0 = l->ts + l->dur;
 			for (size_t j = 0; j < i; j++) {
 				struct tr_launch *p = &b->launches[j];
-				if (p->pid == l->pid && p->done > t0 && p->done <= l->done)
-					t0 = p->done;   /* in order on the stream: conservative */
+				if (p->pid == l->pid && !strcmp(p->stream, l->stream) && p->done > t0 &&
+				    p->done <= l->done)
+					t0 = p->done;   /* the stream's kernel before it had ended */
 			}
 			t1 = l->done;
 		}

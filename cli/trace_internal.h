@@ -22,6 +22,7 @@ struct tr_launch {
 	int64_t pid, tid;
 	uint64_t id, ts, dur, done;   /* done: 0 when no completion was seen */
 	char *kernel;
+	char stream[32];              /* as the shim printed the handle */
 	uint32_t hash;
 	uint64_t grid, flow;          /* blocks in the grid; the flow id */
 	uint64_t kbegin, kend;        /* from blocks (0: none) */
