@@ -4,13 +4,18 @@
 #include "cli/cmd_ptx.h"
 
 #include "amdgpu/amdgpu.h"
+#include "amdgpu/ptx_key.h"
+#include "ptx-frontend/fatbin.h"
 #include "cli/cli.h"
 #include "cli/file_kind.h"
 #include "ptx-frontend/ir.h"
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
+#include <errno.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static void llvm_usage(FILE *out)
 {
@@ -22,6 +27,9 @@ static void llvm_usage(FILE *out)
 	      "  --arch ARCH   amdgcn: gfx90a (default), gfx942, gfx1100; nvptx: sm_60 .. sm_90 (default sm_80)\n"
 	      "  --ptx         nvptx only: write the PTX LLVM's NVPTX backend makes instead of LLVM IR\n"
 	      "  -O0           the IR as lowered (registers promoted), without LLVM's optimisations\n"
+	      "  --cache DIR   nvptx only: lower every PTX module of each FILE (PTX, fatbin, cubin-free\n"
+	      "                binaries with embedded fatbins) and write LLVM's PTX into DIR under its\n"
+	      "                original's key, for the shim's GPUPROBE_LLVM_CACHE=DIR mode (many FILEs)\n"
 	      "  -o, --output OUT  write there ('-' or absent: standard output)\n"
 	      "  -h, --help    this text\n\n"
 	      "Exit status: 0 written, 1 not lowered or the output cannot be written, 2 bad usage or a\n"
@@ -54,12 +62,100 @@ static int write_out(const char *cmd, const char *path, const void *p, size_t n)
 	return 0;
 }
 
+/* --cache DIR: every PTX module of each file, lowered to LLVM's PTX, in DIR/<key of the original>. */
+static int fill_one(const char *dir, const char *what, const char *ptx, size_t len, const struct amdgpu_options *o,
+		    unsigned *ok, unsigned *failed)
+{
+	char key[48], path[4096], err[1024];
+	amdgpu_ptx_key(ptx, len, key);
+	snprintf(path, sizeof(path), "%s/%s", dir, key);
+	struct stat st;
+	if (stat(path, &st) == 0) {
+		(*ok)++;
+		return 0;
+	}
+	ir_module *m = ptx_parse(ptx, strnlen(ptx, len), err, sizeof(err));
+	char *out = NULL;
+	size_t n = 0;
+	int r = m ? amdgpu_lower_ptx(m, o, &out, &n, err, sizeof(err)) : -EINVAL;
+	if (m)
+		ir_module_free(m);
+	if (r < 0) {
+		fprintf(stderr, "gpuprobe: %s: not lowered: %s%s\n", what, err[0] >= '0' && err[0] <= '9' ? "line " : "", err);
+		(*failed)++;
+		return 0;
+	}
+	char tmp[4200];
+	snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid());
+	FILE *f = fopen(tmp, "wb");
+	int bad = !f || fwrite(out, 1, n, f) != n;
+	bad |= f ? fclose(f) : 0;
+	free(out);
+	if (bad || rename(tmp, path)) {
+		unlink(tmp);
+		return cli_error("ptx llvm: cannot write %s", path);
+	}
+	(*ok)++;
+	return 0;
+}
+
+static int fill_cache(const char *dir, char **files, int nfiles, const struct amdgpu_options *o)
+{
+	if (mkdir(dir, 0700) && errno != EEXIST)
+		return cli_error("ptx llvm: cannot create %s: %s", dir, strerror(errno));
+	unsigned ok = 0, failed = 0, files_without = 0;
+	for (int i = 0; i < nfiles; i++) {
+		char err[512];
+		struct fatbin *fb = NULL;
+		if (fatbin__open_file(files[i], &fb, err, sizeof(err)) == 0) {
+			unsigned seen = 0;
+			for (size_t k = 0; k < fatbin__entry_count(fb); k++) {
+				const struct fatbin_entry *e = fatbin__entry(fb, k);
+				void *data = NULL;
+				size_t len = 0;
+				if (e->kind != FATBIN_KIND_PTX || fatbin__entry_data(e, &data, &len, err, sizeof(err)))
+					continue;
+				char what[4200];
+				snprintf(what, sizeof(what), "%s (PTX entry %zu, sm_%u)", files[i], k, e->sm);
+				int r = fill_one(dir, what, data, len, o, &ok, &failed);
+				free(data);
+				seen++;
+				if (r)
+					return fatbin__close(fb), r;
+			}
+			fatbin__close(fb);
+			files_without += !seen;
+			continue;
+		}
+		size_t len;
+		char *text = cli_read_file(files[i], &len);
+		if (!text)
+			return 2;
+		if (strstr(text, ".version") && strstr(text, ".target")) {
+			int r = fill_one(dir, files[i], text, len, o, &ok, &failed);
+			free(text);
+			if (r)
+				return r;
+		} else {
+			free(text);
+			files_without++;
+		}
+	}
+	printf("%u module(s) in %s, %u not lowered, %u file(s) without PTX\n", ok, dir, failed, files_without);
+	return failed ? 1 : 0;
+}
+
 static int run(bool code_object, int argc, char **argv)
 {
 	const char *cmd = code_object ? "ptx amdgpu" : "ptx llvm";
 	const char *path = NULL, *out = NULL, *target = code_object ? "amdgcn" : NULL, *arch = NULL;
 	struct amdgpu_options o = {0};
 	int want_ptx = 0;
+	const char *cache = NULL;
+	char **files = calloc((size_t)argc + 1, sizeof(char *));
+	int nfiles = 0;
+	if (!files)
+		return cli_error("out of memory");
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -81,18 +177,37 @@ static int run(bool code_object, int argc, char **argv)
 				o.cov = (unsigned)atoi(argv[i]);
 			} else
 				return cli_usage_error("%s: unknown option '%s' (see 'gpuprobe %s --help')", cmd, a, cmd);
+		} else if (!strcmp(a, "--cache") && !code_object) {
+			if (++i == argc)
+				return cli_usage_error("%s: --cache needs a directory", cmd);
+			cache = argv[i];
 		} else if (!strcmp(a, "--ptx") && !code_object) {
 			want_ptx = 1;
 		} else if (!strcmp(a, "-O0") && !code_object) {
 			o.no_opt = 1;
 		} else if (a[0] == '-' && a[1]) {
 			return cli_usage_error("%s: unknown option '%s' (see 'gpuprobe %s --help')", cmd, a, cmd);
-		} else if (path) {
-			return cli_usage_error("%s: one input file only", cmd);
 		} else {
-			path = a;
+			files[nfiles++] = argv[i];
+			path = path ? path : a;
 		}
 	}
+	if (cache) {
+		if (!target || amdgpu_target_parse(target) != AMDGPU_TARGET_NVPTX)
+			return free(files), cli_usage_error("%s: --cache needs --target nvptx", cmd);
+		if (!nfiles)
+			return free(files), cli_usage_error("%s: --cache needs files", cmd);
+		if (arch && !amdgpu_arch_ok(AMDGPU_TARGET_NVPTX, arch))
+			return free(files), cli_usage_error("%s: unknown architecture '%s' for nvptx (sm_60 .. sm_90)", cmd, arch);
+		o.target = AMDGPU_TARGET_NVPTX;
+		o.arch = arch;
+		int r = fill_cache(cache, files, nfiles, &o);
+		free(files);
+		return r;
+	}
+	free(files);
+	if (nfiles > 1)
+		return cli_usage_error("%s: one input file only", cmd);
 	if (!path || !target || (code_object && (!out || !arch))) {
 		code_object ? amdgpu_usage(stderr) : llvm_usage(stderr);
 		return 2;

@@ -1,0 +1,142 @@
+#!/bin/bash
+# gpuprobe ptx llvm / ptx amdgpu: help, usage errors (exit 2), a module that does not lower (one
+# line naming the instruction and its line, exit 1), hostile input (one line, never a crash), LLVM IR
+# for both targets, PTX for nvptx, code objects for gfx90a/gfx942/gfx1100 (one kernel descriptor,
+# with register and LDS use in llvm-readobj's notes) and --cache.
+# usage: cli.sh GPUPROBE CASES_DIR
+set -u
+gp=$1
+cases=$2
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+fail=0
+check() {   # check NAME EXPECTED_STATUS COMMAND...: runs it; stdout+stderr in $work/out
+	local name=$1 want=$2
+	shift 2
+	"$@" >"$work/out" 2>&1
+	local rc=$?
+	if [ "$rc" != "$want" ]; then
+		echo "FAIL $name: exit $rc, expected $want: $(head -c 400 "$work/out")"
+		fail=1
+		return 1
+	fi
+	echo "ok $name"
+}
+has() {   # has NAME TEXT: $work/out contains TEXT
+	if ! grep -qF -- "$2" "$work/out"; then
+		echo "FAIL $1: output lacks '$2': $(head -c 400 "$work/out")"
+		fail=1
+	fi
+}
+lines() {   # lines NAME N: $work/out has exactly N lines
+	local n
+	n=$(wc -l <"$work/out")
+	[ "$n" = "$2" ] || { echo "FAIL $1: $n lines, expected $2: $(head -c 400 "$work/out")"; fail=1; }
+}
+
+cat >"$work/vadd.ptx" <<'PTX'
+.version 7.0
+.target sm_70
+.address_size 64
+.visible .entry vadd(.param .u64 a, .param .u64 c, .param .u32 n)
+{
+	.reg .pred %p<2>;
+	.reg .b32 %r<6>;
+	.reg .f32 %f<3>;
+	.reg .b64 %rd<8>;
+	.shared .align 4 .b8 tile[512];
+	ld.param.u64 %rd1, [a];
+	ld.param.u64 %rd2, [c];
+	ld.param.u32 %r2, [n];
+	mov.u32 %r3, %tid.x;
+	setp.ge.u32 %p1, %r3, %r2;
+	@%p1 bra DONE;
+	mul.wide.u32 %rd3, %r3, 4;
+	add.s64 %rd4, %rd1, %rd3;
+	ld.global.f32 %f1, [%rd4];
+	shl.b32 %r4, %r3, 2;
+	st.shared.f32 [tile+%r4], %f1;
+	bar.sync 0;
+	add.f32 %f2, %f1, %f1;
+	add.s64 %rd5, %rd2, %rd3;
+	st.global.f32 [%rd5], %f2;
+DONE:
+	ret;
+}
+PTX
+sed 's/tile+%r4/%r4/' "$work/vadd.ptx" >"$work/v2.ptx" && mv "$work/v2.ptx" "$work/vadd.ptx"
+sed 's/\tadd.f32 %f2, %f1, %f1;/\ttex.2d.v4.f32.f32 {%f2, %f2, %f2, %f2}, [t, {%f1, %f1}];/' "$work/vadd.ptx" >"$work/tex.ptx"
+
+check help-llvm 0 "$gp" ptx llvm --help && has help-llvm "--target amdgcn|nvptx"
+check help-amdgpu 0 "$gp" ptx amdgpu --help && has help-amdgpu "--arch gfx90a|gfx942|gfx1100"
+check ptx-help 0 "$gp" ptx --help && has ptx-help "llvm" && has ptx-help "amdgpu"
+check no-target 2 "$gp" ptx llvm "$work/vadd.ptx"
+check bad-target 2 "$gp" ptx llvm --target spirv "$work/vadd.ptx" && has bad-target "unknown target 'spirv'" && lines bad-target 1
+check bad-arch 2 "$gp" ptx amdgpu --arch gfx908 -o "$work/x.co" "$work/vadd.ptx" && has bad-arch "unknown architecture 'gfx908'"
+check bad-cov 2 "$gp" ptx amdgpu --arch gfx90a --cov 3 -o "$work/x.co" "$work/vadd.ptx"
+check no-output 2 "$gp" ptx amdgpu --arch gfx90a "$work/vadd.ptx"
+check ptx-amdgcn 2 "$gp" ptx llvm --target amdgcn --ptx "$work/vadd.ptx" && has ptx-amdgcn "--ptx needs --target nvptx"
+check missing 2 "$gp" ptx llvm --target nvptx "$work/none.ptx"
+
+check ll-amdgcn 0 "$gp" ptx llvm --target amdgcn "$work/vadd.ptx" -o "$work/a.ll"
+grep -q 'target triple = "amdgcn-amd-amdhsa"' "$work/a.ll" && grep -q 'amdgpu_kernel void @vadd' "$work/a.ll" &&
+	grep -q 'llvm.amdgcn.s.barrier' "$work/a.ll" || { echo "FAIL ll-amdgcn: $(head -c 300 "$work/a.ll")"; fail=1; }
+check ll-nvptx 0 "$gp" ptx llvm --target nvptx "$work/vadd.ptx" -o "$work/n.ll"
+grep -q 'target triple = "nvptx64-nvidia-cuda"' "$work/n.ll" && grep -q '"kernel"' "$work/n.ll" ||
+	{ echo "FAIL ll-nvptx: $(head -c 300 "$work/n.ll")"; fail=1; }
+check ptx-nvptx 0 "$gp" ptx llvm --target nvptx --arch sm_90 --ptx "$work/vadd.ptx" -o "$work/n.ptx"
+grep -q '^.target sm_90' "$work/n.ptx" && grep -q '.visible .entry vadd' "$work/n.ptx" && grep -q 'bar.sync' "$work/n.ptx" ||
+	{ echo "FAIL ptx-nvptx: $(head -c 300 "$work/n.ptx")"; fail=1; }
+# LLVM's PTX is PTX our own frontend reads again
+check ptx-reparse 0 "$gp" ptx print "$work/n.ptx" -o "$work/n2.ptx"
+
+readobj=$(command -v llvm-readobj-19 || echo /usr/lib/llvm-19/bin/llvm-readobj)
+for arch in gfx90a gfx942 gfx1100; do
+	for cov in 4 5; do
+		check "co-$arch-v$cov" 0 "$gp" ptx amdgpu --arch $arch --cov $cov "$work/vadd.ptx" -o "$work/$arch.co" || continue
+		if [ -x "$readobj" ]; then
+			"$readobj" --file-headers --notes --dyn-symbols "$work/$arch.co" >"$work/out" 2>&1
+			has "co-$arch-v$cov" "EF_AMDGPU_MACH_AMDGCN_$(echo $arch | tr a-z A-Z)"
+			has "co-$arch-v$cov" ".symbol:         vadd.kd"
+			has "co-$arch-v$cov" ".vgpr_count:"
+			has "co-$arch-v$cov" ".group_segment_fixed_size: 0"
+			has "co-$arch-v$cov" "amdhsa.version"
+			n=$(grep -c '\.kd$\|Name: vadd.kd' "$work/out")
+			[ "$n" -ge 1 ] || { echo "FAIL co-$arch-v$cov: no kernel descriptor symbol"; fail=1; }
+			case $arch in gfx1100) has "co-$arch-v$cov" ".wavefront_size: 32" ;; *) has "co-$arch-v$cov" ".wavefront_size: 64" ;; esac
+		fi
+	done
+done
+
+# what does not lower: one line naming the instruction and its line, exit 1
+check not-lowered 1 "$gp" ptx llvm --target nvptx "$work/tex.ptx" && lines not-lowered 1 &&
+	has not-lowered "tex.ptx:23: cannot lower \`tex.2d.v4.f32.f32\` to LLVM IR"
+check not-lowered-co 1 "$gp" ptx amdgpu --arch gfx942 -o "$work/t.co" "$work/tex.ptx" && lines not-lowered-co 1
+[ ! -e "$work/t.co" ] || { echo "FAIL not-lowered-co: wrote $work/t.co"; fail=1; }
+
+# hostile input: truncated modules, garbage, an undeclared register: one line each, never a crash
+head -c 300 "$work/vadd.ptx" >"$work/trunc.ptx"
+printf '.version 7.0\n.target sm_70\n.address_size 64\n.visible .entry k()\n{\n\tadd.u32 %%r1, %%r2, 1;\n\tret;\n}\n' >"$work/undecl.ptx"
+printf '.version 7.0\n.target sm_70\n.address_size 64\n.visible .entry k()\n{\n\t.reg .b32 %%r<3>;\n\tfrobnicate.u32 %%r1, %%r2;\n\tbra NOWHERE;\n}\n' >"$work/garbage.ptx"
+printf '.version 7.0\n.target sm_70\n.address_size 32\n.visible .entry k()\n{\n\tret;\n}\n' >"$work/a32.ptx"
+for f in trunc undecl garbage a32; do
+	for t in nvptx amdgcn; do
+		"$gp" ptx llvm --target $t "$work/$f.ptx" >"$work/out" 2>&1
+		rc=$?
+		if [ $rc != 1 ] || [ "$(wc -l <"$work/out")" != 1 ]; then
+			echo "FAIL hostile-$f-$t: exit $rc: $(head -c 300 "$work/out")"; fail=1
+		else
+			echo "ok hostile-$f-$t: $(cat "$work/out")"
+		fi
+	done
+done
+
+# --cache: every PTX module of the files, under its original's key
+check cache 0 "$gp" ptx llvm --target nvptx --cache "$work/cache" "$work/vadd.ptx" "$cases/int_div_u32.case"
+has cache "1 module(s) in $work/cache, 0 not lowered, 1 file(s) without PTX"
+n=$(ls "$work/cache" | grep -c '^[0-9a-f]\{16\}-[0-9]*\.ptx$')
+[ "$n" = 1 ] || { echo "FAIL cache: $n files in the cache"; fail=1; }
+check cache-notlowered 1 "$gp" ptx llvm --target nvptx --cache "$work/cache" "$work/tex.ptx" && has cache-notlowered "not lowered"
+check cache-amdgcn 2 "$gp" ptx llvm --target amdgcn --cache "$work/cache" "$work/vadd.ptx"
+[ $fail = 0 ] && echo "cli: all checks pass"
+exit $fail
