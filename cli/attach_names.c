@@ -43,10 +43,15 @@ const char *cli_map_type_name(uint32_t type, char *buf, size_t cap)
 	const char *s = type < 1000 ? libbpf_bpf_map_type_str((enum bpf_map_type)type) : NULL;
 	if (s)
 		return s;
-	if (type == 1502)
-		return "bpftime array (1502)";
-	if (type == 1527)
-		return "bpftime ringbuf (1527)";
+	switch (type) {
+	case 1501: return "bpftime gpu hash (1501)";
+	case 1502: return "bpftime array (1502)";
+	case 1503: return "bpftime gpu array (1503)";
+	case 1504: return "bpftime kernel-shared array (1504)";
+	case 1512: return "bpftime host per-thread array (1512)";
+	case 1513: return "bpftime host array (1513)";
+	case 1527: return "bpftime ringbuf (1527)";
+	}
 	snprintf(buf, cap, "type %u", type);
 	return buf;
 }

@@ -48,11 +48,16 @@ static enum host_kind kind_of(uint32_t type, bool *ok)
 	case BPF_MAP_TYPE_ARRAY:
 	case BPF_MAP_TYPE_PERCPU_ARRAY:
 	case 1502: /* bpftime per-thread array: one host thread */
+	case 1503: /* bpftime GPU array, 1504 kernel-shared, 1512/1513 their host-memory forms */
+	case 1504:
+	case 1512:
+	case 1513:
 		return HK_ARRAY;
 	case BPF_MAP_TYPE_HASH:
 	case BPF_MAP_TYPE_PERCPU_HASH:
 	case BPF_MAP_TYPE_LRU_HASH:
 	case BPF_MAP_TYPE_LRU_PERCPU_HASH:
+	case 1501: /* bpftime GPU hash */
 		return HK_HASH;
 	case BPF_MAP_TYPE_RINGBUF:
 	case BPF_MAP_TYPE_PERF_EVENT_ARRAY:

@@ -47,11 +47,41 @@ static bool map_type_supported(uint32_t t)
 	case BPF_MAP_TYPE_LRU_HASH:
 	case BPF_MAP_TYPE_LRU_PERCPU_HASH:
 	case BPF_MAP_TYPE_RINGBUF:
+	case 1501: /* bpftime GPU hash (one shared copy) */
 	case 1502: /* bpftime per-thread array */
+	case 1503: /* bpftime GPU array (one shared copy) */
+	case 1504: /* bpftime kernel-shared array (host-mapped, one copy) */
+	case 1512: /* bpftime per-thread array in host memory */
+	case 1513: /* bpftime GPU array in host memory (one copy) */
 	case 1527: /* bpftime GPU ring buffer */
 		return true;
 	}
 	return false;
+}
+
+/* Map flags bpftime's array and hash types accept (Linux's meaning; gpuprobe needs none of them:
+ * BPF_F_MMAPABLE, which bpftime's 1504 examples set, is what every host-mapped map is anyway).
+ * Bits outside these make a clear error rather than being ignored. */
+#define LINUX_F_NO_PREALLOC (1u << 0)
+#define LINUX_F_NUMA_NODE (1u << 2)
+#define LINUX_F_RDONLY (1u << 3)
+#define LINUX_F_WRONLY (1u << 4)
+#define LINUX_F_ZERO_SEED (1u << 6)
+#define LINUX_F_RDONLY_PROG (1u << 7)
+#define LINUX_F_WRONLY_PROG (1u << 8)
+#define LINUX_F_MMAPABLE (1u << 10)
+#define LINUX_F_ACCESS (LINUX_F_NUMA_NODE | LINUX_F_RDONLY | LINUX_F_WRONLY | LINUX_F_RDONLY_PROG | \
+			LINUX_F_WRONLY_PROG)
+
+static uint32_t bpftime_flags_allowed(uint32_t t)
+{
+	switch (t) {
+	case 1501:
+		return LINUX_F_ACCESS | LINUX_F_NO_PREALLOC | LINUX_F_ZERO_SEED;
+	case 1502: case 1503: case 1504: case 1512: case 1513:
+		return LINUX_F_ACCESS | LINUX_F_MMAPABLE;
+	}
+	return ~0u;   /* other types: not checked here */
 }
 
 static bool is_data_section(const struct elf_sec *s)
@@ -289,7 +319,14 @@ int ld_collect_maps(struct loader *ld, const void *image, size_t size)
 			return ld_fail(ld, EINVAL, "map %zu: name '%s' is empty or not printable", i, m->name);
 		if (!map_type_supported(m->type))
 			return ld_fail(ld, EINVAL, "map '%s': type %u is not supported (array, hash, per-CPU and LRU variants,"
-				       " ringbuf, perf event array, bpftime's 1502 and 1527)", m->name, m->type);
+				       " ringbuf, perf event array, bpftime's 1501-1504, 1512, 1513 and 1527)", m->name,
+				       m->type);
+		uint32_t bad = m->flags & ~bpftime_flags_allowed(m->type);
+		if (bad)
+			return ld_fail(ld, EINVAL, "map '%s': map_flags 0x%x has bits 0x%x that bpftime's type %u does"
+				       " not take (it takes 0x%x: %s, BPF_F_NUMA_NODE, BPF_F_RDONLY/WRONLY[_PROG])",
+				       m->name, m->flags, bad, m->type, bpftime_flags_allowed(m->type),
+				       m->type == 1501 ? "BPF_F_NO_PREALLOC, BPF_F_ZERO_SEED" : "BPF_F_MMAPABLE");
 	}
 	return 0;
 }

@@ -88,7 +88,7 @@ void gpv_race_store(struct gpv_env *env, const struct gpv_reg *ptr, int off, con
 	if (!val || !tagged(val) || val->vid != ptr->vid || val->voff != value_off(ptr, off))
 		return;
 	const struct gp_map *m = &env->opts->maps[ptr->map];
-	if (m->type == 1502 /* GP_BPFTIME_MAP_PERTHREAD_ARRAY: a copy per thread */)
+	if (m->type == 1502 || m->type == 1512 /* bpftime's per-thread arrays: a copy per thread */)
 		return;
 	if (!env->warned)
 		env->warned = calloc((size_t)env->n, 1);

@@ -30,6 +30,9 @@ enum bpf_map_type {
 };
 enum { BPF_ANY = 0, BPF_NOEXIST = 1, BPF_EXIST = 2 };
 enum { BPF_F_CURRENT_CPU = 0xffffffffULL };
+/* map_flags (bpftime's kernel-shared array examples set BPF_F_MMAPABLE) */
+enum { BPF_F_NO_PREALLOC = 1, BPF_F_NUMA_NODE = 4, BPF_F_RDONLY = 8, BPF_F_WRONLY = 16,
+       BPF_F_RDONLY_PROG = 128, BPF_F_WRONLY_PROG = 256, BPF_F_MMAPABLE = 1024 };
 
 struct pt_regs {
 	unsigned long r15, r14, r13, r12, bp, bx, r11, r10, r9, r8, ax, cx, dx, si, di, orig_ax,

@@ -161,10 +161,15 @@ static const char *map_type_name(uint32_t t)
 		[BPF_MAP_TYPE_HASH_OF_MAPS] = "hash_of_maps", [BPF_MAP_TYPE_QUEUE] = "queue",
 		[BPF_MAP_TYPE_STACK] = "stack", [BPF_MAP_TYPE_RINGBUF] = "ringbuf",
 	};
-	if (t == GP_BPFTIME_MAP_PERTHREAD_ARRAY)
-		return "bpftime per-thread array";
-	if (t == GP_BPFTIME_MAP_GPU_RINGBUF)
-		return "bpftime gpu ringbuf";
+	switch (t) {
+	case GP_BPFTIME_MAP_GPU_HASH: return "bpftime gpu hash";
+	case GP_BPFTIME_MAP_PERTHREAD_ARRAY: return "bpftime per-thread array";
+	case GP_BPFTIME_MAP_GPU_ARRAY: return "bpftime gpu array";
+	case GP_BPFTIME_MAP_KERNEL_SHARED_ARRAY: return "bpftime kernel-shared array";
+	case GP_BPFTIME_MAP_PERTHREAD_ARRAY_HOST: return "bpftime per-thread host array";
+	case GP_BPFTIME_MAP_GPU_ARRAY_HOST: return "bpftime gpu host array";
+	case GP_BPFTIME_MAP_GPU_RINGBUF: return "bpftime gpu ringbuf";
+	}
 	if (t < sizeof(names) / sizeof(names[0]) && names[t])
 		return names[t];
 	return "unknown";
@@ -203,13 +208,22 @@ static int shape(const struct gp_map *def, const struct gp_map_create_opts *o, u
 	d->value_stride = (uint32_t)gp_round_up(def->value_size, 8);
 	if (def->readonly)
 		d->flags |= GP_MAPF_RDONLY;
-	if (o->placement == GP_MAP_PLACE_HOST)
+	/* bpftime's host-memory types live in host-mapped memory whatever the configuration says. */
+	if (o->placement == GP_MAP_PLACE_HOST || t == GP_BPFTIME_MAP_KERNEL_SHARED_ARRAY ||
+	    t == GP_BPFTIME_MAP_PERTHREAD_ARRAY_HOST || t == GP_BPFTIME_MAP_GPU_ARRAY_HOST)
 		d->flags |= GP_MAPF_HOSTMAPPED;
+	/* bpftime's single-copy types keep their one copy: never sharded per SM. */
+	bool one_copy = t == GP_BPFTIME_MAP_GPU_HASH || t == GP_BPFTIME_MAP_GPU_ARRAY ||
+			t == GP_BPFTIME_MAP_KERNEL_SHARED_ARRAY || t == GP_BPFTIME_MAP_GPU_ARRAY_HOST;
 
 	switch (t) {
 	case BPF_MAP_TYPE_ARRAY:
 	case BPF_MAP_TYPE_PERCPU_ARRAY:
 	case GP_BPFTIME_MAP_PERTHREAD_ARRAY:
+	case GP_BPFTIME_MAP_GPU_ARRAY:
+	case GP_BPFTIME_MAP_KERNEL_SHARED_ARRAY:
+	case GP_BPFTIME_MAP_PERTHREAD_ARRAY_HOST:
+	case GP_BPFTIME_MAP_GPU_ARRAY_HOST:
 		d->kind = GP_MAP_KIND_ARRAY;
 		if (def->key_size != 4)
 			return fail(err, errlen, -EINVAL, "map '%s': %s key size must be 4, not %u", nm,
@@ -219,6 +233,7 @@ static int shape(const struct gp_map *def, const struct gp_map_create_opts *o, u
 	case BPF_MAP_TYPE_PERCPU_HASH:
 	case BPF_MAP_TYPE_LRU_HASH:
 	case BPF_MAP_TYPE_LRU_PERCPU_HASH:
+	case GP_BPFTIME_MAP_GPU_HASH:
 		d->kind = GP_MAP_KIND_HASH;
 		if (!def->key_size || def->key_size > 512)
 			return fail(err, errlen, -EINVAL, "map '%s': hash key size %u is not in 1..512", nm,
@@ -244,7 +259,7 @@ static int shape(const struct gp_map *def, const struct gp_map_create_opts *o, u
 		    t == BPF_MAP_TYPE_LRU_PERCPU_HASH) {
 			d->flags |= GP_MAPF_PERCPU;
 			d->nshards = nsms;
-		} else if (t == GP_BPFTIME_MAP_PERTHREAD_ARRAY) {
+		} else if (t == GP_BPFTIME_MAP_PERTHREAD_ARRAY || t == GP_BPFTIME_MAP_PERTHREAD_ARRAY_HOST) {
 			d->flags |= GP_MAPF_PERTHREAD;
 			d->nshards = o->perthread_slots ? o->perthread_slots : GP_MAP_PERTHREAD_DEFAULT_SLOTS;
 			/* By default keep it under 256 MiB: fewer slots (threads past the last share
@@ -252,7 +267,7 @@ static int shape(const struct gp_map *def, const struct gp_map_create_opts *o, u
 			uint64_t one = (uint64_t)d->max_entries * d->value_stride;
 			while (!o->perthread_slots && d->nshards > 1024 && one * d->nshards > (256ull << 20))
 				d->nshards /= 2;
-		} else if (o->sharded && !def->readonly && nsms > 1) {
+		} else if (o->sharded && !def->readonly && !one_copy && nsms > 1) {
 			d->flags |= GP_MAPF_SHARDED;
 			d->nshards = nsms;
 		}

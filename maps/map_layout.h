@@ -12,7 +12,10 @@
  *   GP_MAPF_PERCPU  (PERCPU_ARRAY, PERCPU_HASH): the host reads every copy, like Linux per-CPU;
  *   GP_MAPF_SHARDED (ARRAY/HASH changed only by atomic add, and BPF_NOEXIST inserts): the host
  *                   sums the copies;
- *   GP_MAPF_PERTHREAD (bpftime's 1502): one copy per thread slot, read like per-CPU values.
+ *   GP_MAPF_PERTHREAD (bpftime's 1502 and 1512): one copy per thread slot, read like per-CPU
+ *                   values.
+ * bpftime's single-copy types (1501 hash, 1503/1504/1513 arrays) are never sharded: every thread
+ * and the host see the one copy (a device read returns what all threads wrote, as in bpftime).
  *
  * Array:   value(i, s) = data + s * shard_stride + i * value_stride.
  * Hash:    open addressing over `capacity` buckets (a power of two >= 2 * max_entries), linear
@@ -44,8 +47,8 @@
 
 /* Layout classes (the device code switches on these, not on the BPF type). */
 enum gp_map_kind {
-	GP_MAP_KIND_ARRAY = 1,    /* ARRAY, PERCPU_ARRAY, 1502, global data */
-	GP_MAP_KIND_HASH = 2,     /* HASH, PERCPU_HASH, LRU_HASH (no eviction) */
+	GP_MAP_KIND_ARRAY = 1,    /* ARRAY, PERCPU_ARRAY, bpftime's 1502/1503/1504/1512/1513, global data */
+	GP_MAP_KIND_HASH = 2,     /* HASH, PERCPU_HASH, LRU_HASH (no eviction), bpftime's 1501 */
 	GP_MAP_KIND_RING = 3,     /* RINGBUF, PERF_EVENT_ARRAY, 1527, the printk ring */
 };
 
@@ -57,8 +60,22 @@ enum gp_map_flags {
 	GP_MAPF_HOSTMAPPED = 1u << 4,/* values live in host-mapped memory */
 };
 
-/* bpftime's GPU map types. */
+/* bpftime's GPU map types (its runtime's numbering) and what they become here:
+ *   1501 GPU hash: one shared copy, device-resident (bpftime serves it through the host; here
+ *        the device helpers reach it directly)                       -> HASH, never sharded
+ *   1502 per-thread array: one copy per thread slot                  -> ARRAY + PERTHREAD
+ *   1503 GPU array: one shared copy in device memory                 -> ARRAY, never sharded
+ *   1504 kernel-shared array (BPF_F_MMAPABLE; bpftime maps a Linux BPF array's pages into the
+ *        GPU): one shared copy in host-mapped memory                 -> ARRAY, host placement
+ *   1512 per-thread array in host memory                             -> ARRAY + PERTHREAD, host
+ *   1513 GPU array in host memory: one shared copy                   -> ARRAY, host placement
+ *   1527 GPU ring buffer (perf_event_output)                         -> RING */
+#define GP_BPFTIME_MAP_GPU_HASH 1501
 #define GP_BPFTIME_MAP_PERTHREAD_ARRAY 1502
+#define GP_BPFTIME_MAP_GPU_ARRAY 1503
+#define GP_BPFTIME_MAP_KERNEL_SHARED_ARRAY 1504
+#define GP_BPFTIME_MAP_PERTHREAD_ARRAY_HOST 1512
+#define GP_BPFTIME_MAP_GPU_ARRAY_HOST 1513
 #define GP_BPFTIME_MAP_GPU_RINGBUF 1527
 
 /* ---- descriptor: 128 bytes, 128-aligned ------------------------------------------------ */

@@ -92,8 +92,15 @@
  * Linux user space reads per-CPU values. An ARRAY or HASH map whose values a program changes only
  * by atomic add (__sync_fetch_and_add) is sharded per SM automatically and summed on the host.
  * A RINGBUF gets one ring per SM. */
+#define GPUPROBE_MAP_TYPE_GPU_HASH 1501          /* bpftime: hash, one shared copy */
 #define GPUPROBE_MAP_TYPE_PERTHREAD_ARRAY 1502  /* bpftime: one value per GPU thread */
+#define GPUPROBE_MAP_TYPE_GPU_ARRAY 1503         /* bpftime: array, one shared copy */
+#define GPUPROBE_MAP_TYPE_KERNEL_SHARED_ARRAY 1504 /* bpftime: array, one copy in host-mapped memory */
+#define GPUPROBE_MAP_TYPE_PERTHREAD_ARRAY_HOST 1512 /* bpftime: 1502 in host-mapped memory */
+#define GPUPROBE_MAP_TYPE_GPU_ARRAY_HOST 1513    /* bpftime: 1503 in host-mapped memory */
 #define GPUPROBE_MAP_TYPE_GPU_RINGBUF 1527      /* bpftime: GPU ring buffer (perf_event_output) */
+/* bpftime's single-copy types (1501, 1503, 1504, 1513) are never sharded per SM: a device read
+ * sees what every thread wrote. Counting probes are faster on ARRAY/HASH, which are. */
 
 /* ---- Counting ------------------------------------------------------------------------------ *
  * gp_count(&map, key): value += 1;  gp_add(&map, key, n): value += n. For ARRAY and HASH maps

@@ -496,7 +496,7 @@ static void test_bad_objects(void)
 			  "libbpf cannot open it: sec 'gpu/entry/k': program 'hidden' is static and not supported");
 	expect_file_error("bad_maptype.bpf.o",
 			  "map 'jmp': type 3 is not supported (array, hash, per-CPU and LRU variants, ringbuf, perf"
-			  " event array, bpftime's 1502 and 1527)");
+			  " event array, bpftime's 1501-1504, 1512, 1513 and 1527)");
 	expect_file_error("bad_extern.bpf.o", "libbpf cannot open it: failed to find BTF for extern 'gpu_count' [5]"
 			  " section: -2");
 

@@ -11,6 +11,7 @@
 #   (tests/shim/capture.bpf.o);
 #   tests/e2e/build.sh (probe objects, pattern, cub_algos, CuPy script; libbpf/json-c/yaml in lib/);
 #   examples/build.sh (example probes and apps into BUILD/examples);
+#   tests/maps/bpftime/build.sh (bpftime's map types' probes into BUILD/bpftime-maps);
 #   tests/gpu/apps/build.sh BUILD/gpu-apps (the shim's GPU apps);
 #   bench/overhead/build.sh BUILD (the overhead benchmark's workloads and probes).
 # Object files are deleted at the end so the directory stays under the 64 MiB carry limit; the
@@ -30,6 +31,7 @@ for t in gpuprobe shim gpuprobe-audit gpu_maps_run lower_gpu_run lower_gpu_input
 done
 bash "$root/tests/e2e/build.sh" "$B"
 bash "$root/examples/build.sh" "$B"
+bash "$root/tests/maps/bpftime/build.sh" "$B"   # bpftime_maps.sh's probes (BUILD/bpftime-maps)
 bash "$root/tests/gpu/apps/build.sh" "$B/gpu-apps"
 bash "$root/bench/overhead/build.sh" "$B"
 # fork.sh's entry+exit counter (BUILD/probes/entry_exit_hash.bpf.o)

@@ -136,6 +136,70 @@ static void test_perthread_array(void)
 	gp_map_inst__free(m);
 }
 
+/* bpftime's other GPU map types (maps/map_layout.h): the single-copy ones stay one copy even when
+ * the verifier says atomic-add only, the host-memory ones are host-mapped, 1512 is per-thread. */
+static void test_bpftime_types(void)
+{
+	static const struct {
+		uint32_t type, kind, flags, nshards;
+	} want[] = {
+		{GP_BPFTIME_MAP_GPU_HASH, GP_MAP_KIND_HASH, 0, 1},
+		{GP_BPFTIME_MAP_GPU_ARRAY, GP_MAP_KIND_ARRAY, 0, 1},
+		{GP_BPFTIME_MAP_KERNEL_SHARED_ARRAY, GP_MAP_KIND_ARRAY, GP_MAPF_HOSTMAPPED, 1},
+		{GP_BPFTIME_MAP_PERTHREAD_ARRAY_HOST, GP_MAP_KIND_ARRAY, GP_MAPF_HOSTMAPPED | GP_MAPF_PERTHREAD, 64},
+		{GP_BPFTIME_MAP_GPU_ARRAY_HOST, GP_MAP_KIND_ARRAY, GP_MAPF_HOSTMAPPED, 1},
+	};
+	for (size_t i = 0; i < sizeof(want) / sizeof(*want); i++) {
+		struct gp_map_inst *m = make("bt", want[i].type, 4, 8, 4, 1 /* atomic-add only */);
+		if (!m)
+			continue;
+		const struct gp_map_desc *d = gp_map_inst__desc(m);
+		CHECK_EQ(d->bpf_type, want[i].type);
+		CHECK_EQ(d->kind, want[i].kind);
+		CHECK_EQ(d->flags, want[i].flags);
+		CHECK_EQ(d->nshards, want[i].nshards);
+		uint32_t k = 2;
+		uint64_t v[64], out[64] = {0};
+		for (int j = 0; j < 64; j++)
+			v[j] = 41 + j;
+		CHECK_EQ(gp_map_inst__update(m, &k, v, BPF_ANY), 0);
+		if (want[i].flags & GP_MAPF_PERTHREAD) {
+			/* per-thread: the host writes and reads every thread slot, like per-CPU values */
+			CHECK_EQ(gp_map_inst__read_size(m), 64 * 8);
+			CHECK_EQ(gp_map_inst__lookup(m, &k, out), 0);
+			CHECK_EQ(out[0], 41);
+			CHECK_EQ(out[63], 41 + 63);
+		} else {
+			CHECK_EQ(gp_map_inst__read_size(m), 8);
+			CHECK_EQ(gp_map_inst__lookup(m, &k, out), 0);
+			CHECK_EQ(out[0], 41);
+			/* one copy: the value pointer of copy 0 is the value every thread sees */
+			uint64_t *p = gp_map_inst__value_ptr(m, &k, 0);
+			CHECK(p && *p == 41);
+		}
+		if (want[i].kind == GP_MAP_KIND_ARRAY) {
+			k = 4;   /* past max_entries, as Linux */
+			CHECK_EQ(gp_map_inst__update(m, &k, v, BPF_ANY), -E2BIG);
+			CHECK_EQ(gp_map_inst__delete(m, &k), -EINVAL);
+		} else {
+			CHECK_EQ(gp_map_inst__delete(m, &k), 0);
+			CHECK_EQ(gp_map_inst__lookup(m, &k, out), -ENOENT);
+		}
+		gp_map_inst__free(m);
+	}
+	/* sizes are checked as for the Linux types they stand for */
+	struct gp_map bad = {.name = "badkey", .type = GP_BPFTIME_MAP_GPU_ARRAY_HOST, .key_size = 8,
+			     .value_size = 8, .max_entries = 1};
+	struct gp_map_inst *m = NULL;
+	char err[160] = "";
+	CHECK_EQ(gp_map_inst__create(&bad, NULL, alloc4, &m, err, sizeof(err)), -EINVAL);
+	CHECK_STR(err, "map 'badkey': bpftime gpu host array key size must be 4, not 8");
+	bad = (struct gp_map){.name = "nohash", .type = GP_BPFTIME_MAP_GPU_HASH, .key_size = 0,
+			      .value_size = 8, .max_entries = 1};
+	CHECK_EQ(gp_map_inst__create(&bad, NULL, alloc4, &m, err, sizeof(err)), -EINVAL);
+	CHECK_STR(err, "map 'nohash': hash key size 0 is not in 1..512");
+}
+
 static void test_hash(void)
 {
 	struct gp_map_inst *m = make("h", BPF_MAP_TYPE_HASH, 6, 8, 4, 0);
@@ -485,6 +549,7 @@ int main(void)
 	test_sharded_array();
 	test_percpu_array();
 	test_perthread_array();
+	test_bpftime_types();
 	test_hash();
 	test_hash_collisions();
 	test_hash_race();

@@ -360,11 +360,7 @@ def main():
     api_only = sys.argv[4] if len(sys.argv) > 4 and sys.argv[3] == "--api-only" else None
     opts = dict(zip(sys.argv[3::2], sys.argv[4::2]))
     opts["path"] = path
-    try:
-        spans, tracks = load_pftrace(path) if not path.endswith(".json") else load_chrome(path)
-    except (OSError, ValueError, KeyError, IndexError, struct.error) as e:
-        print("FAIL: %s: does not decode: %s" % (path, e))
-        return 1
+    spans, tracks = load_pftrace(path) if not path.endswith(".json") else load_chrome(path)
     if mode == "generic":
         check_generic(spans, opts)
     elif mode == "app":
