@@ -484,7 +484,8 @@ void tr_model_finish(struct tr_model *m)
 	 * the end of the first launch call (said in the trace's clock line) */
 	int by_time = b->corrected;
 	int64_t off = b->corrected ? b->offset_ns : 0;
-	qsort(b->blocks, b->nblocks, sizeof(*b->blocks), cmp_block);
+	if (b->nblocks > 1)
+		qsort(b->blocks, b->nblocks, sizeof(*b->blocks), cmp_block);
 	if (!b->corrected && b->nblocks && b->nlaunches) {
 		uint64_t first = UINT64_MAX;
 		for (size_t i = 0; i < b->nlaunches; i++)
@@ -579,7 +580,8 @@ void tr_model_finish(struct tr_model *m)
 		keyed[2 * nk + 1] = i;
 		nk++;
 	}
-	qsort(keyed, nk, 2 * sizeof(*keyed), cmp_u64);
+	if (nk > 1)
+		qsort(keyed, nk, 2 * sizeof(*keyed), cmp_u64);
 	for (size_t n = 0; n < nk; n++) {
 		struct tr_launch *l = &b->launches[keyed[2 * n + 1]];
 		int lane = 0;
@@ -726,7 +728,8 @@ size_t *tr_model_order(struct tr_model *m)
 	for (size_t i = 0; i < m->nevents; i++)
 		o[i] = i;
 	sort_m = m;
-	qsort(o, m->nevents, sizeof(*o), cmp_ev);
+	if (m->nevents > 1)
+		qsort(o, m->nevents, sizeof(*o), cmp_ev);
 	/* per track: a span that would end after its enclosing span is cut at that end */
 	size_t depth = 0, track = (size_t)-1;
 	for (size_t i = 0; i < m->nevents; i++) {
@@ -758,7 +761,8 @@ size_t *tr_model_order(struct tr_model *m)
 	free(copy);
 	for (size_t i = 0; i < m->nevents; i++)
 		rank[i] = i;
-	qsort(rank, m->nevents, sizeof(*rank), cmp_ts);
+	if (m->nevents > 1)
+		qsort(rank, m->nevents, sizeof(*rank), cmp_ts);
 	free(o);
 	return rank;
 }

@@ -40,7 +40,7 @@ enum gp_var {
 	GP_VAR_CL_DEVICE,       /* uint: OpenCL device index */
 	GP_VAR_CL_NO_IL,        /* flag */
 	GP_VAR_LLVM_SPIRV,      /* path: llvm-spirv tool */
-	GP_VAR_BACKEND,         /* choice auto|nvidia|opencl|levelzero: whose driver the shim is */
+	GP_VAR_BACKEND,         /* choice auto|nvidia|opencl|levelzero|hip: whose driver the shim is */
 	GP_VAR_LAUNCH_SKIP,     /* uint: launches of each kernel to leave uninstrumented first */
 	GP_VAR_LAUNCH_COUNT,    /* uint (0: no end): launches to instrument after them */
 	GP_VAR_XDG_CACHE_HOME,  /* path: not ours, read the same way (an absolute path or nothing) */

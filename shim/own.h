@@ -70,6 +70,8 @@ struct own_state {
 	int initialized;             /* cuInit called */
 	int primary_active;
 	unsigned primary_flags;
+	uint64_t trap_word;          /* kernels note a failed assert (1) or a trap (2) here (host memory) */
+	CUresult sticky;             /* the error every call returns once a kernel trapped */
 };
 extern struct own_state own;
 
@@ -96,7 +98,9 @@ CUresult own_err(int neg_errno);
 
 /* The calling thread's current context (NULL: none), and checks shared by the files. */
 struct own_ctx *own_ctx_current(void);
-CUresult own_ready(void);                 /* cuInit called and a context current (or made so) */
+CUresult own_ready(void);                 /* cuInit called, and no kernel trapped (the sticky error) */
+/* After a wait: the sticky error if a kernel failed an assert or trapped, else rc. */
+CUresult own_trapped(CUresult rc);
 uint64_t own_now_ns(void);
 
 /* Memory records (own_memory.c): for address ranges and pointer attributes. */

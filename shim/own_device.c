@@ -185,7 +185,7 @@ static int attribute(CUdevice_attribute a)
 	case CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACECUBEMAP_LAYERED_LAYERS: return 2046;
 	case CU_DEVICE_ATTRIBUTE_SURFACE_ALIGNMENT: return 512;
 	/* Cooperative launches: every block of the grid resident at once, which own_launch.c's
-	 * occupancy answers and its cooperative check promise (own_coop_blocks). */
+	 * occupancy answers and its cooperative check promise (resident_per_sm). */
 	case CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH: return 1;
 	default: return 0;
 	}
@@ -489,7 +489,7 @@ CUresult own_cuCtxGetId(CUcontext ctx, unsigned long long *id)
 CUresult own_cuCtxSynchronize(void)
 {
 	NEED_INIT();
-	return own_err(own.ops->queue_finish(own.bk, own.queue, NULL, 0));
+	return own_trapped(own_err(own.ops->queue_finish(own.bk, own.queue, NULL, 0)));
 }
 
 CUresult own_cuCtxSynchronize_v2(CUcontext ctx)

@@ -1,6 +1,7 @@
 /* The own driver's start (which backend, the table's slots), initialization and versions, the
  * one line per function it does not implement. */
 #include "shim/own.h"
+#include "amdgpu/backend_hip.h"
 #define OWN(name, impl) shim_fnty_##name own_##impl;
 #include "shim/own_list.h"
 #undef OWN
@@ -56,7 +57,7 @@ int own_install(int found_real)
 	int choice = gp_env_choice(GP_VAR_BACKEND);   /* auto|nvidia|opencl|levelzero */
 	if (choice == 1 || (choice == 0 && found_real))
 		return 0;
-	const struct gp_bk_ops *ops = choice == 3 ? &gp_bk_levelzero : &gp_bk_opencl;
+	const struct gp_bk_ops *ops = choice == 4 ? &gp_bk_hip : choice == 3 ? &gp_bk_levelzero : &gp_bk_opencl;
 	char err[512] = "";
 	gp_bk *bk = NULL;
 	int r = ops->open(&bk, err, sizeof(err));
@@ -70,6 +71,10 @@ int own_install(int found_real)
 			shim_msg("gpuprobe's own driver: %s; every CUDA call fails", err);
 			ops->close(bk);
 			own.bk = NULL;
+		} else if (ops->mem_alloc(bk, 64, GP_BK_MEM_HOST, &own.trap_word, NULL, 0) == 0) {
+			memset((void *)(uintptr_t)own.trap_word, 0, 64);
+		} else {
+			own.trap_word = 0;
 		}
 	} else {
 		shim_msg("GPUPROBE_BACKEND=%s: %s; every CUDA call fails (cuInit returns CUDA_ERROR_NO_DEVICE)",
@@ -112,9 +117,29 @@ CUresult own_cuDriverGetVersion(int *v)
 	return CUDA_SUCCESS;
 }
 
+/* A kernel's failed assert or trap (spirv_options.trap_word) makes the context unusable, as on
+ * NVIDIA: every later call returns the error. */
+CUresult own_trapped(CUresult rc)
+{
+	CUresult s = __atomic_load_n(&own.sticky, __ATOMIC_RELAXED);
+	if (s)
+		return s;
+	uint32_t w = own.trap_word ? __atomic_load_n((uint32_t *)(uintptr_t)own.trap_word, __ATOMIC_ACQUIRE) : 0;
+	if (!w)
+		return rc;
+	s = w == 1 ? CUDA_ERROR_ASSERT : CUDA_ERROR_ILLEGAL_INSTRUCTION;
+	CUresult none = CUDA_SUCCESS;
+	if (__atomic_compare_exchange_n(&own.sticky, &none, s, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		shim_msg("own driver: a kernel %s; the context is unusable from now on (%s)",
+			 w == 1 ? "failed a device-side assert()" : "executed trap", w == 1 ? "CUDA_ERROR_ASSERT" : "CUDA_ERROR_ILLEGAL_INSTRUCTION");
+	return s;
+}
+
 CUresult own_ready(void)
 {
-	return own.initialized ? CUDA_SUCCESS : CUDA_ERROR_NOT_INITIALIZED;
+	if (!own.initialized)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	return own_trapped(CUDA_SUCCESS);
 }
 
 /* ---- error names (cuda.h's enum; the ones an application is likely to meet) ---- */

@@ -86,18 +86,24 @@ CUresult own_cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
 	return own_launch(f, g, b, shmem, s, params, extra);
 }
 
+static CUresult cooperative(CUfunction f, const unsigned g[3], const unsigned b[3], unsigned shmem, CUstream s,
+			    void **params, void **extra);
+
 CUresult own_cuLaunchKernelEx(const CUlaunchConfig *c, CUfunction f, void **params, void **extra)
 {
 	if (!c)
 		return CUDA_ERROR_INVALID_VALUE;
+	int coop = 0;
 	for (unsigned i = 0; i < c->numAttrs; i++)
 		if (c->attrs[i].id == CU_LAUNCH_ATTRIBUTE_COOPERATIVE && c->attrs[i].value.cooperative)
-			return own_unsupported(-1, "cuLaunchKernelEx with a cooperative launch (grid-wide sync)");
+			coop = 1;
 	const unsigned g[3] = {c->gridDimX, c->gridDimY, c->gridDimZ}, b[3] = {c->blockDimX, c->blockDimY, c->blockDimZ};
+	if (coop)
+		return cooperative(f, g, b, c->sharedMemBytes, c->hStream, params, extra);
 	return own_launch(f, g, b, c->sharedMemBytes, c->hStream, params, extra);
 }
 
-/* ---- occupancy: a block size the device takes, as many blocks as fit 2048 threads ---- */
+/* ---- occupancy: a block size the device takes; blocks resident per SM ---- */
 
 static int block_limit(struct own_func *f)
 {
@@ -105,6 +111,20 @@ static int block_limit(struct own_func *f)
 	if (f->maxntid && (int)f->maxntid < lim)
 		lim = (int)f->maxntid;
 	return lim;
+}
+
+/* Blocks of `threads` resident on one SM (a compute unit) at once. Where the backend knows how
+ * many work-groups run at once (a CPU: one per compute unit) that many, so that a cooperative
+ * launch sized by these answers really has every block running, as grid-wide sync needs;
+ * otherwise as many as fit 2048 threads (at most 32), a GPU's answer. */
+static unsigned resident_per_sm(unsigned threads)
+{
+	if (own.info.resident_groups) {
+		unsigned cu = own.info.compute_units ? own.info.compute_units : 1;
+		return own.info.resident_groups / cu ? own.info.resident_groups / cu : 1;
+	}
+	unsigned per = 2048 / (threads ? threads : 1);
+	return per > 32 ? 32 : per ? per : 1;
 }
 
 CUresult own_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int *n, CUfunction fn, int bs, size_t shmem,
@@ -116,7 +136,7 @@ CUresult own_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int *n, CUfunc
 		return CUDA_ERROR_INVALID_HANDLE;
 	if (!n || bs <= 0)
 		return CUDA_ERROR_INVALID_VALUE;
-	*n = bs > block_limit(f) ? 0 : 2048 / bs > 32 ? 32 : 2048 / bs;
+	*n = bs > block_limit(f) ? 0 : (int)resident_per_sm((unsigned)bs);
 	return CUDA_SUCCESS;
 }
 
@@ -139,7 +159,7 @@ CUresult own_cuOccupancyMaxPotentialBlockSizeWithFlags(int *min_grid, int *bs, C
 	if (limit > 0 && limit < b)
 		b = limit;
 	*bs = b;
-	*min_grid = (int)own.info.compute_units * (2048 / b);
+	*min_grid = (int)(own.info.compute_units * resident_per_sm((unsigned)b));
 	return CUDA_SUCCESS;
 }
 
@@ -160,16 +180,20 @@ CUresult own_cuOccupancyAvailableDynamicSMemPerBlock(size_t *n, CUfunction fn, i
 	return CUDA_SUCCESS;
 }
 
-/* A cooperative launch: the grid must fit at once (every block resident), which the occupancy
- * answers promise; grid-wide barriers inside are the lowering's to refuse. */
+/* A cooperative launch: the grid must fit at once (every block resident: grid-wide sync spins
+ * until all have arrived), which the occupancy answers promise. */
+static CUresult cooperative(CUfunction f, const unsigned g[3], const unsigned b[3], unsigned shmem, CUstream s,
+			    void **params, void **extra)
+{
+	unsigned long long blocks = (unsigned long long)g[0] * g[1] * g[2];
+	if (blocks > (unsigned long long)resident_per_sm(b[0] * b[1] * b[2]) * own.info.compute_units)
+		return CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE;
+	return own_launch(f, g, b, shmem, s, params, extra);
+}
+
 CUresult own_cuLaunchCooperativeKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
 				       unsigned by, unsigned bz, unsigned shmem, CUstream s, void **params)
 {
-	unsigned blocks = gx * gy * gz, threads = bx * by * bz, per = 2048 / (threads ? threads : 1);
-	if (per > 32)
-		per = 32;
-	if ((unsigned long long)blocks > (unsigned long long)per * own.info.compute_units)
-		return CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE;
 	const unsigned g[3] = {gx, gy, gz}, b[3] = {bx, by, bz};
-	return own_launch(f, g, b, shmem, s, params, NULL);
+	return cooperative(f, g, b, shmem, s, params, NULL);
 }

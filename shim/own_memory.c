@@ -325,7 +325,8 @@ CUresult own_copy(uint64_t dst, uint64_t src, size_t n, int async, CUstream stre
 	/* An async copy may return at once only when both ends are the driver's own memory (the
 	 * application may reuse pageable memory as soon as the call returns). */
 	int blocking = !async || !own_alloc_find(dst, NULL) || !own_alloc_find(src, NULL);
-	return own_err(own.ops->copy(own.bk, own.queue, dst, src, n, blocking, NULL, 0));
+	rc = own_err(own.ops->copy(own.bk, own.queue, dst, src, n, blocking, NULL, 0));
+	return blocking ? own_trapped(rc) : rc;
 }
 
 #define P(x) ((uint64_t)(uintptr_t)(x))

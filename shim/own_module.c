@@ -246,7 +246,8 @@ static int init_vars(struct own_module *m, const ir_module *ir, char *why, size_
 		return snprintf(why, whylen, "initializers of the module's variables: %s", err), -1;
 	gp_bk_prog *p = NULL;
 	gp_bk_kernel *k = NULL;
-	int r = own.ops->program_build(own.bk, im, 0, &p, err, sizeof(err));
+	const struct gp_bk_build bo = {.trap_word = own.trap_word};
+	int r = own.ops->program_build(own.bk, im, &bo, &p, err, sizeof(err));
 	ir_module_free(im);
 	if (r == 0)
 		r = own.ops->kernel_create(own.bk, p, "__gp_own_init", &k, err, sizeof(err));
@@ -385,6 +386,18 @@ static int resolve_var(void *user, const char *name, uint64_t *addr)
 	return -1;
 }
 
+/* spirv_options.skipped: why the kernel being built was left out (the lowering's own words). */
+struct skip_note {
+	const char *kernel;
+	char why[640];
+};
+static void note_skipped(void *arg, const char *kernel, const char *why)
+{
+	struct skip_note *n = arg;
+	if (!strcmp(kernel, n->kernel))
+		snprintf(n->why, sizeof(n->why), "%s", why);
+}
+
 /* The kernel's program, built at its first launch. 0, or -1 with f->why said once. */
 int own_func_build(struct own_func *f, unsigned dyn_shared)
 {
@@ -443,13 +456,16 @@ int own_func_build(struct own_func *f, unsigned dyn_shared)
 		}
 	gp_bk_prog *p = NULL;
 	char left_out[768] = "";   /* the lowering's summary of what it left out, on success */
+	struct skip_note skip = {.kernel = *alias ? alias : f->name};
+	const struct gp_bk_build bo = {.dyn_shared = dyn_shared, .trap_word = own.trap_word, .skipped = note_skipped,
+				       .skipped_arg = &skip};
 	if (r == 0)
-		r = own.ops->program_build(own.bk, ir, dyn_shared, &p, left_out, sizeof(left_out));
+		r = own.ops->program_build(own.bk, ir, &bo, &p, left_out, sizeof(left_out));
 	if (r < 0)
 		snprintf(err, sizeof(err), "%s", left_out);
 	if (r == 0 && (r = own.ops->kernel_create(own.bk, p, *alias ? alias : f->name, &f->k, err, sizeof(err))) < 0 &&
-	    *left_out)
-		snprintf(err, sizeof(err), "%s", left_out);   /* the kernel was left out: say why */
+	    (*skip.why || *left_out))   /* the kernel was left out: say why (its own reason first) */
+		snprintf(err, sizeof(err), "left out by the lowering: %s", *skip.why ? skip.why : left_out);
 	if (ir)
 		ir_module_free(ir);
 	free(text);

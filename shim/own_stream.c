@@ -59,7 +59,7 @@ CUresult own_cuStreamSynchronize(CUstream s)
 	CUresult rc = own_ready();
 	if (rc || (rc = check_stream(s)))
 		return rc;
-	return own_err(own.ops->queue_finish(own.bk, own.queue, NULL, 0));
+	return own_trapped(own_err(own.ops->queue_finish(own.bk, own.queue, NULL, 0)));
 }
 
 CUresult own_cuStreamQuery(CUstream s)
@@ -295,7 +295,7 @@ CUresult own_cuEventSynchronize(CUevent ev)
 		return CUDA_SUCCESS;
 	int r = own.ops->event_wait(own.bk, e->ev, NULL, 0);
 	note_done(e);
-	return own_err(r);
+	return own_trapped(own_err(r));
 }
 
 CUresult own_cuEventElapsedTime_v2(float *ms, CUevent a, CUevent b)

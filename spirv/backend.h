@@ -34,6 +34,8 @@ struct gp_bk_info {
 	size_t max_wg_size;      /* threads per block */
 	size_t max_wg_dims[3];
 	int fine_grain;          /* the host may touch device memory directly */
+	unsigned resident_groups; /* work-groups the device is known to run at once (a CPU: one per
+				   * compute unit; what grid-wide sync needs); 0: unknown */
 };
 
 struct gp_bk_arg {
@@ -42,6 +44,15 @@ struct gp_bk_arg {
 };
 
 enum gp_bk_mem { GP_BK_MEM_DEVICE, GP_BK_MEM_HOST };
+
+/* How a program is built. */
+struct gp_bk_build {
+	unsigned dyn_shared;     /* bytes reserved for `.extern .shared` arrays (0: the generator's default) */
+	uint64_t trap_word;      /* spirv_options.trap_word: where failed asserts and traps are noted */
+	/* Called once for each kernel the code generator left out, with why (spirv_options.skipped). */
+	void (*skipped)(void *arg, const char *kernel, const char *why);
+	void *skipped_arg;
+};
 
 struct gp_bk_ops {
 	const char *name;
@@ -71,9 +82,8 @@ struct gp_bk_ops {
 	int (*queue_wait)(gp_bk *b, gp_bk_queue *q, gp_bk_event *ev, char *err, size_t errlen);
 	void (*event_release)(gp_bk *b, gp_bk_event *ev);
 
-	/* Lower m (the backend's own code generator) and build it for the device. dyn_shared:
-	 * bytes reserved for `.extern .shared` arrays (0: the generator's default). */
-	int (*program_build)(gp_bk *b, const ir_module *m, unsigned dyn_shared, gp_bk_prog **p, char *err,
+	/* Lower m (the backend's own code generator) and build it for the device, as o says. */
+	int (*program_build)(gp_bk *b, const ir_module *m, const struct gp_bk_build *o, gp_bk_prog **p, char *err,
 			     size_t errlen);
 	void (*program_release)(gp_bk *b, gp_bk_prog *p);
 	int (*kernel_create)(gp_bk *b, gp_bk_prog *p, const char *name, gp_bk_kernel **k, char *err, size_t errlen);

@@ -77,6 +77,10 @@ static int cl_open(gp_bk **out, char *err, size_t errlen)
 	in->local_mem = u;
 	clGetDeviceInfo(b->device, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof(cu), &cu, NULL);
 	in->compute_units = cu ? cu : 1;
+	cl_device_type dt = 0;
+	clGetDeviceInfo(b->device, CL_DEVICE_TYPE, sizeof(dt), &dt, NULL);
+	if (dt & CL_DEVICE_TYPE_CPU)   /* one work-group per compute unit (PoCL: per thread) */
+		in->resident_groups = in->compute_units;
 	clGetDeviceInfo(b->device, CL_DEVICE_MAX_CLOCK_FREQUENCY, sizeof(mhz), &mhz, NULL);
 	in->clock_mhz = mhz ? mhz : 1000;
 	clGetDeviceInfo(b->device, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof(in->max_wg_size), &in->max_wg_size, NULL);
@@ -274,12 +278,13 @@ static void cl_event_release(gp_bk *b, gp_bk_event *ev)
 	}
 }
 
-static int cl_program_build(gp_bk *b, const ir_module *m, unsigned dyn_shared, gp_bk_prog **out, char *err,
-			    size_t errlen)
+static int cl_program_build(gp_bk *b, const ir_module *m, const struct gp_bk_build *o, gp_bk_prog **out,
+			    char *err, size_t errlen)
 {
 	uint32_t *words;
 	size_t nwords;
-	struct spirv_options so = {.dynamic_shared_bytes = dyn_shared};
+	struct spirv_options so = {.dynamic_shared_bytes = o ? o->dyn_shared : 0, .trap_word = o ? o->trap_word : 0,
+				   .skipped = o ? o->skipped : NULL, .skipped_arg = o ? o->skipped_arg : NULL};
 	int r = spirv_lower_module(m, &so, &words, &nwords, err, errlen);
 	if (r < 0)
 		return r;

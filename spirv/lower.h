@@ -171,6 +171,8 @@ uint64_t lw_func_token(const ir_module *m, const char *name);
 /* call vprintf(fmt, args) with a constant format: OpenCL printf (lower_printf.c). */
 int lw_vprintf(lw *c, const ir_insn *in, const ir_operand *args, const ir_operand *ret);
 int lw_assertfail(lw *c, const ir_insn *in, const ir_operand *args);
+/* A failed assert (1) or a trap (2) noted in the driver's trap word (spirv_options.trap_word), if any. */
+void lw_note_trap(lw *c, uint32_t what);
 
 /* The families: each returns 1 if it handled the opcode, 0 if not its opcode, -1 on error. */
 int lw_int_arith(lw *c, const ir_insn *in);

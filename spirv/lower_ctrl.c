@@ -260,8 +260,16 @@ int lw_control(lw *c, const ir_insn *in)
 		lw_label(c, fall);
 		return 1;
 	}
-	if (!strcmp(op, "ret") || !strcmp(op, "exit") || !strcmp(op, "trap"))
-		return lower_ret(c); /* trap: the thread stops, as far as SPIR-V can say */
+	if (!strcmp(op, "ret") || !strcmp(op, "exit"))
+		return lower_ret(c);
+	if (!strcmp(op, "trap")) {
+		/* The driver is told (its trap word: the launch then fails) and the thread goes on.
+		 * Returning instead broke PoCL's barrier handling: cooperative groups' grid sync
+		 * guards its workspace with '@p bra; trap;', and with a return before the block's
+		 * next barrier PoCL took thread 0's branch for the whole block afterwards. */
+		lw_note_trap(c, 2);
+		return 1;
+	}
 	if (!strcmp(op, "call"))
 		return lower_call(c, in);
 	if (!strcmp(op, "bar") || !strcmp(op, "barrier")) {

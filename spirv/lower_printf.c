@@ -78,9 +78,21 @@ static uint32_t const_string(lw *c, const char *str, size_t len)
 	return lw_op1(c, SpvOpBitcast, spv_t_ptr(c->e, SpvStorageClassUniformConstant, i8), var);
 }
 
+void lw_note_trap(lw *c, uint32_t what)
+{
+	if (!c->opts || !c->opts->trap_word)
+		return;
+	lw_ensure_block(c);
+	uint32_t u32 = spv_t_int(c->e, 32);
+	uint32_t p = lw_op1(c, SpvOpConvertUToPtr, spv_t_ptr(c->e, SpvStorageClassCrossWorkgroup, u32),
+			    lw_u64(c, c->opts->trap_word));
+	spv_op(&c->body, SpvOpStore, 2, p, lw_u32(c, what));
+}
+
 /* __assertfail(message, file, line, function, char size): CUDA's failed assert() prints its
- * message; here OpenCL printf does, in CUDA's words. The thread goes on (a kernel cannot be
- * aborted from inside on this target). */
+ * message; here OpenCL printf does, in CUDA's words, and the driver's trap word notes it (the
+ * launch then reports CUDA_ERROR_ASSERT). The thread goes on (a kernel cannot be aborted from
+ * inside on this target). */
 int lw_assertfail(lw *c, const ir_insn *in, const ir_operand *args)
 {
 	if (!args || args->nelems != 5)
@@ -104,6 +116,7 @@ int lw_assertfail(lw *c, const ir_insn *in, const ir_operand *args)
 	static const char fmt[] = "%s:%u: %s: Assertion `%s` failed.\n";
 	uint32_t f = const_string(c, fmt, sizeof(fmt) - 1);
 	lw_ext(c, u32, OpenCLstd_Printf, 5, f, v[1], v[2], v[3], v[0]);
+	lw_note_trap(c, 1);
 	return 1;
 }
 

@@ -24,6 +24,10 @@ struct spirv_options {
 	 * "LINE: message" or "needs F, not lowered: LINE: message". */
 	void (*skipped)(void *arg, const char *kernel, const char *why);
 	void *skipped_arg;
+	/* Device address of a 32-bit word a kernel sets when a thread fails an assert() (1) or
+	 * executes trap (2), for the driver to report (CUDA_ERROR_ASSERT, _ILLEGAL_INSTRUCTION);
+	 * 0: none. Either way the thread goes on (see lower_ctrl.c). */
+	uint64_t trap_word;
 };
 
 /* Lower every function of m. A function that cannot be lowered is left out of the module, with

@@ -1,6 +1,8 @@
 /* Loads one PTX module through whatever libcuda.so.1 the loader finds (the shim, over the fake
  * driver in tests) and looks up a kernel: the application side of shim_llvm.sh.
- * usage: shim_llvm_app MODULE.ptx KERNEL */
+ * With a third argument "launch": also allocates 256 bytes and launches KERNEL(buffer) over 2 blocks
+ * of 32 threads, then synchronizes.
+ * usage: shim_llvm_app MODULE.ptx KERNEL [launch] */
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,7 +10,7 @@
 typedef int (*fn_i)(unsigned);
 int main(int argc, char **argv)
 {
-	if (argc != 3)
+	if (argc != 3 && argc != 4)
 		return 2;
 	FILE *f = fopen(argv[1], "rb");
 	if (!f)
@@ -41,5 +43,20 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	printf("loaded, kernel %s found\n", argv[2]);
+	if (argc == 4) {
+		int (*alloc)(unsigned long long *, size_t) = (int (*)(unsigned long long *, size_t))dlsym(h, "cuMemAlloc_v2");
+		int (*launch)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, void *, void **,
+			      void **) = (int (*)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+						  void *, void **, void **))dlsym(h, "cuLaunchKernel");
+		int (*sync)(void) = (int (*)(void))dlsym(h, "cuCtxSynchronize");
+		unsigned long long d = 0;
+		void *params[1] = {&d};
+		if (!alloc || !launch || !sync || (r = alloc(&d, 256)) || (r = launch(fn, 2, 1, 1, 32, 1, 1, 0, NULL, params, NULL)) ||
+		    (r = sync())) {
+			printf("launch: CUDA error %d\n", r);
+			return 1;
+		}
+		printf("launched\n");
+	}
 	return 0;
 }

@@ -360,7 +360,11 @@ def main():
     api_only = sys.argv[4] if len(sys.argv) > 4 and sys.argv[3] == "--api-only" else None
     opts = dict(zip(sys.argv[3::2], sys.argv[4::2]))
     opts["path"] = path
-    spans, tracks = load_pftrace(path) if not path.endswith(".json") else load_chrome(path)
+    try:
+        spans, tracks = load_pftrace(path) if not path.endswith(".json") else load_chrome(path)
+    except (OSError, ValueError, KeyError, IndexError, struct.error) as e:
+        print("FAIL: %s: does not decode: %s" % (path, e))
+        return 1
     if mode == "generic":
         check_generic(spans, opts)
     elif mode == "app":
