@@ -23,7 +23,7 @@
 
 enum { OWN_MAGIC_CTX = 0x6f637478, OWN_MAGIC_STREAM = 0x6f737472, OWN_MAGIC_EVENT = 0x6f657674,
        OWN_MAGIC_MODULE = 0x6f6d6f64, OWN_MAGIC_FUNC = 0x6f66756e, OWN_MAGIC_LIB = 0x6f6c6962,
-       OWN_MAGIC_ARRAY = 0x6f617272 };
+       OWN_MAGIC_ARRAY = 0x6f617272, OWN_MAGIC_LINK = 0x6f6c6e6b };
 
 /* The compute capability the own driver reports: the PTX of nvcc's default and -arch=sm_90
  * builds JITs for it (fatbin__best_ptx picks the highest PTX not above it). */

@@ -797,3 +797,128 @@ CUresult own_cuKernelGetParamInfo(CUkernel k, size_t idx, size_t *off, size_t *s
 {
 	return own_cuFuncGetParamInfo((CUfunction)k, idx, off, size);
 }
+
+/* ---- JIT linking: the own driver keeps PTX as it is (it is lowered at each kernel's first
+ * launch), so a link of one PTX input completes with that PTX as its "cubin", which
+ * cuModuleLoadData takes like any PTX image. Inputs of other kinds, or several, are refused
+ * with one line: there is no linker for them here. ---- */
+
+struct own_link {
+	uint32_t magic;
+	char *ptx;
+	size_t len;
+	unsigned inputs;
+	float *walltime;
+	char *info, *error;
+	size_t info_size, error_size;
+};
+
+static struct own_link *link_of(CUlinkState s)
+{
+	struct own_link *l = (struct own_link *)s;
+	return l && l->magic == OWN_MAGIC_LINK ? l : NULL;
+}
+
+static void link_log(char *buf, size_t size, const char *text)
+{
+	if (buf && size)
+		snprintf(buf, size, "%s", text);
+}
+
+CUresult own_cuLinkCreate_v2(unsigned n, CUjit_option *opts, void **vals, CUlinkState *out)
+{
+	CUresult rc = own_ready();
+	if (rc)
+		return rc;
+	if (!out || (n && (!opts || !vals)))
+		return CUDA_ERROR_INVALID_VALUE;
+	struct own_link *l = calloc(1, sizeof(*l));
+	if (!l)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	l->magic = OWN_MAGIC_LINK;
+	for (unsigned i = 0; i < n; i++)
+		switch (opts[i]) {
+		case CU_JIT_WALL_TIME: l->walltime = vals[i]; break;
+		case CU_JIT_INFO_LOG_BUFFER: l->info = vals[i]; break;
+		case CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES: l->info_size = (size_t)(uintptr_t)vals[i]; break;
+		case CU_JIT_ERROR_LOG_BUFFER: l->error = vals[i]; break;
+		case CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES: l->error_size = (size_t)(uintptr_t)vals[i]; break;
+		default: break;   /* optimization levels, targets: nothing to do before the lowering */
+		}
+	link_log(l->info, l->info_size, "");
+	link_log(l->error, l->error_size, "");
+	*out = (CUlinkState)l;
+	return CUDA_SUCCESS;
+}
+
+CUresult own_cuLinkAddData_v2(CUlinkState s, CUjitInputType type, void *data, size_t size, const char *name,
+			      unsigned n, CUjit_option *opts, void **vals)
+{
+	(void)name, (void)n, (void)opts, (void)vals;
+	struct own_link *l = link_of(s);
+	if (!l)
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (!data || !size)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (type != CU_JIT_INPUT_PTX) {
+		link_log(l->error, l->error_size, "gpuprobe's own driver links PTX inputs only");
+		return own_unsupported(-1, "cuLinkAddData with an input other than PTX");
+	}
+	if (l->inputs++) {
+		link_log(l->error, l->error_size, "gpuprobe's own driver links one PTX input");
+		return own_unsupported(-1, "cuLinkAddData of a second input (linking PTX modules together)");
+	}
+	size_t len = strnlen(data, size);
+	if (!(l->ptx = malloc(len + 1)))
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	memcpy(l->ptx, data, len);
+	l->ptx[len] = 0;
+	l->len = len;
+	return CUDA_SUCCESS;
+}
+
+CUresult own_cuLinkAddFile_v2(CUlinkState s, CUjitInputType type, const char *path, unsigned n, CUjit_option *opts,
+			      void **vals)
+{
+	if (!link_of(s))
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (!path)
+		return CUDA_ERROR_INVALID_VALUE;
+	char *b = read_file(path);
+	if (!b)
+		return CUDA_ERROR_FILE_NOT_FOUND;
+	CUresult rc = own_cuLinkAddData_v2(s, type, b, strlen(b) + 1, path, n, opts, vals);
+	free(b);
+	return rc;
+}
+
+CUresult own_cuLinkComplete(CUlinkState s, void **out, size_t *size)
+{
+	struct own_link *l = link_of(s);
+	if (!l)
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (!out || !size)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!l->ptx) {
+		link_log(l->error, l->error_size, "nothing to link");
+		return CUDA_ERROR_INVALID_VALUE;
+	}
+	if (l->walltime)
+		*l->walltime = 0.0f;
+	link_log(l->info, l->info_size, "gpuprobe's own driver: the PTX is kept as it is and lowered at each kernel's "
+					 "first launch");
+	*out = l->ptx;   /* valid until cuLinkDestroy, as the driver's cubin */
+	*size = l->len + 1;
+	return CUDA_SUCCESS;
+}
+
+CUresult own_cuLinkDestroy(CUlinkState s)
+{
+	struct own_link *l = link_of(s);
+	if (!l)
+		return CUDA_ERROR_INVALID_HANDLE;
+	l->magic = 0;
+	free(l->ptx);
+	free(l);
+	return CUDA_SUCCESS;
+}
