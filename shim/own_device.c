@@ -187,6 +187,8 @@ static int attribute(CUdevice_attribute a)
 	/* Cooperative launches: every block of the grid resident at once, which own_launch.c's
 	 * occupancy answers and its cooperative check promise (resident_per_sm). */
 	case CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH: return 1;
+	/* Virtual memory management without aliasing (own_memory.c says what that leaves out). */
+	case CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED: return 1;
 	default: return 0;
 	}
 }

@@ -459,3 +459,199 @@ CUresult own_cuMemAllocAsync(CUdeviceptr *p, size_t n, CUstream s)
 }
 /* Freed by a captured graph: kept (graph memory lives as long as the process, own_pool.c). */
 CUresult own_cuMemFreeAsync(CUdeviceptr p, CUstream s) { return own_capturing(s) ? CUDA_SUCCESS : release(p); }
+
+/* ---- virtual memory management (cuMemAddressReserve, cuMemCreate, cuMemMap, ...) ----
+ * A backend cannot map memory at an address of our choosing, so a reservation is backed at
+ * once by one allocation of its size, and cuMemCreate's handle is a size with no memory of its
+ * own: mapping it at an address of a reservation makes those bytes its memory. What this cannot
+ * do is alias: one handle mapped at two addresses (refused, one line), or a handle's contents
+ * kept across an unmap and a map elsewhere. */
+
+#define OWN_MAGIC_VMM 0x6f766d6du
+struct own_vmm_handle {
+	uint32_t magic;
+	size_t size;
+	CUmemAllocationProp prop;
+	uint64_t mapped_at;   /* 0: not mapped */
+	int released;         /* cuMemRelease called: freed when unmapped */
+};
+#define VMM_GRANULARITY (2u << 20)
+
+static struct own_vmm_handle *vmm_of(CUmemGenericAllocationHandle h)
+{
+	struct own_vmm_handle *v = (struct own_vmm_handle *)(uintptr_t)h;
+	return v && v->magic == OWN_MAGIC_VMM ? v : NULL;
+}
+
+CUresult own_cuMemGetAllocationGranularity(size_t *g, const CUmemAllocationProp *prop,
+					   CUmemAllocationGranularity_flags option)
+{
+	(void)option;
+	if (!g || !prop)
+		return CUDA_ERROR_INVALID_VALUE;
+	*g = VMM_GRANULARITY;
+	return CUDA_SUCCESS;
+}
+
+CUresult own_cuMemAddressReserve(CUdeviceptr *ptr, size_t size, size_t align, CUdeviceptr addr,
+				 unsigned long long flags)
+{
+	(void)align, (void)addr, (void)flags;   /* the address is the backend's: a hint need not be met */
+	if (!ptr || !size || size % VMM_GRANULARITY)
+		return CUDA_ERROR_INVALID_VALUE;
+	return alloc((uint64_t *)ptr, size, 0, 0, 0);
+}
+
+CUresult own_cuMemAddressFree(CUdeviceptr ptr, size_t size)
+{
+	struct own_alloc a;
+	if (!own_alloc_find(ptr, &a) || a.addr != ptr || a.size != size)
+		return CUDA_ERROR_INVALID_VALUE;
+	return release(ptr);
+}
+
+CUresult own_cuMemCreate(CUmemGenericAllocationHandle *h, size_t size, const CUmemAllocationProp *prop,
+			 unsigned long long flags)
+{
+	(void)flags;
+	CUresult rc = own_ready();
+	if (rc)
+		return rc;
+	if (!h || !prop || !size || size % VMM_GRANULARITY)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (prop->type != CU_MEM_ALLOCATION_TYPE_PINNED || prop->location.type != CU_MEM_LOCATION_TYPE_DEVICE ||
+	    prop->location.id != 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (prop->requestedHandleTypes != CU_MEM_HANDLE_TYPE_NONE)
+		return own_unsupported(-1, "cuMemCreate with shareable handles");
+	struct own_vmm_handle *v = calloc(1, sizeof(*v));
+	if (!v)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	v->magic = OWN_MAGIC_VMM, v->size = size, v->prop = *prop;
+	*h = (CUmemGenericAllocationHandle)(uintptr_t)v;
+	return CUDA_SUCCESS;
+}
+
+static void vmm_free(struct own_vmm_handle *v)
+{
+	v->magic = 0;
+	free(v);
+}
+
+CUresult own_cuMemRelease(CUmemGenericAllocationHandle h)
+{
+	struct own_vmm_handle *v = vmm_of(h);
+	if (!v || v->released)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (v->mapped_at)
+		v->released = 1;   /* the mapping keeps it */
+	else
+		vmm_free(v);
+	return CUDA_SUCCESS;
+}
+
+/* The handles mapped in [ptr, ptr + size): a short list, walked by address. */
+static pthread_mutex_t vmm_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct own_vmm_handle **maps;
+static size_t nmaps, maps_cap;
+
+CUresult own_cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAllocationHandle h,
+		      unsigned long long flags)
+{
+	(void)flags;
+	struct own_vmm_handle *v = vmm_of(h);
+	struct own_alloc a;
+	if (!v || v->released || offset || size != v->size)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!own_alloc_find(ptr, &a) || ptr + size > a.addr + a.size)
+		return CUDA_ERROR_INVALID_VALUE;   /* not inside one reservation */
+	if (v->mapped_at)
+		return own_unsupported(-1, "cuMemMap of an allocation already mapped (aliases)");
+	pthread_mutex_lock(&vmm_lock);
+	for (size_t i = 0; i < nmaps; i++)
+		if (ptr < maps[i]->mapped_at + maps[i]->size && maps[i]->mapped_at < ptr + size) {
+			pthread_mutex_unlock(&vmm_lock);
+			return CUDA_ERROR_INVALID_VALUE;   /* overlaps a mapping */
+		}
+	if (nmaps == maps_cap) {
+		size_t n = maps_cap ? maps_cap * 2 : 16;
+		struct own_vmm_handle **m = realloc(maps, n * sizeof(*m));
+		if (!m) {
+			pthread_mutex_unlock(&vmm_lock);
+			return CUDA_ERROR_OUT_OF_MEMORY;
+		}
+		maps = m, maps_cap = n;
+	}
+	maps[nmaps++] = v;
+	v->mapped_at = ptr;
+	pthread_mutex_unlock(&vmm_lock);
+	return CUDA_SUCCESS;
+}
+
+CUresult own_cuMemUnmap(CUdeviceptr ptr, size_t size)
+{
+	CUresult rc = own_ready();
+	if (rc)
+		return rc;
+	own.ops->queue_finish(own.bk, own.queue, NULL, 0);   /* kernels may still use it */
+	pthread_mutex_lock(&vmm_lock);
+	for (size_t i = 0; i < nmaps;) {
+		struct own_vmm_handle *v = maps[i];
+		if (v->mapped_at >= ptr && v->mapped_at + v->size <= ptr + size) {
+			maps[i] = maps[--nmaps];
+			v->mapped_at = 0;
+			if (v->released)
+				vmm_free(v);
+		} else {
+			i++;
+		}
+	}
+	pthread_mutex_unlock(&vmm_lock);
+	return CUDA_SUCCESS;
+}
+
+CUresult own_cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc *desc, size_t count)
+{
+	struct own_alloc a;
+	if (!desc || !count || !own_alloc_find(ptr, &a) || ptr + size > a.addr + a.size)
+		return CUDA_ERROR_INVALID_VALUE;
+	for (size_t i = 0; i < count; i++)
+		if (desc[i].location.type != CU_MEM_LOCATION_TYPE_DEVICE || desc[i].location.id != 0)
+			return CUDA_ERROR_INVALID_DEVICE;
+	return CUDA_SUCCESS;   /* every byte is readable and writable by the one device */
+}
+
+CUresult own_cuMemGetAccess(unsigned long long *flags, const CUmemLocation *loc, CUdeviceptr ptr)
+{
+	if (!flags || !loc || !own_alloc_find(ptr, NULL))
+		return CUDA_ERROR_INVALID_VALUE;
+	*flags = loc->type == CU_MEM_LOCATION_TYPE_DEVICE && loc->id == 0 ? CU_MEM_ACCESS_FLAGS_PROT_READWRITE
+									   : CU_MEM_ACCESS_FLAGS_PROT_NONE;
+	return CUDA_SUCCESS;
+}
+
+CUresult own_cuMemGetAllocationPropertiesFromHandle(CUmemAllocationProp *prop, CUmemGenericAllocationHandle h)
+{
+	struct own_vmm_handle *v = vmm_of(h);
+	if (!v || !prop)
+		return CUDA_ERROR_INVALID_VALUE;
+	*prop = v->prop;
+	return CUDA_SUCCESS;
+}
+
+CUresult own_cuMemRetainAllocationHandle(CUmemGenericAllocationHandle *h, void *addr)
+{
+	if (!h)
+		return CUDA_ERROR_INVALID_VALUE;
+	uint64_t p = (uint64_t)(uintptr_t)addr;
+	CUresult rc = CUDA_ERROR_INVALID_VALUE;
+	pthread_mutex_lock(&vmm_lock);
+	for (size_t i = 0; i < nmaps; i++)
+		if (p >= maps[i]->mapped_at && p < maps[i]->mapped_at + maps[i]->size) {
+			*h = (CUmemGenericAllocationHandle)(uintptr_t)maps[i];
+			rc = CUDA_SUCCESS;
+			break;
+		}
+	pthread_mutex_unlock(&vmm_lock);
+	return rc;
+}
