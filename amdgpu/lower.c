@@ -931,7 +931,7 @@ LLVMModuleRef amdgpu__lower(LLVMContextRef ctx, const ir_module *m, const struct
 	err[0] = 0;
 	c.wave64 = o->target == AMDGPU_TARGET_AMDGCN && (!o->arch || strncmp(o->arch, "gfx1", 4) || !strcmp(o->arch, "gfx1"));
 	if (m->address_size == 32) {
-		snprintf(err, errlen, "32-bit PTX (.address_size 32) is not lowered");
+		snprintf(err, errlen, "PTX with 32-bit addresses (.address_size 32) is not lowered");
 		return NULL;
 	}
 	c.mod = LLVMModuleCreateWithNameInContext("gpuprobe", ctx);

@@ -4,6 +4,7 @@
 #include "cli/cmd_ptx.h"
 
 #include "amdgpu/amdgpu.h"
+#include "amdgpu/module.h"
 #include "amdgpu/ptx_key.h"
 #include "ptx-frontend/fatbin.h"
 #include "cli/cli.h"
@@ -13,9 +14,39 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <string.h>
 #include <sys/stat.h>
+
+/* amdgpu/ and LLVM 19 live in lib/libgpuprobe-amdgpu.so beside this program (../lib), opened
+ * when needed: the command runs where LLVM 19 is absent. */
+static const struct amdgpu_module_api *A;
+
+static int load_module(const char *cmd)
+{
+	if (A)
+		return 0;
+	char path[4096] = AMDGPU_MODULE_NAME;
+	ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 64);
+	if (n > 0) {
+		path[n] = 0;
+		char *slash = strrchr(path, '/');
+		if (slash)
+			snprintf(slash, sizeof(path) - (size_t)(slash - path), "/../lib/%s", AMDGPU_MODULE_NAME);
+	}
+	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (!h)
+		h = dlopen(AMDGPU_MODULE_NAME, RTLD_NOW | RTLD_LOCAL);
+	amdgpu_module_api_fn get = h ? (amdgpu_module_api_fn)dlsym(h, "amdgpu_module_api") : NULL;
+	if (!get || !(A = get()) || A->version != AMDGPU_MODULE_API_VERSION) {
+		const char *why = dlerror();
+		A = NULL;
+		return cli_error("%s: the LLVM 19 lowering is not available here (%s: %s); it needs a build with "
+				 "llvm-19-dev and LLVM 19's libraries where it runs", cmd, path, why ? why : "no amdgpu_module_api");
+	}
+	return 0;
+}
 
 static void llvm_usage(FILE *out)
 {
@@ -77,7 +108,7 @@ static int fill_one(const char *dir, const char *what, const char *ptx, size_t l
 	ir_module *m = ptx_parse(ptx, strnlen(ptx, len), err, sizeof(err));
 	char *out = NULL;
 	size_t n = 0;
-	int r = m ? amdgpu_lower_ptx(m, o, &out, &n, err, sizeof(err)) : -EINVAL;
+	int r = m ? A->lower_ptx(m, o, &out, &n, err, sizeof(err)) : -EINVAL;
 	if (m)
 		ir_module_free(m);
 	if (r < 0) {
@@ -192,12 +223,16 @@ static int run(bool code_object, int argc, char **argv)
 			path = path ? path : a;
 		}
 	}
+	if (load_module(cmd)) {
+		free(files);
+		return 1;
+	}
 	if (cache) {
-		if (!target || amdgpu_target_parse(target) != AMDGPU_TARGET_NVPTX)
+		if (!target || A->target_parse(target) != AMDGPU_TARGET_NVPTX)
 			return free(files), cli_usage_error("%s: --cache needs --target nvptx", cmd);
 		if (!nfiles)
 			return free(files), cli_usage_error("%s: --cache needs files", cmd);
-		if (arch && !amdgpu_arch_ok(AMDGPU_TARGET_NVPTX, arch))
+		if (arch && !A->arch_ok(AMDGPU_TARGET_NVPTX, arch))
 			return free(files), cli_usage_error("%s: unknown architecture '%s' for nvptx (sm_60 .. sm_90)", cmd, arch);
 		o.target = AMDGPU_TARGET_NVPTX;
 		o.arch = arch;
@@ -212,11 +247,11 @@ static int run(bool code_object, int argc, char **argv)
 		code_object ? amdgpu_usage(stderr) : llvm_usage(stderr);
 		return 2;
 	}
-	int t = amdgpu_target_parse(target);
+	int t = A->target_parse(target);
 	if (t < 0)
 		return cli_usage_error("%s: unknown target '%s' (amdgcn or nvptx)", cmd, target);
 	o.target = (enum amdgpu_target)t;
-	if (arch && !amdgpu_arch_ok(o.target, arch))
+	if (arch && !A->arch_ok(o.target, arch))
 		return cli_usage_error("%s: unknown architecture '%s' for %s (%s)", cmd, arch, target,
 				       t == AMDGPU_TARGET_AMDGCN ? "gfx90a, gfx942 or gfx1100" : "sm_60 .. sm_90");
 	o.arch = arch;
@@ -240,11 +275,11 @@ static int run(bool code_object, int argc, char **argv)
 	size_t n = 0;
 	int r;
 	if (code_object) {
-		r = amdgpu_lower_code_object(m, &o, &res, &n, err, sizeof(err));
+		r = A->lower_code_object(m, &o, &res, &n, err, sizeof(err));
 	} else if (want_ptx) {
-		r = amdgpu_lower_ptx(m, &o, (char **)&res, &n, err, sizeof(err));
+		r = A->lower_ptx(m, &o, (char **)&res, &n, err, sizeof(err));
 	} else {
-		r = amdgpu_lower_ll(m, &o, (char **)&res, err, sizeof(err));
+		r = A->lower_ll(m, &o, (char **)&res, err, sizeof(err));
 		n = res ? strlen(res) : 0;
 	}
 	ir_module_free(m);

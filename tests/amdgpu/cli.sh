@@ -138,5 +138,19 @@ n=$(ls "$work/cache" | grep -c '^[0-9a-f]\{16\}-[0-9]*\.ptx$')
 [ "$n" = 1 ] || { echo "FAIL cache: $n files in the cache"; fail=1; }
 check cache-notlowered 1 "$gp" ptx llvm --target nvptx --cache "$work/cache" "$work/tex.ptx" && has cache-notlowered "not lowered"
 check cache-amdgcn 2 "$gp" ptx llvm --target amdgcn --cache "$work/cache" "$work/vadd.ptx"
+# without lib/libgpuprobe-amdgpu.so beside it (LLVM 19 absent), one line saying so
+mkdir -p "$work/alone/bin" && cp "$gp" "$work/alone/bin/gpuprobe"
+LD_LIBRARY_PATH=$(dirname "$gp")/../lib "$work/alone/bin/gpuprobe" ptx llvm --target nvptx "$work/vadd.ptx" >"$work/out" 2>&1
+rc=$?
+if [ $rc != 1 ] || [ "$(wc -l <"$work/out")" != 1 ] || ! grep -q "the LLVM 19 lowering is not available here" "$work/out"; then
+	# found through LD_LIBRARY_PATH's lib/ by name is fine too: then it works
+	grep -q "target triple\|^; ModuleID" "$work/out" || { echo "FAIL no-module: exit $rc: $(head -c 300 "$work/out")"; fail=1; }
+fi
+"$work/alone/bin/gpuprobe" ptx llvm --target nvptx "$work/vadd.ptx" >"$work/out" 2>&1
+if [ $? != 1 ] || ! grep -q "ptx llvm: the LLVM 19 lowering is not available here" "$work/out"; then
+	echo "FAIL no-module: $(head -c 300 "$work/out")"; fail=1
+else
+	echo "ok no-module: $(cat "$work/out")"
+fi
 [ $fail = 0 ] && echo "cli: all checks pass"
 exit $fail
