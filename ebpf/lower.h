@@ -66,9 +66,11 @@ struct gp_lower_opts {
 	   into the 64-bit register key (zero-extended) and the hook emits dst = the element's
 	   address, or 0 when there is none (an index past max_entries). Returns as
 	   emit_map_lookup. bench/overhead's per-direction memory counter called the generic
-	   lookup helper at every access; out of line (ptx-frontend/inline.c) that is a call. */
+	   lookup helper at every access; out of line (ptx-frontend/inline.c) that is a call.
+	   key_max: the key is known to be at most this (UINT32_MAX when nothing is known; a key
+	   below max_entries lets the hook drop its bounds test and return NONNULL). */
 	int (*emit_map_lookup_var)(void *user, ir_module *m, ir_func *f, const char *dst,
-				   int map_index, const char *key);
+				   int map_index, const char *key, uint32_t key_max);
 	/* Bytes of stack per frame, from the verifier's stack_depth (rounded up to 8); 0 means
 	   the ISA's 512. Accesses outside it are the verifier's to reject. */
 	unsigned stack_size;

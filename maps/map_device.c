@@ -905,7 +905,7 @@ int gp_maps_emit_map_lookup(void *user, ir_module *m, ir_func *f, const char *ds
 /* A variable index into an array: the element's address from constants (base, stride, bound)
  * and %smid, with no call, no descriptor load and no stack, so ptxas sees the whole counter. */
 int gp_maps_emit_map_lookup_var(void *user, ir_module *m, ir_func *f, const char *dst,
-				int map_index, const char *key)
+				int map_index, const char *key, uint32_t key_max)
 {
 	struct gp_maps_device *dev = user;
 	if (!dev || map_index < 0 || (size_t)map_index >= dev->nmaps)
@@ -916,16 +916,21 @@ int gp_maps_emit_map_lookup_var(void *user, ir_module *m, ir_func *f, const char
 	if (d->kind != GP_MAP_KIND_ARRAY || (d->flags & GP_MAPF_PERTHREAD))
 		return -ENOTSUP;
 	struct gp_emit e = {.m = m, .f = f};
+	bool in_bounds = key_max < d->max_entries;   /* `ctx->dir & 3` into 4 entries */
 	ir_stmt_append(f, ir_stmt_new(m, IR_STMT_BLOCK_OPEN));
 	ir_stmt_append(f, ir_reg_decl_new(m, ".u64", "%gpm_k", -1));
-	ir_stmt_append(f, ir_reg_decl_new(m, ".pred", "%gpm_p", -1));
+	if (!in_bounds)
+		ir_stmt_append(f, ir_reg_decl_new(m, ".pred", "%gpm_p", -1));
 	int rc = emit_value_addr(m, f, dst, d, d->data);   /* this SM's copy of element 0 */
 	gp_em(&e, "mul.lo.u64 %%gpm_k, %s, %u", key, d->value_stride);
 	gp_em(&e, "add.u64 %s, %s, %%gpm_k", dst, dst);
-	gp_em(&e, "setp.ge.u64 %%gpm_p, %s, %u", key, d->max_entries);
-	gp_em(&e, "selp.b64 %s, 0, %s, %%gpm_p", dst, dst);
+	if (!in_bounds) {
+		gp_em(&e, "setp.ge.u64 %%gpm_p, %s, %u", key, d->max_entries);
+		gp_em(&e, "selp.b64 %s, 0, %s, %%gpm_p", dst, dst);
+	}
 	ir_stmt_append(f, ir_stmt_new(m, IR_STMT_BLOCK_CLOSE));
-	return rc ? rc : e.failed ? -EINVAL : GP_LOWER_KEY_UNIFORM;
+	return rc ? rc : e.failed ? -EINVAL
+		       : GP_LOWER_KEY_UNIFORM | (in_bounds && d->data ? GP_LOWER_NONNULL : 0);
 }
 
 int gp_maps_emit_map_ref(void *user, ir_module *m, ir_func *f, const char *dst, int map_index,

@@ -51,10 +51,11 @@ int gp_maps_emit_map_ref(void *user, ir_module *m, ir_func *f, const char *dst, 
 int gp_maps_emit_map_lookup(void *user, ir_module *m, ir_func *f, const char *dst, int map_index,
 			    uint32_t key);
 /* emit_map_lookup_var (ebpf/lower.h): dst = the address of element `key` (a 64-bit register
- * holding a u32) of an array's copy on this SM, or 0 past max_entries. -ENOTSUP for hashes and
- * per-thread arrays (their helper stays). */
+ * holding a u32, at most key_max) of an array's copy on this SM, or 0 past max_entries (no test
+ * where key_max is below it); for a hash map with 4-byte keys, the value of that key or 0 (the
+ * lookup emitted in place). -ENOTSUP for other hashes and per-thread maps (their helper stays). */
 int gp_maps_emit_map_lookup_var(void *user, ir_module *m, ir_func *f, const char *dst,
-				int map_index, const char *key);
+				int map_index, const char *key, uint32_t key_max);
 
 /* gp_lower_opts.helper_func: adds (once per module) and names the .func for helper_id:
  * 1 map_lookup_elem, 2 map_update_elem, 3 map_delete_elem, 6 trace_printk, 25 perf_event_output,

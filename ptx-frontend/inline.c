@@ -1008,7 +1008,7 @@ static long *plan_budgets(struct pass *p, const struct gp_inline_opts *opts, siz
 int gp_inline_generated_calls(ir_module *m, const struct gp_inline_opts *opts,
 			      struct gp_inline_stats *stats)
 {
-	struct pass p = {.m = m, .max_insns = opts && opts->max_insns ? opts->max_insns : 200,
+	struct pass p = {.m = m, .max_insns = opts && opts->max_insns ? opts->max_insns : GP_INLINE_MAX_INSNS,
 			 .small_insns = opts && opts->small_insns ? opts->small_insns : 48,
 			 .everything = opts && opts->everything};
 	unsigned depth = opts && opts->max_depth ? opts->max_depth : 4;

@@ -19,8 +19,14 @@
 
 #include "ptx-frontend/ir.h"
 
+/* The default size limit of a callee. 400 since hash-map lookups with 4-byte keys are emitted in
+ * place (maps/map_device.c emit_hash_lookup_var, about 40 instructions each): coalescing's probe,
+ * four such lookups, became 306 instructions, where it had been 150 plus four calls of a 136-
+ * instruction lookup that the site then inlined as well. The module's budget bounds growth. */
+#define GP_INLINE_MAX_INSNS 400
+
 struct gp_inline_opts {
-	unsigned max_insns;        /* callees with more instructions stay calls; 0: 200 */
+	unsigned max_insns;        /* callees with more instructions stay calls; 0: GP_INLINE_MAX_INSNS */
 	unsigned max_depth;        /* rounds of nested inlining; 0: 4 */
 	/* Additions (zero keeps the default): */
 	unsigned small_insns;      /* callees this small are inlined wherever called; 0: 48 */

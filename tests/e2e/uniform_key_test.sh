@@ -37,12 +37,13 @@ C
 probe by_dir 'ctx->dir & 3'
 probe by_space_dir '(ctx->space * 4 + ctx->dir) & 31'
 probe by_lane 'ctx->thread.lane_id'
+probe by_dir_wide 'ctx->dir & 63'
 "$NVCC" -arch=sm_90 -ptx "$SRC/tests/e2e/apps/transpose.cu" -o "$W/transpose.ptx" || exit 2
-for p in by_dir by_space_dir by_lane; do
+for p in by_dir by_space_dir by_lane by_dir_wide; do
 	"$GP" ptx instrument --sms 132 -p "$W/$p.bpf.o" "$W/transpose.ptx" -o "$W/$p.ptx" 2>"$W/$p.err"
 	check "$p: instrumented" 0 $?
 	sites=$(grep -o '[0-9]* probe sites' "$W/$p.err" | grep -o '^[0-9]*')
-	eval "${p}_sites=\${sites:-0} ${p}_match=$(grep -c 'match\.any\.sync' "$W/$p.ptx") ${p}_red=$(grep -c 'red\.global\.add' "$W/$p.ptx") ${p}_sync=$(grep -c 'bar\.warp\.sync' "$W/$p.ptx")"
+	eval "${p}_sites=\${sites:-0} ${p}_match=$(grep -c 'match\.any\.sync' "$W/$p.ptx") ${p}_red=$(grep -c 'red\.global\.add' "$W/$p.ptx") ${p}_sync=$(grep -c 'bar\.warp\.sync' "$W/$p.ptx") ${p}_bound=$(grep -cE 'selp\.b64 .*gpm_p;' "$W/$p.ptx")"
 	"$PTXAS" -arch=sm_90 "$W/$p.ptx" -o "$W/$p.cubin"
 	check "$p: ptxas sm_90" 0 $?
 done
@@ -53,4 +54,10 @@ check "by_dir: no reconvergence (the null test is bra.uni)" 0 "$by_dir_sync"
 check "by_space_dir: no lane grouping" 0 "$by_space_dir_match"
 check "by_lane: lanes grouped at every site" "$by_lane_sites" "$by_lane_match"
 check "by_lane: every site reconverges" "$by_lane_sites" "$by_lane_sync"
+# A key known to be below max_entries (32) needs no bounds test and no null test: `& 3` and
+# `& 31` bound it; a lane id (any u32) or `& 63` do not.
+check "by_dir: no bounds test" 0 "$by_dir_bound"
+check "by_space_dir: no bounds test" 0 "$by_space_dir_bound"
+check "by_lane: a bounds test per site" "$by_lane_sites" "$by_lane_bound"
+check "by_dir_wide: a bounds test per site" "$by_dir_wide_sites" "$by_dir_wide_bound"
 exit $fail
