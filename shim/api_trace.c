@@ -48,6 +48,7 @@ static pthread_mutex_t tbufs_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_key_t tbuf_key;
 static __thread struct tbuf *my_buf;
 static __thread long my_tid;
+static long my_pid;                        /* getpid() is a system call: kept (after_fork) */
 static unsigned long long launch_seq;
 
 uint64_t shim_api_trace_now(void)
@@ -152,14 +153,70 @@ static void emit(const char *fmt, ...)
 	unlock(b);
 }
 
+static char *put_str(char *p, const char *s)
+{
+	while (*s)
+		*p++ = *s++;
+	return p;
+}
+
+static char *put_u64(char *p, uint64_t v)
+{
+	char t[20];
+	int n = 0;
+	do
+		t[n++] = (char)('0' + v % 10);
+	while (v /= 10);
+	while (n)
+		*p++ = t[--n];
+	return p;
+}
+
+static char *put_i64(char *p, int64_t v)
+{
+	if (v < 0) {
+		*p++ = '-';
+		return put_u64(p, (uint64_t)0 - (uint64_t)v);
+	}
+	return put_u64(p, (uint64_t)v);
+}
+
+/* The hot record, formatted by hand (printf's cost was most of a traced call's). */
 void shim_api_trace_call(int id, uint64_t t0, int rc)
 {
 	uint64_t t1 = shim_api_trace_now();
-	int saved = errno;
-	emit("{\"type\":\"api\",\"pid\":%ld,\"tid\":%ld,\"name\":\"%s\",\"ts\":%llu,\"dur\":%llu,"
-	     "\"rc\":%d}\n", (long)getpid(), my_buf ? my_tid : (long)syscall(SYS_gettid),
-	     shim_fn_names[id], (unsigned long long)t0, (unsigned long long)(t1 - t0), rc);
-	errno = saved;
+	if (__builtin_expect(__atomic_load_n(&trace_fd, __ATOMIC_ACQUIRE) < 0 || !my_buf, 0)) {
+		/* the thread's (or the child's) first record: the general path */
+		int saved = errno;
+		emit("{\"type\":\"api\",\"pid\":%ld,\"tid\":%ld,\"name\":\"%s\",\"ts\":%llu,"
+		     "\"dur\":%llu,\"rc\":%d}\n", my_pid, (long)syscall(SYS_gettid), shim_fn_names[id],
+		     (unsigned long long)t0, (unsigned long long)(t1 - t0), rc);
+		errno = saved;
+		return;
+	}
+	struct tbuf *b = my_buf;
+	lock(b);
+	char *p = b->data + b->len;   /* a line is far below the 4 KiB kept free */
+	p = put_str(p, "{\"type\":\"api\",\"pid\":");
+	p = put_i64(p, my_pid);
+	p = put_str(p, ",\"tid\":");
+	p = put_i64(p, my_tid);
+	p = put_str(p, ",\"name\":\"");
+	p = put_str(p, shim_fn_names[id]);
+	p = put_str(p, "\",\"ts\":");
+	p = put_u64(p, t0);
+	p = put_str(p, ",\"dur\":");
+	p = put_u64(p, t1 - t0);
+	p = put_str(p, ",\"rc\":");
+	p = put_i64(p, rc);
+	p = put_str(p, "}\n");
+	b->len = (size_t)(p - b->data);
+	if (b->len >= TBUF_FLUSH) {
+		int saved = errno;
+		flush_locked(b);
+		errno = saved;
+	}
+	unlock(b);
 }
 
 /* ---- launches ---------------------------------------------------------------------------- */
@@ -194,7 +251,7 @@ static void kernel_name(CUfunction f, char *out, size_t len)
 
 static void CUDA_CB done(void *user)
 {
-	emit("{\"type\":\"kernel_done\",\"pid\":%ld,\"id\":%llu,\"ts\":%llu}\n", (long)getpid(),
+	emit("{\"type\":\"kernel_done\",\"pid\":%ld,\"id\":%llu,\"ts\":%llu}\n", my_pid,
 	     (unsigned long long)(uintptr_t)user, (unsigned long long)shim_api_trace_now());
 }
 
@@ -209,7 +266,7 @@ static void launched(int id, uint64_t t0, int rc, CUfunction f, const unsigned g
 	kernel_name(f, name, sizeof(name));
 	emit("{\"type\":\"launch\",\"pid\":%ld,\"tid\":%ld,\"name\":\"%s\",\"ts\":%llu,\"dur\":%llu,"
 	     "\"rc\":%d,\"id\":%llu,\"kernel\":\"%s\",\"grid\":[%u,%u,%u],\"block\":[%u,%u,%u],"
-	     "\"smem\":%u,\"stream\":\"%p\"}\n", (long)getpid(), (long)syscall(SYS_gettid),
+	     "\"smem\":%u,\"stream\":\"%p\"}\n", my_pid, my_buf ? my_tid : (long)syscall(SYS_gettid),
 	     shim_fn_names[id], (unsigned long long)t0, (unsigned long long)(t1 - t0), rc, n, name,
 	     g[0], g[1], g[2], b[0], b[1], b[2], smem, (void *)s);
 	if (!rc && trace_done) {
@@ -322,6 +379,7 @@ static void after_fork(void)
 		close(trace_fd);
 	trace_fd = -1;   /* opened again at the child's first record */
 	my_buf = NULL;   /* this thread's name and tid are the child's */
+	my_pid = (long)getpid();
 }
 
 static void open_file(void)
@@ -379,6 +437,7 @@ void shim_api_trace_install(void)
 	open_file();
 	if (trace_fd < 0)
 		return;
+	my_pid = (long)getpid();
 	trace_on = 1;
 	atexit(flush_all);
 	pthread_atfork(NULL, NULL, after_fork);
