@@ -14,6 +14,9 @@ PACKAGES=(build-essential cmake pkg-config clang llvm
 # headless Chromium renders the HTML reports (chromium: about a minute to install)
 PACKAGES+=(protobuf-c-compiler libprotobuf-c-dev protobuf-compiler chromium)
 
+# amdgpu/: LLVM 19's C API (the AMDGCN and NVPTX targets), ld.lld-19 for AMDGCN code objects
+PACKAGES+=(llvm-19-dev lld-19 clang-19)
+
 missing=()
 for p in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
