@@ -51,10 +51,13 @@ static void build_free(struct tr_build *b)
 	for (size_t i = 0; i < b->nobjects; i++)
 		free(b->objects[i]);
 	free(b->objects);
-	for (size_t i = 0; i < b->nlaunches; i++)
+	for (size_t i = 0; i < b->nlaunches; i++) {
 		free(b->launches[i].kernel);
+		json_object_put(b->launches[i].rec);
+	}
 	free(b->launches);
 	free(b->blocks);
+	free(b->dones);
 	for (size_t i = 0; i < b->nrecs; i++) {
 		free(b->recs[i].map);
 		free(b->recs[i].data);
@@ -260,21 +263,11 @@ int tr_model_add_line(struct tr_model *m, const char *line, char *err, size_t er
 		unsigned g[3];
 		l->grid = dims(j, "grid", g);
 		l->flow = ((uint64_t)(uint32_t)l->pid << 32) | (l->id & 0xffffffffu);
-		/* kept whole for the span's arguments */
-		json_object *keep = json_object_get(j);
 		l->event = (size_t)-1;
-		/* the record itself is stored in the span later (finish): park it in maps' slot */
-		char key[64];
-		snprintf(key, sizeof(key), "\x01launch:%zu", b->nlaunches - 1);
-		json_object_object_add(b->maps, key, keep);
+		l->rec = json_object_get(j);   /* kept whole for the span's arguments */
 	} else if (!strcmp(type, "kernel_done")) {
-		uint64_t id = juint(j, "id");
-		int64_t pid = jint(j, "pid", 0);
-		for (size_t i = b->nlaunches; i-- > 0;)
-			if (b->launches[i].id == id && b->launches[i].pid == pid) {
-				b->launches[i].done = juint(j, "ts");
-				break;
-			}
+		GROW(b->dones, b->ndones, 0);
+		b->dones[b->ndones++] = (struct tr_done){jint(j, "pid", 0), juint(j, "id"), juint(j, "ts")};
 	} else if (!strcmp(type, "event")) {
 		add_record(b, j);
 	} else if (!strcmp(type, "clock")) {
@@ -284,7 +277,7 @@ int tr_model_add_line(struct tr_model *m, const char *line, char *err, size_t er
 		b->offset_ns = jint(j, "offset_ns", 0);
 	} else if (!strcmp(type, "map") || !strcmp(type, "hist") || !strcmp(type, "top")) {
 		const char *name = jstr(j, "name");
-		if (name && name[0] != '\x01') {
+		if (name) {
 			json_object_object_del(b->maps, name);
 			json_object_object_add(b->maps, name, json_object_get(j));
 		}
@@ -399,27 +392,74 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* Launches by (kernel hash, launch time): where a block's launch is looked up. */
+static struct tr_launch **by_hash;
+static int cmp_by_hash(const void *a, const void *b)
+{
+	const struct tr_launch *x = *(struct tr_launch *const *)a, *y = *(struct tr_launch *const *)b;
+	if (x->hash != y->hash)
+		return x->hash < y->hash ? -1 : 1;
+	if (x->ts != y->ts)
+		return x->ts < y->ts ? -1 : 1;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
 /* The launch of kernel hash whose blocks this one (begun at t, device time corrected) is:
  * the latest launched before t; without a calibrated clock, in launch order by count. */
 static struct tr_launch *launch_of(struct tr_build *b, uint32_t hash, uint64_t t, int by_time)
 {
-	struct tr_launch *best = NULL;
-	for (size_t i = 0; i < b->nlaunches; i++) {
-		struct tr_launch *l = &b->launches[i];
-		if (l->hash != hash)
-			continue;
-		if (by_time) {
-			if (l->ts <= t && (!best || l->ts > best->ts))
-				best = l;
-		} else if (l->nblocks < l->grid) {
-			return l;
-		}
+	size_t lo = 0, hi = b->nlaunches;
+	while (lo < hi) {   /* the first of this hash */
+		size_t mid = lo + (hi - lo) / 2;
+		if (by_hash[mid]->hash < hash)
+			lo = mid + 1;
+		else
+			hi = mid;
 	}
-	if (!best && by_time)   /* a device clock slightly ahead: the first launch of it */
-		for (size_t i = 0; i < b->nlaunches && !best; i++)
-			if (b->launches[i].hash == hash)
-				best = &b->launches[i];
-	return best;
+	if (lo == b->nlaunches || by_hash[lo]->hash != hash)
+		return NULL;
+	size_t first = lo;
+	if (!by_time) {
+		for (size_t i = first; i < b->nlaunches && by_hash[i]->hash == hash; i++)
+			if (by_hash[i]->nblocks < by_hash[i]->grid)
+				return by_hash[i];
+		return NULL;
+	}
+	hi = first;
+	while (hi < b->nlaunches && by_hash[hi]->hash == hash)
+		hi++;
+	lo = first;
+	while (lo < hi) {   /* the first launched after t */
+		size_t mid = lo + (hi - lo) / 2;
+		if (by_hash[mid]->ts <= t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* none before t (a device clock slightly ahead): the first launch of it */
+	return lo > first ? by_hash[lo - 1] : by_hash[first];
+}
+
+static int cmp_launch(const void *a, const void *b)
+{
+	const struct tr_launch *x = a, *y = b;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* Blocks by identity (kernel, SM, block index), then time: a begin and its end side by side. */
+static int cmp_block_id(const void *a, const void *b)
+{
+	const struct tr_block *x = a, *y = b;
+	if (x->hash != y->hash)
+		return x->hash < y->hash ? -1 : 1;
+	if (x->sm != y->sm)
+		return x->sm < y->sm ? -1 : 1;
+	int c = memcmp(x->block, y->block, sizeof(x->block));
+	if (c)
+		return c;
+	return x->ns < y->ns ? -1 : x->ns > y->ns ? 1 : (int)x->end - (int)y->end;
 }
 
 static uint64_t field_time(const struct tr_ring_type *t, const uint8_t *d, size_t n)
@@ -444,6 +484,24 @@ void tr_model_finish(struct tr_model *m)
 	uint64_t t_min = UINT64_MAX, t_max = 0;
 #define SEE(t) do { if ((t) && (t) < t_min) t_min = (t); if ((t) > t_max) t_max = (t); } while (0)
 
+	/* launches in launch order per process; completions matched to them */
+	if (b->nlaunches > 1)
+		qsort(b->launches, b->nlaunches, sizeof(*b->launches), cmp_launch);
+	for (size_t i = 0; i < b->ndones; i++) {
+		struct tr_launch key = {.pid = b->dones[i].pid, .id = b->dones[i].id};
+		struct tr_launch *l = b->nlaunches ? bsearch(&key, b->launches, b->nlaunches,
+							       sizeof(*b->launches), cmp_launch) : NULL;
+		if (l)
+			l->done = b->dones[i].ts;
+	}
+	by_hash = malloc((b->nlaunches + 1) * sizeof(*by_hash));
+	if (!by_hash)
+		abort();
+	for (size_t i = 0; i < b->nlaunches; i++)
+		by_hash[i] = &b->launches[i];
+	if (b->nlaunches > 1)
+		qsort(by_hash, b->nlaunches, sizeof(*by_hash), cmp_by_hash);
+
 	/* host: threads (under their processes, made as needed), API spans, launches */
 	for (size_t i = 0; i < b->napis; i++) {
 		size_t t = thread_track(m, b->apis[i].pid, b->apis[i].tid);
@@ -455,10 +513,7 @@ void tr_model_finish(struct tr_model *m)
 	}
 	for (size_t i = 0; i < b->nlaunches; i++) {
 		struct tr_launch *l = &b->launches[i];
-		char key[64];
-		snprintf(key, sizeof(key), "\x01launch:%zu", i);
-		json_object *rec = NULL;
-		json_object_object_get_ex(b->maps, key, &rec);
+		json_object *rec = l->rec;
 		size_t t = thread_track(m, l->pid, l->tid);
 		const char *api = rec ? jstr(rec, "name") : NULL;
 		struct tr_event *e = tr_event_add(m, t, l->ts, l->dur, api ? api : "cuLaunchKernel", "launch");
@@ -501,24 +556,28 @@ void tr_model_finish(struct tr_model *m)
 	free(m->clock);
 	m->clock = xstrdup(clock);
 
-	/* blocks: begin and end paired per (kernel, SM, block) */
-	for (size_t i = 0; i < b->nblocks; i++) {
+	/* blocks: a begin and the end that follows it of the same (kernel, SM, block) make a span
+	 * (a begin followed by another begin never ended: left out); then by start time */
+	if (b->nblocks > 1)
+		qsort(b->blocks, b->nblocks, sizeof(*b->blocks), cmp_block_id);
+	size_t npairs = 0;
+	for (size_t i = 0; i + 1 < b->nblocks; i++) {
+		struct tr_block *k = &b->blocks[i], *e = &b->blocks[i + 1];
+		if (k->end || !e->end || e->hash != k->hash || e->sm != k->sm ||
+		    memcmp(e->block, k->block, sizeof(k->block)))
+			continue;
+		struct tr_block pair = *k;
+		pair.end = 0;
+		uint64_t end_ns = e->ns;
+		b->blocks[npairs] = pair;   /* npairs <= i: nothing unread is overwritten */
+		b->blocks[npairs++].ns2 = end_ns;
+		i++;
+	}
+	if (npairs > 1)
+		qsort(b->blocks, npairs, sizeof(*b->blocks), cmp_block);
+	for (size_t i = 0; i < npairs; i++) {
 		struct tr_block *k = &b->blocks[i];
-		if (k->end)
-			continue;
-		uint64_t end = 0;
-		for (size_t j = i + 1; j < b->nblocks; j++) {
-			struct tr_block *e = &b->blocks[j];
-			if (e->end && e->hash == k->hash && e->sm == k->sm && !memcmp(e->block, k->block, 12)) {
-				end = e->ns;
-				e->end = 2;   /* used */
-				break;
-			}
-			if (!e->end && e->hash == k->hash && e->sm == k->sm && !memcmp(e->block, k->block, 12))
-				break;   /* the same block again with no end: this one never ended */
-		}
-		if (!end)
-			continue;
+		uint64_t end = k->ns2;
 		uint64_t t0 = (uint64_t)((int64_t)k->ns + off), t1 = (uint64_t)((int64_t)end + off);
 		struct tr_launch *l = launch_of(b, k->hash, t0, by_time);
 		const char *kname = l ? l->kernel : "";
@@ -559,17 +618,31 @@ void tr_model_finish(struct tr_model *m)
 	if (!order || !keyed)
 		abort();
 	size_t nk = 0;
+	struct { int64_t pid; char name[32]; uint64_t done; } *streams = NULL;
+	size_t nstreams = 0;
 	for (size_t i = 0; i < b->nlaunches; i++) {
 		struct tr_launch *l = &b->launches[i];
 		uint64_t t0 = l->kbegin, t1 = l->kend;
 		if (!l->kbegin && l->done) {
+			/* not before the stream's kernel before it ended (launches are in launch
+			 * order per process here) */
 			t0 = l->ts + l->dur;
-			for (size_t j = 0; j < i; j++) {
-				struct tr_launch *p = &b->launches[j];
-				if (p->pid == l->pid && !strcmp(p->stream, l->stream) && p->done > t0 &&
-				    p->done <= l->done)
-					t0 = p->done;   /* the stream's kernel before it had ended */
+			size_t s = 0;
+			while (s < nstreams && (streams[s].pid != l->pid || strcmp(streams[s].name, l->stream)))
+				s++;
+			if (s == nstreams) {
+				void *n2 = realloc(streams, (nstreams + 1) * sizeof(*streams));
+				if (!n2)
+					abort();
+				streams = n2;
+				streams[s].pid = l->pid;
+				snprintf(streams[s].name, sizeof(streams[s].name), "%s", l->stream);
+				streams[s].done = 0;
+				nstreams++;
 			}
+			if (streams[s].done > t0 && streams[s].done <= l->done)
+				t0 = streams[s].done;
+			streams[s].done = l->done;
 			t1 = l->done;
 		}
 		if (!t1 || t1 < t0)
@@ -620,6 +693,9 @@ void tr_model_finish(struct tr_model *m)
 	free(lane_end);
 	free(order);
 	free(keyed);
+	free(streams);
+	free(by_hash);
+	by_hash = NULL;
 	/* launches whose kernel got no span keep no flow */
 	for (size_t i = 0; i < b->nlaunches; i++)
 		if (!b->launches[i].kend && b->launches[i].event != (size_t)-1)
@@ -676,8 +752,6 @@ void tr_model_finish(struct tr_model *m)
 	/* maps: their final records */
 	size_t mt = (size_t)-1;
 	json_object_object_foreach(b->maps, key, val) {
-		if (key[0] == '\x01')
-			continue;
 		if (mt == (size_t)-1)
 			mt = tr_track_add(m, TR_MAPS, 0, 0, 0, "maps");
 		char name[300];

@@ -28,11 +28,18 @@ struct tr_launch {
 	uint64_t kbegin, kend;        /* from blocks (0: none) */
 	uint64_t nblocks;
 	size_t event;                 /* its span */
+	json_object *rec;             /* the launch record (the span's arguments) */
 };
 
 struct tr_block {   /* a block_begin or block_end record of the blocks tool */
 	uint32_t hash, sm, block[3], end;
 	uint64_t ns;
+	uint64_t ns2;         /* once paired: the end's time */
+};
+
+struct tr_done {   /* a kernel_done record */
+	int64_t pid;
+	uint64_t id, ts;
 };
 
 struct tr_ring_rec {   /* a ring record kept until the clock is known */
@@ -49,6 +56,8 @@ struct tr_build {
 	size_t nlaunches;
 	struct tr_block *blocks;
 	size_t nblocks;
+	struct tr_done *dones;
+	size_t ndones;
 	struct tr_ring_rec *recs;
 	size_t nrecs;
 	json_object *maps;            /* the last map/hist/top record of each map, by name */
