@@ -156,6 +156,16 @@ int al_control(al *c, const ir_insn *in)
 	if (!strcmp(op, "trap") || !strcmp(op, "brkpt")) {
 		if (op[0] == 'b')
 			return 1;
+		if (c->target == AMDGPU_TARGET_NVPTX) {
+			/* PTX's own trap, and nothing after it: llvm.trap would add `exit;`, and a thread
+			 * that ends in a branch before a barrier is what PoCL (through spirv/, where trap
+			 * notes itself and goes on) cannot run: cooperative groups' grid sync guards its
+			 * workspace so (case coop_grid_sync_trap_guard). On the GPU trap ends the kernel. */
+			LLVMTypeRef fty = LLVMFunctionType(LLVMVoidTypeInContext(c->ctx), NULL, 0, 0);
+			LLVMValueRef a = LLVMGetInlineAsm(fty, "trap;", 5, "", 0, 1, 0, LLVMInlineAsmDialectATT, 0);
+			LLVMBuildCall2(B, fty, a, NULL, 0, "");
+			return 1;
+		}
 		al_intr(c, "llvm.trap", NULL, 0, 0, NULL);
 		LLVMBuildUnreachable(B);
 		return 1;
