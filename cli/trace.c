@@ -733,6 +733,7 @@ void tr_model_finish(struct tr_model *m)
 			char *hex = malloc(2 * r->size + 1);
 			if (!hex)
 				abort();
+			hex[0] = 0;   /* an empty record too */
 			for (size_t k = 0; k < r->size; k++)
 				snprintf(hex + 2 * k, 3, "%02x", r->data[k]);
 			json_object_object_add(args, "data", json_object_new_string(hex));
@@ -831,7 +832,8 @@ size_t *tr_model_order(struct tr_model *m)
 		abort();
 	for (size_t i = 0; i < m->nevents; i++)
 		copy[i] = m->events[o[i]];
-	memcpy(m->events, copy, m->nevents * sizeof(*copy));
+	if (m->nevents)
+		memcpy(m->events, copy, m->nevents * sizeof(*copy));
 	free(copy);
 	for (size_t i = 0; i < m->nevents; i++)
 		rank[i] = i;

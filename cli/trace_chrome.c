@@ -160,7 +160,10 @@ static int64_t ns_of(json_object *o, const char *k)
 	json_object *v;
 	if (!json_object_object_get_ex(o, k, &v))
 		return 0;
-	return (int64_t)(json_object_get_double(v) * 1000.0 + (json_object_get_double(v) < 0 ? -0.5 : 0.5));
+	double d = json_object_get_double(v) * 1000.0;
+	if (!(d > -4e18 && d < 4e18))   /* out of range, or NaN: no time */
+		return 0;
+	return (int64_t)(d + (d < 0 ? -0.5 : 0.5));
 }
 
 /* The track of (pid, tid), made on first sight: a thread unless it is the GPU's or the maps'. */

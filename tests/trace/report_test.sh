@@ -82,6 +82,11 @@ done
 # a Chrome trace with odd members still makes a report (what it can read of it)
 "$gp" report -o "$tmp/odd.html" "$tmp/odd.json" 2>"$tmp/err" && ok "odd.json (wrong member types): a report" ||
 	{ rc=$?; [ $rc = 1 ] && [ "$(wc -l <"$tmp/err")" = 1 ] && ok "odd.json: one line" || bad "odd.json: exit $rc"; }
+# a ring record of no bytes (fuzz/trace_fuzz.c found it read past its hex text)
+printf '{"type":"thread","pid":1,"tid":1,"name":"a"}\n{"type":"api","pid":1,"tid":1,"name":"cuInit","ts":5,"dur":1}\n{"type":"event","map":"e","ring":0,"data":""}\n' >"$tmp/empty_rec.jsonl"
+"$gp" report -o "$tmp/empty_rec.json" "$tmp/empty_rec.jsonl" 2>/dev/null &&
+	python3 -c 'import json,sys; e=[x for x in json.load(open(sys.argv[1]))["traceEvents"] if x.get("cat")=="event"]; sys.exit(0 if len(e)==1 and e[0]["args"]["data"]=="" else 1)' "$tmp/empty_rec.json" &&
+	ok "an empty ring record: an instant with empty data" || bad "an empty ring record"
 got=$("$gp" report -o "$tmp/x.txt" "$tmp/cap.jsonl" 2>&1); rc=$?
 [ $rc = 2 ] && [ "$(wc -l <<<"$got")" = 1 ] && ok "-o x.txt: one line, exit 2" || bad "-o x.txt: exit $rc: $got"
 got=$("$gp" report "$tmp/none.json" 2>&1); rc=$?
