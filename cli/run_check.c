@@ -48,19 +48,27 @@ static const char *not_elf_kind(const char *path)
 	return "a text file";
 }
 
-/* The rejection's reason (the log's last line) and where (the line before). */
-static void log_reason(char *log, const char **why, const char **where)
+/* The rejection's reason (the log's last line), where (the line before) and, where the object
+ * has BTF line info, the C source line before that ("; CODE @ FILE:LINE", as verify prints it). */
+static void log_reason(char *log, const char **why, const char **where, const char **source)
 {
 	size_t n = strlen(log);
 	while (n && log[n - 1] == '\n')
 		log[--n] = 0;
 	char *nl = strrchr(log, '\n');
 	*why = nl ? nl + 1 : log;
-	*where = NULL;
+	*where = *source = NULL;
 	if (nl) {
 		*nl = 0;
 		char *prev = strrchr(log, '\n');
 		*where = prev ? prev + 1 : log;
+		if (prev) {
+			*prev = 0;
+			char *before = strrchr(log, '\n');
+			before = before ? before + 1 : log;
+			if (before[0] == ';' && before[1] == ' ' && strstr(before, " @ "))
+				*source = before + 2;
+		}
 	}
 }
 
@@ -84,17 +92,21 @@ static int verify_object(const char *path, const struct gp_object *obj)
 		if (prog->attach == GP_ATTACH_NONE)
 			continue;
 		attached++;
+		struct gp_verify_srcinfo *src = gp_verify_srcinfo_load(path, prog);   /* NULL: none */
 		struct gp_verify_opts o = {.attach = prog->attach, .maps = maps, .nmaps = nmaps,
 					   .ctx_size = gp_program__ctx_size(prog), .log = log,
-					   .log_size = log_size, .map_atomic_only = atomic_only};
+					   .log_size = log_size, .map_atomic_only = atomic_only, .src = src};
 		log[0] = 0;
-		if (!gp_verify(prog->insns, prog->ninsns, &o))
+		int vr = gp_verify(prog->insns, prog->ninsns, &o);
+		gp_verify_srcinfo_free(src);
+		if (!vr)
 			continue;
-		const char *why, *where;
-		log_reason(log, &why, &where);
-		cli_error("%s: program %s (%s) is rejected by the verifier: %s%s%s (gpuprobe verify -v %s "
-			  "shows every step)", path, prog->name, prog->section, why,
-			  where ? "; at insn " : "", where ? where : "", path);
+		const char *why, *where, *source;
+		log_reason(log, &why, &where, &source);
+		cli_error("%s: program %s (%s) is rejected by the verifier: %s%s%s%s%s (gpuprobe verify "
+			  "-v %s shows every step)", path, prog->name, prog->section, why,
+			  where ? "; at insn " : "", where ? where : "", source ? ", source: " : "",
+			  source ? source : "", path);
 		rc = RUN_EXIT_USAGE;
 	}
 	if (!rc && !attached) {

@@ -138,7 +138,7 @@ bpfcc() {
 		-I"$src/include" -I"$work/include" -c "$1" -o "$2" || fail "clang $1"
 }
 bpfcc "$src/tests/e2e/probes/bad_store.bpf.c" "$work/bad_store.bpf.o"
-check 2 "gpuprobe: $work/bad_store.bpf.o: program writes_ctx (gpu/mem/global/*) is rejected by the verifier: cannot write into ctx: the context is read-only (off=0 size=8); at insn 1: (7b) *(u64 *)(r1 +0) = r2 (gpuprobe verify -v $work/bad_store.bpf.o shows every step)" \
+check 2 "gpuprobe: $work/bad_store.bpf.o: program writes_ctx (gpu/mem/global/*) is rejected by the verifier: cannot write into ctx: the context is read-only (off=0 size=8); at insn 1: (7b) *(u64 *)(r1 +0) = r2, source: c->addr = 0; @ bad_store.bpf.c:8 (gpuprobe verify -v $work/bad_store.bpf.o shows every step)" \
 	-p "$work/bad_store.bpf.o" -- sh -c "$app"
 bpfcc "$src/tests/ebpf/progs/bad_filter.bpf.c" "$work/bad_filter.bpf.o"
 check 2 "gpuprobe: $work/bad_filter.bpf.o: program 'oops': unknown memory filter 'vecAdd' (use global, shared, local, generic, load, store, atomic, plain, async, matrix or all, e.g. gpu/mem/global,store/<kernel>)" \
