@@ -17,6 +17,9 @@ PACKAGES+=(protobuf-c-compiler libprotobuf-c-dev protobuf-compiler chromium)
 # amdgpu/: LLVM 19's C API (the AMDGCN and NVPTX targets), ld.lld-19 for AMDGCN code objects
 PACKAGES+=(llvm-19-dev lld-19 clang-19)
 
+# scripts/container.sh (ctest container.debian): the Debian 12 image without a registry
+PACKAGES+=(mmdebstrap buildah)
+
 missing=()
 for p in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
