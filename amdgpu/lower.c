@@ -498,8 +498,18 @@ static uint64_t decl_bytes(const ir_decl *d, bool *open)
 	return (uint64_t)eb * vec * dims_count(d->dims, open);
 }
 
-/* An initializer "{1, 2.5, 0f3F800000}" or "7" as little-endian bytes of the element type. */
-static int init_bytes(al *c, const ir_decl *d, uint8_t *out, uint64_t size)
+/* An address in an initializer: `sym`, `generic(sym)`, either with +N / -N; the 8 bytes at
+ * offset stay zero in the byte image. */
+struct al_reloc {
+	uint64_t offset;
+	int64_t addend;
+	bool generic;
+	char name[256];
+};
+
+/* An initializer "{1, 2.5, 0f3F800000}" or "7" as little-endian bytes of the element type;
+ * addresses of variables and functions go to relocs (NULL: they are an error). */
+static int init_bytes_r(al *c, const ir_decl *d, uint8_t *out, uint64_t size, struct al_reloc **relocs, size_t *nrelocs)
 {
 	atype t = al_type_parse(d->type);
 	unsigned eb = t.bits / 8;
@@ -534,9 +544,29 @@ static int init_bytes(al *c, const ir_decl *d, uint8_t *out, uint64_t size)
 			}
 		} else {
 			raw = (uint64_t)strtoll(p, &end, 0);
-			if (end == p)
-				return al_fail(c, "the initializer of %s holds an address (%.*s): not lowered", d->name,
-					       (int)strcspn(p, ",}"), p);
+			if (end == p) {
+				bool gen = !strncmp(p, "generic(", 8);
+				const char *q = gen ? p + 8 : p;
+				size_t n = strcspn(q, gen ? ")" : " ,}+-\t\n");
+				if (!relocs || eb != 8 || at % 8 || !n || n >= 256)
+					return al_fail(c, "the initializer of %s holds an address (%.*s) where no 64-bit address fits: "
+						       "not lowered", d->name, (int)strcspn(p, ",}"), p);
+				*relocs = realloc(*relocs, (*nrelocs + 1) * sizeof(**relocs));
+				if (!*relocs)
+					abort();
+				struct al_reloc *r = &(*relocs)[(*nrelocs)++];
+				memset(r, 0, sizeof(*r));
+				memcpy(r->name, q, n);
+				r->offset = at;
+				r->generic = gen;
+				q += n + (gen && q[n] == ')');
+				while (*q == ' ')
+					q++;
+				if (*q == '+' || *q == '-')
+					r->addend = strtoll(q, (char **)&q, 0);
+				end = (char *)q;
+				raw = 0;
+			}
 		}
 		for (unsigned b = 0; b < eb && at < size; b++)
 			out[at++] = (uint8_t)(raw >> (8 * b));
@@ -606,12 +636,33 @@ static int module_var(al *c, const ir_decl *d, bool hoisted)
 		uint8_t *buf = calloc(1, bytes ? bytes : 1);
 		if (!buf)
 			abort();
-		if (d->init && init_bytes(c, d, buf, bytes) < 0) {
+		struct al_reloc *rel = NULL;
+		size_t nrel = 0;
+		if (d->init && init_bytes_r(c, d, buf, bytes, hoisted ? NULL : &rel, &nrel) < 0) {
 			free(buf);
+			free(rel);
 			return -1;
 		}
-		LLVMSetInitializer(g, LLVMConstStringInContext(c->ctx, (const char *)buf, (unsigned)bytes, 1));
-		free(buf);
+		if (nrel) {   /* addresses: an array of u64 whose initializer is set once every symbol exists */
+			free(rel);
+			free(buf);
+			if (bytes % 8)
+				return al_fail(c, "the initializer of %s holds addresses in %llu bytes: not lowered", d->name,
+					       (unsigned long long)bytes);
+			LLVMValueRef g2 = LLVMAddGlobalInAddressSpace(c->mod, LLVMArrayType2(al_ity(c, 64), bytes / 8), "", (unsigned)as);
+			LLVMSetAlignment(g2, align < 8 ? 8 : align);
+			LLVMDeleteGlobal(g);
+			LLVMSetValueName2(g2, gname, strlen(gname));
+			g = g2;
+			c->pending = realloc(c->pending, (c->npending + 1) * sizeof(*c->pending));
+			if (!c->pending)
+				abort();
+			c->pending[c->npending].g = g;
+			c->pending[c->npending++].d = d;
+		} else {
+			LLVMSetInitializer(g, LLVMConstStringInContext(c->ctx, (const char *)buf, (unsigned)bytes, 1));
+			free(buf);
+		}
 		LLVMSetLinkage(g, hoisted ? LLVMInternalLinkage : LLVMExternalLinkage);
 		if (as == AS_CONST && c->target == AMDGPU_TARGET_AMDGCN)
 			LLVMSetGlobalConstant(g, 0);
@@ -649,6 +700,7 @@ static int local_decl(al *c, const ir_decl *d)
 		struct al_var *v = declare(c, d->name);
 		v->space = AS_LOCAL;
 		v->is_param = !strcmp(d->space, ".param");
+		v->decl = d;
 		v->t = al_type_parse(d->type);
 		LLVMTypeRef ty = LLVMArrayType2(al_ity(c, 8), bytes ? bytes : 1);
 		v->slot = LLVMBuildAlloca(c->ab, ty, d->name);
@@ -664,7 +716,7 @@ static int local_decl(al *c, const ir_decl *d)
 
 /* ---- signatures ------------------------------------------------------------------------- */
 
-static LLVMTypeRef param_type(al *c, const ir_decl *d)
+LLVMTypeRef al_param_type(al *c, const ir_decl *d)
 {
 	bool open;
 	if (d->dims || d->vec) {
@@ -705,15 +757,15 @@ static int declare_funcs(al *c)
 		if (f->nparams > 64 || f->nrets > 16)
 			return al_fail(c, "function %s has too many parameters", f->name);
 		for (unsigned i = 0; i < f->nparams; i++)
-			af->param_ty[i] = param_type(c, &f->params[i]);
+			af->param_ty[i] = al_param_type(c, &f->params[i]);
 		if (f->nrets == 0) {
 			af->ret_ty = LLVMVoidTypeInContext(c->ctx);
 		} else if (f->nrets == 1) {
-			af->ret_ty = param_type(c, &f->rets[0]);
+			af->ret_ty = al_param_type(c, &f->rets[0]);
 		} else {
 			LLVMTypeRef el[16];
 			for (unsigned i = 0; i < f->nrets; i++)
-				el[i] = param_type(c, &f->rets[i]);
+				el[i] = al_param_type(c, &f->rets[i]);
 			af->ret_ty = LLVMStructTypeInContext(c->ctx, el, f->nrets, 0);
 		}
 		af->fty = LLVMFunctionType(af->ret_ty, af->param_ty, f->nparams, 0);
@@ -923,6 +975,59 @@ static int lower_body(al *c, struct al_func *af)
 	return 0;
 }
 
+/* Initializers holding addresses: u64 words, each a number or ptrtoint(symbol + addend). */
+static int finish_initializers(al *c)
+{
+	for (size_t i = 0; i < c->npending; i++) {
+		const ir_decl *d = c->pending[i].d;
+		LLVMValueRef g = c->pending[i].g;
+		bool open;
+		uint64_t bytes = decl_bytes(d, &open);
+		uint8_t *buf = calloc(1, bytes ? bytes : 1);
+		struct al_reloc *rel = NULL;
+		size_t nrel = 0;
+		if (!buf)
+			abort();
+		if (init_bytes_r(c, d, buf, bytes, &rel, &nrel) < 0) {
+			free(buf);
+			free(rel);
+			return -1;
+		}
+		uint64_t n = bytes / 8;
+		LLVMValueRef *w = calloc(n ? n : 1, sizeof(*w));
+		if (!w)
+			abort();
+		for (uint64_t k = 0; k < n; k++) {
+			uint64_t v;
+			memcpy(&v, buf + 8 * k, 8);
+			w[k] = al_ci(c, 64, v);
+		}
+		for (size_t r = 0; r < nrel; r++) {
+			struct al_var *v = al_lookup(c, rel[r].name);
+			struct al_func *f = func_named(c, rel[r].name);
+			LLVMValueRef p = v && !v->is_reg && v->depth == 0 ? v->slot : f ? f->fn : NULL;
+			if (!p) {
+				free(buf);
+				free(rel);
+				free(w);
+				return al_fail(c, "the initializer of %s holds the address of %s, which is not declared", d->name, rel[r].name);
+			}
+			if (rel[r].generic && LLVMGetPointerAddressSpace(LLVMTypeOf(p)) != AS_GENERIC)
+				p = LLVMConstAddrSpaceCast(p, al_ptr(c, AS_GENERIC));
+			if (rel[r].addend) {
+				LLVMValueRef off = al_ci(c, 64, (uint64_t)rel[r].addend);
+				p = LLVMConstGEP2(al_ity(c, 8), p, &off, 1);
+			}
+			w[rel[r].offset / 8] = LLVMConstPtrToInt(p, al_ity(c, 64));
+		}
+		LLVMSetInitializer(g, LLVMConstArray2(al_ity(c, 64), w, n));
+		free(buf);
+		free(rel);
+		free(w);
+	}
+	return 0;
+}
+
 /* Lower m into a new module of ctx. NULL on failure (err set). */
 LLVMModuleRef amdgpu__lower(LLVMContextRef ctx, const ir_module *m, const struct amdgpu_options *o,
 			    const char *triple, const char *layout, char *err, size_t errlen)
@@ -944,6 +1049,8 @@ LLVMModuleRef amdgpu__lower(LLVMContextRef ctx, const ir_module *m, const struct
 	for (ir_top *t = m->first; t && r == 0; t = t->next)
 		if (t->kind == IR_TOP_DECL)
 			r = module_var(&c, &t->decl, false);
+	if (r == 0)
+		r = finish_initializers(&c);
 	for (size_t i = 0; i < c.nfuncs && r == 0; i++)
 		if (c.funcs[i].f->has_body)
 			r = lower_body(&c, &c.funcs[i]);
@@ -959,6 +1066,7 @@ LLVMModuleRef amdgpu__lower(LLVMContextRef ctx, const ir_module *m, const struct
 	free(c.funcs);
 	free(c.labels);
 	free(c.ret_slots);
+	free(c.pending);
 	LLVMDisposeBuilder(c.b);
 	LLVMDisposeBuilder(c.ab);
 	return c.mod;

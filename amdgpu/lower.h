@@ -35,6 +35,7 @@ struct al_var {          /* a register, or a variable (param, local, shared, glo
 	bool is_param;
 	LLVMValueRef slot;   /* register: its alloca (made at first use); variable: its pointer */
 	LLVMTypeRef slot_ty;
+	const ir_decl *decl;     /* a function-scope .param: its declaration */
 	struct al_var *shadow;   /* the declaration of the same name this one hides */
 	unsigned depth;          /* block depth of the declaration (0: module) */
 };
@@ -69,6 +70,8 @@ typedef struct al {
 
 	struct al_func *funcs;
 	size_t nfuncs;
+	struct { LLVMValueRef g; const ir_decl *d; } *pending;   /* initializers holding addresses */
+	size_t npending;
 	unsigned uniq;
 
 	/* function scope */
@@ -106,6 +109,7 @@ atype al_insn_type(const ir_insn *in);            /* the last type modifier */
 atype al_insn_type_n(const ir_insn *in, int n);   /* the n-th type modifier */
 bool al_mod(const ir_insn *in, const char *mod);
 
+LLVMTypeRef al_param_type(al *c, const ir_decl *d);   /* a .param's LLVM type (scalar or byte array) */
 LLVMValueRef al_call(al *c, const char *name, LLVMTypeRef ret, unsigned n, LLVMValueRef *args);
 LLVMValueRef al_intr(al *c, const char *name, LLVMTypeRef *ovl, unsigned novl, unsigned n, LLVMValueRef *args);
 void al_ensure_block(al *c);

@@ -84,6 +84,43 @@ static int bump_malloc(al *c, const ir_operand *args, const ir_operand *rets)
 	return 1;
 }
 
+/* call (r), %fp, (args), proto: the function type from the .param variables passed (a function's
+ * address is its generic address, as `mov %rd, f` and initializers give it). */
+static int indirect_call(al *c, const ir_insn *in, unsigned fi)
+{
+	const ir_operand *rets = fi > 0 && in->ops[fi - 1].kind == IR_OPND_LIST ? &in->ops[fi - 1] : NULL;
+	const ir_operand *args = fi + 1 < in->nops && in->ops[fi + 1].kind == IR_OPND_LIST ? &in->ops[fi + 1] : NULL;
+	unsigned na = args ? args->nelems : 0, nr = rets ? rets->nelems : 0;
+	if (na > 64 || nr > 16)
+		return al_unsupported(c, in, "too many arguments");
+	LLVMTypeRef pt[64], rt[16];
+	LLVMValueRef av[64];
+	struct al_var *rv[16];
+	for (unsigned i = 0; i < na; i++) {
+		struct al_var *v = args->elems[i].kind == IR_OPND_SYMBOL ? al_lookup(c, args->elems[i].name) : NULL;
+		if (!v || !v->is_param || !v->decl)
+			return al_unsupported(c, in, "an indirect call's arguments must be .param variables");
+		pt[i] = al_param_type(c, v->decl);
+		av[i] = LLVMBuildLoad2(B, pt[i], v->slot, "");
+	}
+	for (unsigned i = 0; i < nr; i++) {
+		struct al_var *v = rets->elems[i].kind == IR_OPND_SYMBOL ? al_lookup(c, rets->elems[i].name) : NULL;
+		if (!v || !v->is_param || !v->decl)
+			return al_unsupported(c, in, "an indirect call's results must be .param variables");
+		rv[i] = v;
+		rt[i] = al_param_type(c, v->decl);
+	}
+	LLVMTypeRef ret = nr == 0 ? LLVMVoidTypeInContext(c->ctx) : nr == 1 ? rt[0] : LLVMStructTypeInContext(c->ctx, rt, nr, 0);
+	LLVMTypeRef fty = LLVMFunctionType(ret, pt, na, 0);
+	LLVMValueRef fp = al_read(c, &in->ops[fi], AT('u', 64));
+	if (!fp)
+		return -1;
+	LLVMValueRef r = LLVMBuildCall2(B, fty, al_to_ptr(c, fp, AS_GENERIC), av, na, "");
+	for (unsigned i = 0; i < nr; i++)
+		LLVMBuildStore(B, nr == 1 ? r : LLVMBuildExtractValue(B, r, i, ""), rv[i]->slot);
+	return 1;
+}
+
 static int lower_call(al *c, const ir_insn *in)
 {
 	int fi = -1;
@@ -95,7 +132,7 @@ static int lower_call(al *c, const ir_insn *in)
 	if (fi < 0)
 		return al_unsupported(c, in, "no callee");
 	if (in->ops[fi].kind == IR_OPND_REG)
-		return al_unsupported(c, in, "indirect calls are not lowered");
+		return indirect_call(c, in, (unsigned)fi);
 	const char *name = in->ops[fi].name;
 	struct al_func *f = find_func(c, name);
 	if (!f)

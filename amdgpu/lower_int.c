@@ -186,7 +186,7 @@ int al_int(al *c, const ir_insn *in)
 {
 	static const char *const mine[] = {"add", "sub", "mul", "mad", "mul24", "mad24", "div", "rem", "abs",
 		"neg", "min", "max", "and", "or", "xor", "not", "cnot", "shl", "shr", "popc", "clz", "brev", "bfe",
-		"bfi", "bfind", "prmt", "lop3", "shf", "addc", "subc", "sad", NULL};
+		"bfi", "bfind", "prmt", "lop3", "shf", "addc", "subc", "sad", "madc", "bmsk", NULL};
 	const char *op = in->opcode;
 	size_t i;
 	for (i = 0; mine[i] && strcmp(mine[i], op); i++)
@@ -194,7 +194,7 @@ int al_int(al *c, const ir_insn *in)
 	if (!mine[i])
 		return 0;
 	atype t = al_insn_type(in);
-	if (t.k == 'f')
+	if (t.k == 'f' || al_mod(in, ".f16x2") || al_mod(in, ".bf16x2"))
 		return 0;     /* float family */
 	if (!t.bits || t.bits > 64 || (in->nmods && (al_mod(in, ".u16x2") || al_mod(in, ".s16x2"))))
 		return al_unsupported(c, in, "this type is not lowered");
@@ -251,7 +251,21 @@ int al_int(al *c, const ir_insn *in)
 		} else {
 			r = add ? LLVMBuildAdd(B, a, b, "") : LLVMBuildSub(B, a, b, "");
 		}
-	} else if (!strcmp(op, "mul") || !strcmp(op, "mad")) {
+	} else if (!strcmp(op, "bmsk")) {   /* bmsk.{clamp,wrap}.b32 d, pos, len: len bits from pos */
+		a = al_read(c, &in->ops[1], AT('u', 32));
+		b = al_read(c, &in->ops[2], AT('u', 32));
+		if (!a || !b)
+			return -1;
+		if (al_mod(in, ".wrap")) {
+			a = LLVMBuildAnd(B, a, al_ci(c, 32, 31), "");
+			b = LLVMBuildAnd(B, b, al_ci(c, 32, 31), "");
+		}
+		LLVMValueRef out = LLVMBuildICmp(B, LLVMIntUGE, a, al_ci(c, 32, 32), "");
+		LLVMValueRef avail = LLVMBuildSelect(B, out, al_ci(c, 32, 0), LLVMBuildSub(B, al_ci(c, 32, 32), a, ""), "");
+		LLVMValueRef k = LLVMBuildSelect(B, LLVMBuildICmp(B, LLVMIntULT, b, avail, ""), b, avail, "");
+		LLVMValueRef m = LLVMBuildShl(B, mask_bits(c, 32, k), LLVMBuildSelect(B, out, al_ci(c, 32, 0), a, ""), "");
+		return al_write(c, d, AT('b', 32), m) < 0 ? -1 : 1;
+	} else if (!strcmp(op, "mul") || !strcmp(op, "mad") || !strcmp(op, "madc")) {
 		bool wide = al_mod(in, ".wide"), hi = al_mod(in, ".hi");
 		if (wide) {
 			r = mul_wide(c, t, a, b, false);
@@ -269,10 +283,13 @@ int al_int(al *c, const ir_insn *in)
 				LLVMTypeRef ty = al_ity(c, n);
 				LLVMValueRef args[2] = {r, e};
 				r = al_intr(c, "llvm.sadd.sat", &ty, 1, 2, args);
-			} else if (al_mod(in, ".cc")) {
+			} else if (al_mod(in, ".cc") || !strcmp(op, "madc")) {   /* madc adds the carry flag */
 				LLVMTypeRef w = al_ity(c, 2 * rt.bits);
 				LLVMValueRef s = LLVMBuildAdd(B, LLVMBuildZExt(B, r, w, ""), LLVMBuildZExt(B, e, w, ""), "");
-				carry_out(c, s, rt.bits);
+				if (!strcmp(op, "madc"))
+					s = LLVMBuildAdd(B, s, carry_in(c, 2 * rt.bits), "");
+				if (al_mod(in, ".cc"))
+					carry_out(c, s, rt.bits);
 				r = LLVMBuildTrunc(B, s, al_ity(c, rt.bits), "");
 			} else {
 				r = LLVMBuildAdd(B, r, e, "");

@@ -204,6 +204,21 @@ int al_special_reg(al *c, const char *name, LLVMValueRef *v, atype *t)
 		}
 		return 0;
 	}
+	if (!strncmp(name, "%cluster", 8) || !strncmp(name, "%nclusterid", 11) || !strcmp(name, "%is_explicit_cluster")) {
+		if (nv(c)) {   /* sm_90 clusters: the register as PTX has it */
+			*v = nv_asm_reg(c, name, 32);
+			return 0;
+		}
+		/* amdgcn: every block is a cluster of one */
+		const char *dim = strrchr(name, '.');
+		int d = dim ? dim_of(dim) : -1;
+		if (!strncmp(name, "%clusterid.", 11) && d >= 0)
+			return al_special_reg(c, d == 0 ? "%ctaid.x" : d == 1 ? "%ctaid.y" : "%ctaid.z", v, t);
+		if (!strncmp(name, "%nclusterid.", 12) && d >= 0)
+			return al_special_reg(c, d == 0 ? "%nctaid.x" : d == 1 ? "%nctaid.y" : "%nctaid.z", v, t);
+		*v = al_ci(c, 32, !strncmp(name, "%cluster_nctaid.", 16) || !strcmp(name, "%cluster_nctarank") ? 1 : 0);
+		return 0;
+	}
 	if (!strcmp(name, "%gridid")) {
 		*v = nv(c) ? nv_asm_reg(c, "%gridid", 64) : al_ci(c, 64, 0);
 		*t = AT('u', 64);

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Real modules through amdgpu/: every *.ptx of the given directories (the frontend's corpus as
+# tests/spirv/corpus.sh compiles it, the cuda-samples corpus as tests/spirv/samples_corpus.sh does)
+# is lowered by `gpuprobe ptx spirv` and by `gpuprobe ptx amdgpu` for gfx90a, gfx942 and gfx1100;
+# llvm-readobj-19 must show one kernel descriptor per kernel, with its register and LDS use. Every
+# module spirv/ lowers completely must lower for all three architectures: the rest are listed with
+# what stops them (the report, tests/amdgpu/corpus-report.txt, is that table).
+# usage: corpus.sh GPUPROBE REPORT DIR...
+set -uo pipefail
+gp=$1 report=$2
+shift 2
+readobj=$(command -v llvm-readobj-19 || echo /usr/lib/llvm-19/bin/llvm-readobj)
+[ -x "$readobj" ] || { echo "SKIP: no llvm-readobj-19"; exit 77; }
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+mods=()
+for d in "$@"; do
+	[ -d "$d" ] || continue
+	while IFS= read -r f; do mods+=("$f"); done < <(find "$d" -maxdepth 1 -name '*.ptx' | sort)
+done
+[ ${#mods[@]} -gt 0 ] || { echo "SKIP: no PTX in $* (build it with tests/spirv/corpus.sh / samples_corpus.sh)"; exit 77; }
+both=0 spirv_only=0 neither=0 amd_only=0 kernels=0 bad=0
+{
+echo "# amdgpu/ over real modules: each module's PTX through 'gpuprobe ptx spirv' and 'gpuprobe ptx amdgpu'"
+echo "# (gfx90a, gfx942, gfx1100; llvm-readobj: kernel descriptors, VGPRs, LDS). Columns: module, spirv, amdgcn, detail."
+} >"$report"
+for ptx in "${mods[@]}"; do
+	name=$(basename "$(dirname "$ptx")")/$(basename "$ptx" .ptx)
+	nk=$(grep -cE '^[[:space:]]*(\.visible[[:space:]]+|\.weak[[:space:]]+)?\.entry[[:space:]]' "$ptx")
+	sp=ok
+	serr=$("$gp" ptx spirv -o "$work/m.spv" "$ptx" 2>&1) || sp=no
+	[ -n "$serr" ] && [ $sp = ok ] && sp=partial
+	am=ok detail=""
+	for arch in gfx90a gfx942 gfx1100; do
+		if ! err=$("$gp" ptx amdgpu --arch $arch -o "$work/m.co" "$ptx" 2>&1); then
+			am=no
+			[ "$(printf '%s\n' "$err" | wc -l)" = 1 ] || { bad=$((bad + 1)); echo "FAIL $name: more than one error line"; }
+			detail=$(printf '%s' "${err#gpuprobe: $ptx:}" | cut -c1-200)
+			break
+		fi
+		"$readobj" --notes --dyn-symbols "$work/m.co" >"$work/ro" 2>&1
+		kd=$(grep -c '\.symbol: .*\.kd$' "$work/ro")
+		if [ "$kd" != "$nk" ]; then
+			am=no detail="$arch: $kd kernel descriptors for $nk kernels"
+			bad=$((bad + 1))
+			echo "FAIL $name: $detail"
+			break
+		fi
+		if [ $arch = gfx942 ]; then
+			v=$(grep -o '\.vgpr_count: *[0-9]*' "$work/ro" | awk '{print $2}' | sort -n | tail -1)
+			l=$(grep -o '\.group_segment_fixed_size: *[0-9]*' "$work/ro" | awk '{print $2}' | sort -n | tail -1)
+			detail="$nk kernel(s); gfx942 max VGPRs ${v:-0}, max LDS ${l:-0} bytes"
+		fi
+	done
+	case $sp/$am in
+	ok/ok | partial/ok) both=$((both + 1)); kernels=$((kernels + nk)) ;;
+	ok/no) spirv_only=$((spirv_only + 1)) ;;
+	partial/no | no/no) neither=$((neither + 1)) ;;
+	no/ok) amd_only=$((amd_only + 1)); kernels=$((kernels + nk)) ;;
+	esac
+	printf '%-48s spirv=%-7s amdgcn=%-3s %s\n' "$name" "$sp" "$am" "$detail" >>"$report"
+done
+summary="$((both + amd_only)) of ${#mods[@]} modules lower to code objects for gfx90a, gfx942 and gfx1100 ($kernels kernels, one descriptor each); spirv/ lowers $spirv_only that amdgpu/ does not (the table says why); $neither neither; $amd_only only amdgpu/"
+echo "# $summary" >>"$report"
+echo "$summary"
+[ $bad = 0 ]
