@@ -269,8 +269,16 @@ int lw_warp(lw *c, const ir_insn *in)
 		uint32_t r = lw_select(c, u32, lw_op2(c, SpvOpUGreaterThanEqual, bl, left, lw_u32(c, 32)), lw_u32(c, ~0u), m);
 		return lw_write(c, &in->ops[0], PT('b', 32), r) < 0 ? -1 : 1;
 	}
-	if ((!strcmp(op, "bar") || !strcmp(op, "barrier")) && ir_insn_has_mod(in, ".warp"))
-		return 1; /* emulated warps are always converged at their collectives */
+	if ((!strcmp(op, "bar") || !strcmp(op, "barrier")) && ir_insn_has_mod(in, ".warp")) {
+		/* __syncwarp orders the lanes' shared-memory accesses: where a block's threads run
+		 * one after another between barriers (PoCL), a lane must not read a neighbour's
+		 * store before that neighbour made it, so it is a work-group barrier, reached by
+		 * every thread of the block like the other collectives; a guarded one cannot be. */
+		if (in->guard)
+			return lw_unsupported(c, in, "a guarded bar.warp.sync (__syncwarp) is not lowered");
+		lw_barrier(c);
+		return 1;
+	}
 	if (!strcmp(op, "match"))
 		return lower_match(c, in);
 	if ((!strcmp(op, "bar") || !strcmp(op, "barrier")) && ir_insn_has_mod(in, ".red"))
