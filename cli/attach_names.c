@@ -1,6 +1,6 @@
 /* Words for attach points and maps (attach_names.h). */
 #include "cli/attach_names.h"
-#include "cli/run_output_internal.h"
+#include "maps/output_internal.h"
 #include "maps/map_layout.h"
 
 #include <bpf/libbpf.h>
@@ -65,7 +65,7 @@ const char *cli_map_print_name(const struct gp_map *m, char *buf, size_t cap, co
 	d.key_size = m->key_size;
 	d.value_size = m->value_size;
 	uint64_t step = 0;
-	enum gp_show s = gp_output_classify(m->name ? m->name : "", &d, m->print_as, m->print_step, &step);
+	enum gp_show s = gp_output_classify(m->name ? m->name : "", d.kind, d.key_size, m->print_as, m->print_step, &step);
 	*by = m->print_as != GP_PRINT_BY_NAME ? "key type" : "map name";
 	switch (s) {
 	case GP_SHOW_NONE: *by = "name"; return "not printed";

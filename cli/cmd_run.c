@@ -58,6 +58,8 @@ static void run_usage(FILE *out)
 	      "                      --json is given ('gpuprobe report FILE' makes an HTML report)\n"
 	      "  --trace-api GLOB    only the driver calls GLOB names in the trace (repeatable;\n"
 	      "                      cuMemcpy* or cuMemAlloc; launches are always traced)\n"
+	      "  --metrics [ADDR:]PORT  serve every map as OpenMetrics text over HTTP while APP\n"
+	      "                      runs (http://ADDR:PORT/metrics; ADDR 127.0.0.1 unless given)\n"
 	      "  -h, --help          this help\n\n"
 	      "Probe sections: see include/gpuprobe/gpuprobe.h. bpftime's uprobe/<binary>:cudaLaunchKernel\n"
 	      "(and uretprobe/) run at the driver calls the function makes (cuLaunchKernel*); the\n"
@@ -170,6 +172,7 @@ struct run_args {
 	size_t first_env;          /* probes[first_env..] are $GPUPROBE_PROBES' */
 	char *env_probes;          /* the copy $GPUPROBE_PROBES' entries point into */
 	const char *interval, *json;
+	const char *metrics;       /* --metrics [ADDR:]PORT */
 	struct run_filter filter;  /* -k, --launch-skip, --launch-count (run_tools.c) */
 	char **tools;              /* -t objects' paths, freed at the end */
 	size_t ntools;
@@ -239,6 +242,7 @@ static int parse_args(int argc, char **argv, struct run_args *a)
 		{"dry-run", no_argument, NULL, 'D'},
 		{"trace", required_argument, NULL, 'T'},
 		{"trace-api", required_argument, NULL, 'A'},
+		{"metrics", required_argument, NULL, 'M'},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
@@ -316,6 +320,11 @@ static int parse_args(int argc, char **argv, struct run_args *a)
 			a->trace_api = g;
 			break;
 		}
+		case 'M':
+			if ((rc = run_metrics_check(optarg)))
+				return rc;
+			a->metrics = optarg;
+			break;
 		case 'h':
 			run_usage(stdout);
 			return 0;
@@ -395,7 +404,7 @@ static int set_env(const struct run_args *a, const struct run_checked *ck, const
 		return -1;
 	/* The application is our child: it owns GPUPROBE_JSON's file, and every other process of
 	 * the run that uses CUDA (a forked or exec'd child, a spawned worker) writes FILE.PID
-	 * (common/safe_open.h, cli/run_output.h). */
+	 * (common/safe_open.h, maps/output.h). */
 	char run_pid[24];
 	snprintf(run_pid, sizeof(run_pid), "%ld", (long)getpid());
 	if (setenv("GPUPROBE_RUN_PID", run_pid, 1))
@@ -447,7 +456,25 @@ int cmd_run(int argc, char **argv)
 		rc = RUN_EXIT_USAGE;
 		goto out;
 	}
+	/* Two planes (docs/architecture.md): with probes, the shim snapshots their maps into
+	 * segments that this process reads and prints (run_planes.c). */
+	int planes = ck.config || ck.probes || a.metrics;
+	if (planes) {
+		struct run_planes_opts po = {.config = ck.config, .interval = a.interval,
+					     .json = a.json};
+		/* without a folder for the segments the shim prints in the application's
+		 * process, as without gpuprobe run (the metrics endpoint needs them) */
+		if ((rc = run_planes_begin(&po)) && a.metrics)
+			goto out;
+		planes = !rc;
+		if (a.metrics && (rc = run_metrics_start(a.metrics))) {
+			run_planes_end();
+			goto out;
+		}
+	}
 	rc = run_child(argv + optind);
+	if (planes)
+		run_planes_end();
 out:
 	if (tr.dir[0] && trace_run_finish(&tr, a.trace, ck.probes) && !rc)
 		rc = 1;

@@ -34,4 +34,31 @@ int run_child(char *const *argv);
  * created 0700. A folder that exists must be ours and closed to others. 0 or -errno. */
 int run_private_dir(char *out, size_t len);
 
+/* The `gpuprobe` process's plane (run_planes.c, docs/architecture.md "Two planes"): a folder for
+ * the run's segments in run_private_dir, named to the shim in GPUPROBE_SEGMENT_DIR, and a thread
+ * that reads each process's segment and prints what it holds (text on stderr, or JSON lines into
+ * json / its configuration's output.json; -i and the configuration's interval; GPUPROBE_TOP).
+ * begin: 0 or RUN_EXIT_USAGE after one line. end (after the application exited): the final
+ * reports, the last snapshot of any process that ended without one, the folder removed. */
+struct run_planes_opts {
+	const char *config;        /* the checked configuration, or NULL */
+	const char *interval;      /* -i N, or NULL */
+	const char *json;          /* --json FILE (or $GPUPROBE_JSON), or NULL */
+};
+int run_planes_begin(const struct run_planes_opts *o);
+void run_planes_end(void);
+struct gp_snap;
+/* fn for each process's latest snapshot (the metrics endpoint), between run_planes_lock(1) and
+ * run_planes_lock(0): the readers replace no snapshot meanwhile. */
+void run_planes_each(void (*fn)(void *user, const struct gp_snap *s, long pid, int is_app),
+		     void *user);
+void run_planes_lock(int lock);
+
+/* --metrics [ADDR:]PORT (run_metrics.c): every map of every process's latest snapshot as
+ * OpenMetrics text over HTTP (libmicrohttpd), on 127.0.0.1 unless ADDR says otherwise. check:
+ * 0 or RUN_EXIT_USAGE after one line (before the application starts); start: the same. */
+int run_metrics_check(const char *spec);
+int run_metrics_start(const char *spec);
+void run_metrics_stop(void);
+
 #endif

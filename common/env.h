@@ -48,6 +48,8 @@ enum gp_var {
 	GP_VAR_REAL_PTXAS,      /* path: the ptxas gpuprobe-ptxas runs (found on PATH when unset) */
 	GP_VAR_REAL_NVRTC,      /* path: the libnvrtc.so.13 build/lib's NVRTC shim forwards to */
 	GP_VAR_REAL_NVJITLINK,  /* path: the libnvJitLink.so.13 build/lib's shim forwards to */
+	GP_VAR_SEGMENT_DIR,     /* path: set by `gpuprobe run`: the shim snapshots maps into a
+	                         * segment there (maps/segment.h) and prints nothing itself */
 	GP_VAR__COUNT
 };
 

@@ -7,8 +7,9 @@ cd "$(dirname "$0")/.."
 
 PACKAGES=(build-essential cmake pkg-config clang llvm
   libbpf-dev libelf-dev zlib1g-dev libzstd-dev liblz4-dev bpftool
-  libjson-c-dev libyaml-dev python3
-  spirv-headers spirv-tools llvm-spirv-15 pocl-opencl-icd ocl-icd-opencl-dev opencl-headers)
+  libjson-c-dev libyaml-dev libmicrohttpd-dev python3
+  spirv-headers spirv-tools llvm-spirv-15 pocl-opencl-icd ocl-icd-opencl-dev opencl-headers
+  prometheus)   # prometheus: tests/planes/metrics.sh scrapes `gpuprobe run --metrics` with it
 
 # gpuprobe run --trace's Perfetto traces (protobuf-c); tests/trace: protoc decodes a trace and
 # headless Chromium renders the HTML reports (chromium: about a minute to install)

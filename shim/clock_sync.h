@@ -5,7 +5,7 @@
  * with a kernel of its own, writes the offsets into the words device probes add to %globaltimer
  * (ebpf/lower.h clock_addr), and re-checks them every few seconds from the output thread
  * (GPUPROBE_CLOCK_INTERVAL=N seconds, default 5; 0: only at start and at the end). The final
- * report says which clock times are on and what was measured (cli/run_output.h).
+ * report says which clock times are on and what was measured (maps/output.h).
  * GPUPROBE_CLOCK=0 turns the correction off (device times are %globaltimer itself), to compare. */
 #ifndef GPUPROBE_SHIM_CLOCK_SYNC_H
 #define GPUPROBE_SHIM_CLOCK_SYNC_H

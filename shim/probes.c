@@ -5,6 +5,7 @@
 #include "shim/own.h"
 #include "shim/capture.h"
 #include "shim/clock_sync.h"
+#include "shim/copier.h"
 #include "shim/cubin_cache.h"
 #include "shim/fault.h"
 #include "shim/jit_capture_load.h"
@@ -15,8 +16,9 @@
 #include "shim/process.h"
 #include "common/env.h"
 
-#include "cli/run_output.h"
 #include "maps/config.h"
+#include "maps/output.h"
+#include "maps/snapshot.h"
 #include "nvidia/probes.h"
 #include "ptx-frontend/fatbin.h"
 
@@ -134,6 +136,20 @@ static const char *kernel_name(void *user, uint64_t id)
 	return r;
 }
 
+/* Every name seen so far, for the copier's snapshots (copier.h). */
+static size_t all_names(struct gp_snap_name **out)
+{
+	size_t n = 0;
+	pthread_mutex_lock(&names_lock);
+	struct gp_snap_name *a = malloc(NAME_SLOTS * sizeof(*a));
+	for (unsigned i = 0; a && i < NAME_SLOTS; i++)
+		if (names[i].name)
+			a[n++] = (struct gp_snap_name){names[i].hash, names[i].name};
+	pthread_mutex_unlock(&names_lock);
+	*out = a;
+	return n;
+}
+
 static void warn(void *user, const char *line)
 {
 	shim_msg("%s", line);
@@ -178,6 +194,7 @@ static void forked_child(void)
 	probes = NULL;
 	output = NULL;
 	output_file = NULL;
+	shim_copier_forked();
 	have_cfg = 0;
 	memset(&cfg, 0, sizeof(cfg));
 	__atomic_store_n(&final_done, 0, __ATOMIC_RELEASE);
@@ -207,6 +224,55 @@ static void init(void)
 	shim_relax(&r);
 	setup();
 	shim_unrelax(&r);
+}
+
+/* Without `gpuprobe run` (or when its segment cannot be made): this process prints, on
+ * stderr or into GPUPROBE_JSON's file, with the formatter `gpuprobe` uses (maps/output.h): the
+ * events as they come, the maps every -i N seconds and at exit. 0, or -1 after one line. */
+static int open_output(void)
+{
+	char err[1024] = "";
+	struct gp_output_opts oo = {.tick = shim_clock_tick, .clock = shim_clock_report};
+	if (gp_output_opts__from_env(&oo, &output_file, err, sizeof(err)))
+		shim_msg("%s; printing to stderr", err);
+	if (have_cfg && !gp_env_str(GP_VAR_INTERVAL) && cfg.interval_s)
+		oo.interval_ms = cfg.interval_s * 1000u;
+	if (have_cfg && !gp_env_str(GP_VAR_TOP) && cfg.top_n)
+		oo.top_n = cfg.top_n;
+	if (have_cfg && !gp_env_str(GP_VAR_JSON) && cfg.json_path) {
+		/* the same rules as GPUPROBE_JSON: the user's file, 0600, PATH.PID for a process
+		 * other than the run's first */
+		FILE *f = strcmp(cfg.json_path, "-")
+			? gp_output_file_open("output.json ", cfg.json_path, NULL, 0, err, sizeof(err))
+			: stdout;
+		if (!f)
+			shim_msg("%s; printing to stderr", err);
+		if (f) {
+			oo.out = f;
+			oo.json = 1;
+			if (f != stdout)
+				output_file = f;
+		}
+	}
+	/* The application's stdout stays the application's. */
+	if (!oo.out)
+		oo.out = stderr;
+	oo.kernel_name = kernel_name;
+	/* A text report on stderr from a process other than the run's application (a forked or
+	 * exec'd child, a worker) says whose it is; JSON files start with a process record. */
+	uint64_t run_pid = 0;
+	gp_env_uint_get(GP_VAR_RUN_PID, &run_pid);
+	label_report = !oo.json && (forked || (run_pid && (uint64_t)getppid() != run_pid));
+	if (shim_fault(SHIM_FAULT_OUTPUT) || gp_output__open(&oo, &output)) {
+		shim_msg("probes: output: cannot set it up%s; probes disabled",
+			 shim_fault(SHIM_FAULT_OUTPUT) ? " (GPUPROBE_TEST_FAULT=output)" : "");
+		output = NULL;
+		if (output_file)
+			fclose(output_file);
+		output_file = NULL;
+		return -1;
+	}
+	return 0;
 }
 
 static void setup(void)
@@ -275,44 +341,12 @@ static void setup(void)
 		setup_failed();
 		return;
 	}
-	struct gp_output_opts oo = {.tick = shim_clock_tick, .clock = shim_clock_report};
-	if (gp_output_opts__from_env(&oo, &output_file, err, sizeof(err)))
-		shim_msg("%s; printing to stderr", err);
-	if (have_cfg && !gp_env_str(GP_VAR_INTERVAL) && cfg.interval_s)
-		oo.interval_ms = cfg.interval_s * 1000u;
-	if (have_cfg && !gp_env_str(GP_VAR_TOP) && cfg.top_n)
-		oo.top_n = cfg.top_n;
-	if (have_cfg && !gp_env_str(GP_VAR_JSON) && cfg.json_path) {
-		/* the same rules as GPUPROBE_JSON: the user's file, 0600, PATH.PID for a process
-		 * other than the run's first */
-		FILE *f = strcmp(cfg.json_path, "-")
-			? gp_output_file_open("output.json ", cfg.json_path, NULL, 0, err, sizeof(err))
-			: stdout;
-		if (!f)
-			shim_msg("%s; printing to stderr", err);
-		if (f) {
-			oo.out = f;
-			oo.json = 1;
-			if (f != stdout)
-				output_file = f;
-		}
-	}
-	/* The application's stdout stays the application's. */
-	if (!oo.out)
-		oo.out = stderr;
-	oo.kernel_name = kernel_name;
-	/* A text report on stderr from a process other than the run's application (a forked or
-	 * exec'd child, a worker) says whose it is; JSON files start with a process record. */
-	uint64_t run_pid = 0;
-	gp_env_uint_get(GP_VAR_RUN_PID, &run_pid);
-	label_report = !oo.json && (forked || (run_pid && (uint64_t)getppid() != run_pid));
-	if (shim_fault(SHIM_FAULT_OUTPUT) || gp_output__open(&oo, &output)) {
-		shim_msg("probes: output: cannot set it up%s; probes disabled",
-			 shim_fault(SHIM_FAULT_OUTPUT) ? " (GPUPROBE_TEST_FAULT=output)" : "");
-		output = NULL;
-		if (output_file)
-			fclose(output_file);
-		output_file = NULL;
+	/* Under `gpuprobe run` the maps go into a segment it reads and prints (copier.h); else
+	 * this process prints them, with the same formatter (maps/output.h). */
+	const char *segdir = gp_env_str(GP_VAR_SEGMENT_DIR);
+	if (segdir && shim_copier_open(segdir, forked, err, sizeof(err)))
+		shim_msg("probes: %s; printing in the application's process", err);
+	if (!shim_copier_active() && open_output()) {
 		gp_nv_probes__close(probes);
 		probes = NULL;
 		setup_failed();
@@ -321,9 +355,17 @@ static void setup(void)
 	/* Before any instrumented kernel can run: device clock helpers read the offsets (once
 	 * the output is up: a failed set-up has nothing of the clock's to give back). */
 	shim_clock_start(ctx, &alloc, gp_nv_probes__clock_addr(probes));
-	for (size_t i = 0; i < gp_nv_probes__object_count(probes); i++)
-		gp_output__add_set(output, gp_nv_probes__maps(probes, i));
-	gp_output__start_thread(output, 0);
+	size_t nsets = gp_nv_probes__object_count(probes);
+	if (shim_copier_active()) {
+		static struct gp_map_set *sets[128];
+		for (size_t i = 0; i < nsets && i < 128; i++)
+			sets[i] = gp_nv_probes__maps(probes, i);
+		shim_copier_start(sets, nsets < 128 ? nsets : 128, all_names);
+	} else {
+		for (size_t i = 0; i < nsets; i++)
+			gp_output__add_set(output, gp_nv_probes__maps(probes, i));
+		gp_output__start_thread(output, 0);
+	}
 	shim_process_watch(shim_probes_final, forked_child);
 	double t_output = now_ms();
 	shim_host_probes_init(probes, have_cfg ? &cfg : NULL);
@@ -681,7 +723,7 @@ static void unmatched_line(void *user, const char *text)
 
 void shim_probes_final(void)
 {
-	if (!output)
+	if (!output && !shim_copier_active())
 		return;
 	pthread_mutex_lock(&final_lock);
 	if (!final_done) {
@@ -701,7 +743,10 @@ void shim_probes_final(void)
 		if (label_report)
 			shim_msg("report of process %ld (parent %ld):", (long)getpid(), (long)getppid());
 		gp_nv_probes__unmatched(probes, unmatched_line, NULL);
-		gp_output__stop_thread(output, 1);
+		if (output)
+			gp_output__stop_thread(output, 1);
+		else
+			shim_copier_final();   /* gpuprobe run prints it (copier.h) */
 		if (output_file)
 			fflush(output_file);
 		fflush(stderr);

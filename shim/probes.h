@@ -1,7 +1,9 @@
 /* The probe runtime inside the application (issue 5): reads GPUPROBE_PROBES / GPUPROBE_CONFIG,
  * instruments each module through nvidia/probes.h, keeps the maps in the application's context,
- * runs the collector thread that prints what the probes collect (cli/run_output.h), and prints
- * the final report before the context goes away or at exit. Without probes it does nothing. */
+ * and hands what the probes collect on: under `gpuprobe run` the copier snapshots the maps into
+ * a segment that gpuprobe prints (copier.h), else an output thread prints them here
+ * (maps/output.h); the final snapshot or report comes before the context goes away or at exit.
+ * Without probes it does nothing. */
 #ifndef GPUPROBE_SHIM_PROBES_H
 #define GPUPROBE_SHIM_PROBES_H
 

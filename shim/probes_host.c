@@ -3,6 +3,7 @@
  * synchronisations and the plain copies between host and device. A program that faults says so
  * once and the call goes on. */
 #include "shim/probes_host.h"
+#include "shim/copier.h"
 #include "shim/forward.h"
 #include "shim/intercept.h"
 #include "shim/log.h"
@@ -25,7 +26,8 @@ static const struct gp_config *filter;   /* the kernel filter launches obey, or 
 static void print_line(void *user, const char *line)
 {
 	(void)user;
-	shim_msg("%s", line);
+	if (shim_copier_line(line))   /* under gpuprobe run: printed by gpuprobe (copier.h) */
+		shim_msg("%s", line);
 }
 
 static void log_line(void *user, const char *line)

@@ -1,9 +1,10 @@
 /* Process events around the probe runtime (process.c): exit, fork, exec, SIGINT/SIGTERM/SIGHUP.
  *
- * - exit: the final report, once, in the process that set probes up (not in a forked child).
+ * - exit: the final report (under `gpuprobe run`: the final snapshot, copier.h), once, in the
+ *   process that set probes up (not in a forked child).
  * - fork: the child has no output thread and owns none of the parent's state; it prints nothing
  *   unless it loads modules itself, and then sets probes up as a process of its own (its JSON
- *   goes to PATH.PID: cli/run_output.h).
+ *   goes to PATH.PID: maps/output.h).
  * - exec: the environment is kept; the new program is a process of its own (same rule).
  * - SIGINT, SIGTERM, SIGHUP, where the application left the default action: the handler only
  *   writes a byte to a pipe; a thread of ours prints the final report, restores the default

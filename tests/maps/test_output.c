@@ -1,7 +1,7 @@
 /* gpuprobe run's output, checked exactly: counts, log2 and linear histograms, kernel tables with
  * demangled names, top-N truncation, summed copies, global data, ring events, printk lines, lost
  * counts, periodic prints, and the same in JSON. Maps live on the host allocator. */
-#include "cli/run_output.h"
+#include "maps/output.h"
 #include "maps/maps.h"
 #include "check.h"
 

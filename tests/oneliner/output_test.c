@@ -1,7 +1,7 @@
 /* How one-liners' maps print (include/gpuprobe/output.h), whole, text and JSON: a map without a
  * key ("@n: 5", gp_no_key_t), several keys as a tuple with kernel and API members by name,
  * kernel and API keys, hist and lhist. The maps live on the host allocator, filled from here. */
-#include "cli/run_output.h"
+#include "maps/output.h"
 #include "ebpf/object.h"
 #include "ebpf/oneliner.h"
 #include "gpuprobe/api.h"

@@ -3,7 +3,7 @@
  * objects are real clang output (typed.bpf.c, and examples' probes as they ship); the maps live on
  * the host allocator and are filled from here; the output is compared whole, text and JSON.
  * usage: output_types_test TYPED.bpf.o MEM_TRACE.bpf.o INSN_COUNT.bpf.o */
-#include "cli/run_output.h"
+#include "maps/output.h"
 #include "ebpf/object.h"
 #include "gpuprobe/api.h"
 #include "gpuprobe/context.h"

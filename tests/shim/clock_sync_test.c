@@ -11,7 +11,7 @@
 #include "shim/clock_sync.h"
 #include "shim/log.h"
 
-#include "cli/run_output.h"
+#include "maps/output.h"
 #include "ebpf/lower.h"
 #include "maps/maps.h"
 #include "nvidia/clock.h"

@@ -21,7 +21,7 @@
  *   1,000 + 10 * b ns after the launch's start. Host probes see cuLaunchKernel for vecAdd and
  *   cuLaunchKernelEx (256 bytes of shared memory) for oddEven.
  * usage: tools_sim_test TOOLS_DIR   (TOOLS_DIR: lib/gpuprobe-tools of the build) */
-#include "cli/run_output.h"
+#include "maps/output.h"
 #include "ebpf/interp.h"
 #include "ebpf/object.h"
 #include "gpuprobe/api.h"

@@ -1,7 +1,7 @@
 /* Printing one map: counts, log2 and linear histograms, kernel- and API-keyed top-N tables and
  * global data, in text (bpftrace's look) or JSON, chosen by the key type the map's BTF declares
  * and, without one, by the map's name (include/gpuprobe/output.h). */
-#include "cli/run_output_internal.h"
+#include "maps/output_internal.h"
 #include "gpuprobe/api.h"
 
 #include <ctype.h>
@@ -25,12 +25,12 @@ static enum gp_show by_type(uint32_t print_as, uint64_t print_step, uint64_t *st
 	return GP_SHOW_NONE;
 }
 
-enum gp_show gp_output_classify(const char *name, const struct gp_map_desc *d, uint32_t print_as,
+enum gp_show gp_output_classify(const char *name, uint32_t kind, uint32_t key_size, uint32_t print_as,
 				uint64_t print_step, uint64_t *step)
 {
 	if (!strcmp(name, ".printk"))
 		return GP_SHOW_PRINTK;
-	if (d->kind == GP_MAP_KIND_RING)
+	if (kind == GP_MAP_KIND_RING)
 		return GP_SHOW_RING;
 	if (!strcmp(name, ".bss") || !strcmp(name, ".data"))
 		return GP_SHOW_GLOBAL;
@@ -40,7 +40,7 @@ enum gp_show gp_output_classify(const char *name, const struct gp_map_desc *d, u
 		*step = print_step;   /* the members' layout */
 		return GP_SHOW_TUPLE;
 	}
-	bool int_key = d->key_size == 4 || d->key_size == 8;
+	bool int_key = key_size == 4 || key_size == 8;
 	enum gp_show typed = int_key ? by_type(print_as, print_step, step) : GP_SHOW_NONE;
 	if (typed != GP_SHOW_NONE)
 		return typed;
@@ -67,7 +67,7 @@ enum gp_show gp_output_classify(const char *name, const struct gp_map_desc *d, u
 struct row {
 	const uint8_t *key;
 	uint64_t ikey;       /* key as an integer (1/2/4/8 bytes) */
-	uint8_t *value;      /* value_size bytes, copies summed */
+	const uint8_t *value;/* value_size bytes, copies summed (the snapshot did) */
 	uint64_t ival;       /* value as an integer when it is 1/2/4/8 bytes, else its first word */
 };
 
@@ -83,47 +83,33 @@ static uint64_t as_int(const uint8_t *p, uint32_t size)
 
 static bool int_sized(uint32_t s) { return s == 1 || s == 2 || s == 4 || s == 8; }
 
-static bool all_zero(const uint8_t *p, size_t n)
+/* Rows of a snapshot's map (whose array elements that are all zero were left out already), the
+ * SMs' copies of per-CPU values summed into *store. */
+static struct row *rows_of(const struct gp_snap_map *m, size_t *nrows, uint8_t **store)
 {
-	for (size_t i = 0; i < n; i++)
-		if (p[i])
-			return false;
-	return true;
-}
-
-/* Rows of the snapshot, per-copy values summed; array entries that are all zero are left out
- * (an array holds every index). */
-static struct row *rows_of(const struct gp_map_desc *d, const struct gp_map_snapshot *s,
-			   uint8_t **store, size_t *nrows)
-{
-	struct row *rows = calloc(s->count ? s->count : 1, sizeof(*rows));
-	uint8_t *vals = calloc(s->count ? s->count : 1, d->value_stride);
-	if (!rows || !vals) {
+	struct row *rows = calloc(m->count ? m->count : 1, sizeof(*rows));
+	uint8_t *sums = m->copies > 1 ? calloc(m->count ? m->count : 1, m->value_size) : NULL;
+	if (!rows || (m->copies > 1 && !sums)) {
 		free(rows);
-		free(vals);
+		free(sums);
 		return NULL;
 	}
-	bool copies = d->flags & (GP_MAPF_PERCPU | GP_MAPF_PERTHREAD);
-	size_t n = 0;
-	for (size_t i = 0; i < s->count; i++) {
-		const uint8_t *v = s->values + i * s->value_size;
-		uint8_t *dst = vals + n * d->value_stride;
-		if (copies) {
-			for (uint32_t c = 0; c < d->nshards; c++)
-				gp_map_add_words(dst, v + (size_t)c * d->value_stride, d->value_size);
+	for (size_t i = 0; i < m->count; i++) {
+		rows[i].key = m->keys + i * m->key_size;
+		rows[i].ikey = as_int(rows[i].key, m->key_size);
+		if (sums) {
+			const uint8_t *v = m->values + i * m->copies * m->value_size;
+			for (uint32_t c = 0; c < m->copies; c++)
+				gp_map_add_words(sums + i * m->value_size, v + (size_t)c * m->value_size,
+						 m->value_size);
+			rows[i].value = sums + i * m->value_size;
 		} else {
-			memcpy(dst, v, d->value_size);
+			rows[i].value = m->values + i * m->value_size;
 		}
-		if (d->kind == GP_MAP_KIND_ARRAY && all_zero(dst, d->value_size))
-			continue;
-		rows[n].key = s->keys + i * s->key_size;
-		rows[n].ikey = as_int(rows[n].key, s->key_size);
-		rows[n].value = dst;
-		rows[n].ival = as_int(dst, d->value_size);
-		n++;
+		rows[i].ival = as_int(rows[i].value, m->value_size);
 	}
-	*store = vals;
-	*nrows = n;
+	*nrows = m->count;
+	*store = sums;
 	return rows;
 }
 
@@ -306,6 +292,8 @@ static void kernel_key(struct gp_output *o, uint64_t id, char *key, size_t len)
 	const char *kn = o->o.kernel_name ? o->o.kernel_name(o->o.kernel_name_user, id) : NULL;
 	if (!kn)
 		kn = gp_output_kernel_name(o, id);
+	if (!kn)
+		kn = gp_snap_kernel_name(&o->snap, id);
 	char *dm = kn ? gp_output_demangle(kn) : NULL;
 	if (dm)
 		snprintf(key, len, "%s", dm);
@@ -351,12 +339,11 @@ static void tuple_key(struct gp_output *o, uint64_t layout, const uint8_t *k, ui
 	}
 }
 
-static void print_table(struct gp_output *o, struct gp_map_inst *m, struct row *rows, size_t n,
+static void print_table(struct gp_output *o, const struct gp_snap_map *d, struct row *rows, size_t n,
 			enum gp_show kind, uint64_t layout, double time)
 {
 	bool kernels = kind == GP_SHOW_KERNEL || kind == GP_SHOW_API;   /* named ids: "top" */
-	const struct gp_map_desc *d = gp_map_inst__desc(m);
-	const char *name = gp_map_inst__name(m);
+	const char *name = d->name;
 	qsort(rows, n, sizeof(*rows), by_value);
 	size_t first = 0;
 	if (o->o.top_n != -1u && n > o->o.top_n)
@@ -401,21 +388,17 @@ static void print_table(struct gp_output *o, struct gp_map_inst *m, struct row *
 	}
 }
 
-void gp_output_print_map(struct gp_output *o, struct gp_map_inst *m, double time)
+void gp_output_print_map(struct gp_output *o, const struct gp_snap_map *m, double time)
 {
-	const struct gp_map_desc *d = gp_map_inst__desc(m);
-	const char *name = gp_map_inst__name(m);
-	uint64_t step = 0, print_step = 0;
-	uint32_t print_as = gp_map_inst__print_as(m, &print_step);
-	enum gp_show kind = gp_output_classify(name, d, print_as, print_step, &step);
+	const char *name = m->name;
+	uint64_t step = 0;
+	enum gp_show kind = gp_output_classify(name, m->kind, m->key_size, m->print_as, m->print_step,
+					       &step);
 	if (kind == GP_SHOW_NONE || kind == GP_SHOW_RING || kind == GP_SHOW_PRINTK)
 		return;
-	struct gp_map_snapshot s;
-	if (gp_map_inst__snapshot(m, &s))
-		return;
-	uint8_t *store = NULL;
 	size_t n = 0;
-	struct row *rows = rows_of(d, &s, &store, &n);
+	uint8_t *store = NULL;
+	struct row *rows = rows_of(m, &n, &store);
 	if (rows && n) {
 		switch (kind) {
 		case GP_SHOW_LOG2:
@@ -431,11 +414,11 @@ void gp_output_print_map(struct gp_output *o, struct gp_map_inst *m, double time
 		case GP_SHOW_GLOBAL:
 			if (o->o.json) {
 				json_object *j = header("map", name, time);
-				json_object_object_add(j, "data", value_json(rows[0].value, d->value_size));
+				json_object_object_add(j, "data", value_json(rows[0].value, m->value_size));
 				gp_output_json(o, j);
 			} else {
 				fprintf(o->o.out, "@%s: ", name);
-				value_text(o->o.out, rows[0].value, d->value_size);
+				value_text(o->o.out, rows[0].value, m->value_size);
 				fputc('\n', o->o.out);
 			}
 			break;
@@ -445,5 +428,4 @@ void gp_output_print_map(struct gp_output *o, struct gp_map_inst *m, double time
 	}
 	free(rows);
 	free(store);
-	gp_map_snapshot__free(&s);
 }

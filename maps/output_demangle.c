@@ -1,6 +1,6 @@
 /* Kernel names for humans: the Itanium C++ ABI demangler of the C++ runtime (libstdc++ exports
  * it with C linkage), so tables show "vecAdd(float const*, int)" instead of "_Z6vecAddPKfi". */
-#include "cli/run_output.h"
+#include "maps/output.h"
 
 #include <stdlib.h>
 #include <string.h>

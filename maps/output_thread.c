@@ -1,5 +1,5 @@
 /* The output's own polling thread, and its options from the environment (run_output.h). */
-#include "cli/run_output_internal.h"
+#include "maps/output_internal.h"
 #include "common/env.h"
 #include "common/safe_open.h"
 
@@ -89,18 +89,11 @@ int gp_output_opts__from_env(struct gp_output_opts *opts, FILE **opened, char *e
 	return 0;
 }
 
-FILE *gp_output_file_open(const char *what, const char *path, char *used, size_t usedlen,
-			  char *err, size_t errlen)
+/* path opened as how says, its first record the process's (pid, ppid). */
+static FILE *open_for(const char *what, const char *path, enum gp_output_how how, long pid,
+		      long ppid, char *used, size_t usedlen, char *err, size_t errlen)
 {
 	char why[512] = "", mine[4096];
-	/* the user's own file only, 0600, no link followed, no FIFO, no one else's. Under
-	 * `gpuprobe run` (GPUPROBE_RUN_PID: its PID) the application, its direct child, owns PATH
-	 * and every other process of the run writes PATH.PID; without it, the first live process
-	 * owns PATH (common/safe_open.h) */
-	uint64_t run = 0;
-	gp_env_uint_get(GP_VAR_RUN_PID, &run);
-	enum gp_output_how how = !run ? GP_OUTPUT_FIRST
-		: (uint64_t)getppid() == run ? GP_OUTPUT_OWN : GP_OUTPUT_OTHER;
 	int fd = gp_open_output(path, how, mine, sizeof(mine), why, sizeof(why));
 	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
 	if (!f) {
@@ -123,9 +116,38 @@ FILE *gp_output_file_open(const char *what, const char *path, char *used, size_t
 	 * exec'd children) each write a file of their own. */
 	char rec[128];
 	int n = snprintf(rec, sizeof(rec), "{\"type\":\"process\",\"pid\":%ld,\"ppid\":%ld}\n",
-			 (long)getpid(), (long)getppid());
+			 pid, ppid);
 	(void)!write(fileno(f), rec, (size_t)n);   /* a failure here fails the records too */
 	if (used && usedlen)
 		snprintf(used, usedlen, "%s", mine);
 	return f;
+}
+
+FILE *gp_output_file_open(const char *what, const char *path, char *used, size_t usedlen,
+			  char *err, size_t errlen)
+{
+	/* the user's own file only, 0600, no link followed, no FIFO, no one else's. Under
+	 * `gpuprobe run` (GPUPROBE_RUN_PID: its PID) the application, its direct child, owns PATH
+	 * and every other process of the run writes PATH.PID; without it, the first live process
+	 * owns PATH (common/safe_open.h) */
+	uint64_t run = 0;
+	gp_env_uint_get(GP_VAR_RUN_PID, &run);
+	enum gp_output_how how = !run ? GP_OUTPUT_FIRST
+		: (uint64_t)getppid() == run ? GP_OUTPUT_OWN : GP_OUTPUT_OTHER;
+	return open_for(what, path, how, (long)getpid(), (long)getppid(), used, usedlen, err, errlen);
+}
+
+FILE *gp_output_file_open_for(const char *what, const char *path, int own, long pid, long ppid,
+			      char *used, size_t usedlen, char *err, size_t errlen)
+{
+	char mine[4096];
+	if (!own) {
+		if (snprintf(mine, sizeof(mine), "%s.%ld", path, pid) >= (int)sizeof(mine)) {
+			snprintf(err, errlen, "%s%s: path too long", what, path);
+			errno = ENAMETOOLONG;
+			return NULL;
+		}
+		path = mine;
+	}
+	return open_for(what, path, GP_OUTPUT_OWN, pid, ppid, used, usedlen, err, errlen);
 }

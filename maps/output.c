@@ -1,6 +1,6 @@
 /* gpuprobe run's output: the poll loop, ring-buffer events, printk lines, lost counts, and the
  * periodic and final map prints (tables and histograms in run_output_maps.c). */
-#include "cli/run_output_internal.h"
+#include "maps/output_internal.h"
 
 #include <errno.h>
 #include <json-c/json.h>
@@ -118,6 +118,7 @@ void gp_output__close(struct gp_output *o)
 		free(o->knames[i].name);
 	free(o->knames);
 	pthread_mutex_destroy(&o->lock);
+	gp_snap_free(&o->snap);
 	free(o->sets);
 	free(o);
 }
@@ -171,11 +172,10 @@ void gp_output_json(struct gp_output *o, json_object *j)
 	json_object_put(j);
 }
 
-static int on_record(void *user, unsigned ring, const void *data, size_t size)
+static void record_locked(struct gp_output *o, int printk, const char *map, unsigned ring,
+			  const void *data, size_t size)
 {
-	struct drain_ctx *c = user;
-	struct gp_output *o = c->o;
-	if (c->printk) {
+	if (printk) {
 		char line[1024];
 		int n = gp_printk_format(data, size, line, sizeof(line));
 		if (n < 0)
@@ -194,23 +194,23 @@ static int on_record(void *user, unsigned ring, const void *data, size_t size)
 			if (!l || line[l - 1] != '\n')
 				fputc('\n', o->o.out);
 		}
-		return 0;
+		return;
 	}
 	if (o->o.json) {
 		char *hex = malloc(2 * size + 1);
 		if (!hex)
-			return 0;
+			return;
 		hex_bytes(hex, data, size);
 		json_object *j = json_object_new_object();
 		json_object_object_add(j, "type", json_object_new_string("event"));
-		json_object_object_add(j, "map", json_object_new_string(c->map));
+		json_object_object_add(j, "map", json_object_new_string(map));
 		json_object_object_add(j, "ring", json_object_new_int((int)ring));
 		json_object_object_add(j, "data", json_object_new_string(hex));
 		gp_output_json(o, j);
 		free(hex);
-		return 0;
+		return;
 	}
-	fprintf(o->o.out, "@%s[ring %u]:", c->map, ring);
+	fprintf(o->o.out, "@%s[ring %u]:", map, ring);
 	const uint8_t *p = data;
 	for (size_t i = 0; i < size; i += 8) {
 		uint64_t w = 0;
@@ -218,7 +218,22 @@ static int on_record(void *user, unsigned ring, const void *data, size_t size)
 		fprintf(o->o.out, " 0x%016llx", (unsigned long long)w);
 	}
 	fputc('\n', o->o.out);
+}
+
+static int on_record(void *user, unsigned ring, const void *data, size_t size)
+{
+	struct drain_ctx *c = user;
+	record_locked(c->o, c->printk, c->map, ring, data, size);
 	return 0;
+}
+
+void gp_output__record(struct gp_output *o, int printk, const char *map, unsigned ring,
+		       const void *data, size_t size)
+{
+	pthread_mutex_lock(&o->lock);
+	record_locked(o, printk, map, ring, data, size);
+	fflush(o->o.out);
+	pthread_mutex_unlock(&o->lock);
 }
 
 static int drain_all(struct gp_output *o)
@@ -244,14 +259,47 @@ static int drain_all(struct gp_output *o)
 	return total;
 }
 
+/* The snapshot this print is made from: the one handed over, or one of the sets taken now
+ * (caller holds o->lock). */
+static void take_snapshot(struct gp_output *o)
+{
+	if (o->fed)
+		return;
+	gp_snap_free(&o->snap);
+	struct gp_output_clock c = {0};
+	int clock = o->o.clock && !o->o.clock(o->o.clock_user, &c);
+	struct gp_snap_input in = {.sets = o->sets, .nsets = o->nsets, .clock = clock ? &c : NULL,
+				   .time_ms = gp_output_now(o) - o->start_ms};
+	void *blob = NULL;
+	size_t len = 0;
+	if (!gp_snap_build(&in, &blob, &len))
+		gp_snap_parse(blob, len, &o->snap, NULL, 0);
+	free(blob);
+}
+
+int gp_output__use_snapshot(struct gp_output *o, const void *blob, size_t len, char *err,
+			    size_t errlen)
+{
+	struct gp_snap s;
+	int rc = gp_snap_parse(blob, len, &s, err, errlen);
+	if (rc)
+		return rc;
+	pthread_mutex_lock(&o->lock);
+	gp_snap_free(&o->snap);
+	o->snap = s;
+	o->fed = 1;
+	pthread_mutex_unlock(&o->lock);
+	return 0;
+}
+
 static void print_maps_locked(struct gp_output *o, int periodic)
 {
 	double t = (double)(gp_output_now(o) - o->start_ms) / 1000.0;
+	take_snapshot(o);
 	if (periodic && !o->o.json)
 		fprintf(o->o.out, "--- %.1fs ---\n", t);
-	for (size_t s = 0; s < o->nsets; s++)
-		for (size_t i = 0; i < gp_map_set__count(o->sets[s]); i++)
-			gp_output_print_map(o, gp_map_set__map(o->sets[s], i), t);
+	for (size_t i = 0; i < o->snap.nmaps; i++)
+		gp_output_print_map(o, &o->snap.maps[i], t);
 	fflush(o->o.out);
 }
 
@@ -282,28 +330,24 @@ void gp_output__print_final(struct gp_output *o)
 {
 	pthread_mutex_lock(&o->lock);
 	drain_all(o);
-	gp_output_print_clock(o);
+	take_snapshot(o);
+	if (o->snap.has_clock)
+		gp_output_print_clock(o, &o->snap.clock);
+	o->fed |= 2;   /* the maps below from this same snapshot */
 	print_maps_locked(o, 0);
-	for (size_t s = 0; s < o->nsets; s++) {
-		struct gp_map_set *set = o->sets[s];
-		for (size_t i = 0; i <= gp_map_set__count(set); i++) {
-			struct gp_map_inst *m = i < gp_map_set__count(set) ? gp_map_set__map(set, i)
-									  : gp_map_set__printk(set);
-			if (!m || gp_map_inst__desc(m)->kind != GP_MAP_KIND_RING)
-				continue;
-			uint64_t lost = gp_map_inst__ring_drops(m);
-			if (!lost)
-				continue;
-			if (o->o.json) {
-				json_object *j = json_object_new_object();
-				json_object_object_add(j, "type", json_object_new_string("lost"));
-				json_object_object_add(j, "map", json_object_new_string(gp_map_inst__name(m)));
-				json_object_object_add(j, "count", json_object_new_uint64(lost));
-				gp_output_json(o, j);
-			} else {
-				fprintf(o->o.out, "@%s: %llu lost\n", gp_map_inst__name(m),
-					(unsigned long long)lost);
-			}
+	o->fed &= ~2;
+	for (size_t i = 0; i < o->snap.nmaps; i++) {
+		const struct gp_snap_map *m = &o->snap.maps[i];
+		if (m->kind != GP_MAP_KIND_RING || !m->lost)
+			continue;
+		if (o->o.json) {
+			json_object *j = json_object_new_object();
+			json_object_object_add(j, "type", json_object_new_string("lost"));
+			json_object_object_add(j, "map", json_object_new_string(m->name));
+			json_object_object_add(j, "count", json_object_new_uint64(m->lost));
+			gp_output_json(o, j);
+		} else {
+			fprintf(o->o.out, "@%s: %llu lost\n", m->name, (unsigned long long)m->lost);
 		}
 	}
 	fflush(o->o.out);

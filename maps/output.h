@@ -1,6 +1,11 @@
-/* The output side of `gpuprobe run`: prints what the probes collect while the application runs
- * and at its end. It reads map sets (maps/maps.h) directly, so it runs where the maps are (the
- * shim, in the application's process, on a thread of its own, or the CLI for host-only tests).
+/* How what the probes collect prints: text (bpftrace's look) or JSON lines. Every print is made
+ * from a snapshot (maps/snapshot.h), so one formatter serves both planes (docs/architecture.md,
+ * "Two planes"):
+ * - the `gpuprobe` process hands it the snapshots and event records it reads from an
+ *   application's segment (maps/segment.h): gp_output__use_snapshot, gp_output__record;
+ * - where the maps are in this process (the shim when an application runs without `gpuprobe
+ *   run`, and the tests), gp_output__add_set: each print takes a snapshot of the sets first,
+ *   and gp_output__poll drains their rings.
  * How a map prints (its key type from BTF, else its name): include/gpuprobe/output.h.
  *
  *   struct gp_output_opts o = {.out = stdout, .json = 0, .interval_ms = 1000 * N};
@@ -28,43 +33,15 @@
  *   {"type":"top","name":"launches_by_kernel","time":1.5,"data":[{"key":"vecAdd(float*, int)","id":5,"value":4}]}
  *   {"type":"lost","map":"events","count":12}
  * docs/guide.md ("How maps print") documents every record type for users. */
-#ifndef GPUPROBE_CLI_RUN_OUTPUT_H
-#define GPUPROBE_CLI_RUN_OUTPUT_H
+#ifndef GPUPROBE_MAPS_OUTPUT_H
+#define GPUPROBE_MAPS_OUTPUT_H
 
 #include <stdint.h>
 #include <stdio.h>
 
-struct gp_map_set;
+#include "maps/snapshot.h"   /* struct gp_output_clock */
 
-/* The clocks probe times are on (docs/architecture.md "One clock"). Host probes read the host's clocks
- * (bpf_ktime_get_ns CLOCK_MONOTONIC, bpf_get_globaltimer CLOCK_REALTIME); device probes read
- * the GPU's %globaltimer, plus the measured offset when corrected is set, so that both sides'
- * times compare. Offsets are host clock minus %globaltimer, +- their uncertainty. The
- * timestamp field of device probes' contexts stays %globaltimer (add offset_ns to compare it).
- *   text: clock: probe times are on the host's clocks (...); CLOCK_REALTIME - %globaltimer =
- *         -5000123 ns +- 2100 at start, -5000098 ns +- 1900 at the last of 4 checks 12.3 s later
- *         (drift +25 ns; offset updated 0 times)
- *   JSON: {"type":"clock","corrected":true,"offset_ns":-5000123,"uncertainty_ns":2100,...} */
-struct gp_output_clock {
-	int corrected;             /* device helpers add the offsets */
-	const char *why;           /* when not corrected: why not */
-	int64_t offset_ns;         /* CLOCK_REALTIME - %globaltimer when probes started */
-	uint64_t uncertainty_ns;
-	int64_t monotonic_offset_ns;    /* CLOCK_MONOTONIC - %globaltimer then */
-	int64_t last_offset_ns;    /* CLOCK_REALTIME - %globaltimer at the latest check */
-	uint64_t last_uncertainty_ns;
-	unsigned checks;           /* measurements, the first included */
-	unsigned updates;          /* re-checks that changed the offset the device applies */
-	double span_s;             /* seconds from the first check to the latest */
-	uint64_t resolution_ns;    /* the step by which %globaltimer advances (0: unknown) */
-	/* Each check (the latest ones when there were many), oldest first: JSON "history". */
-	const struct gp_output_clock_check {
-		double time_s;             /* since the first check */
-		int64_t offset_ns;         /* CLOCK_REALTIME - %globaltimer */
-		uint64_t uncertainty_ns;
-	} *history;
-	unsigned nhistory;
-};
+struct gp_map_set;
 
 struct gp_output_opts {
 	FILE *out;                 /* where to print (NULL: stdout) */
@@ -96,6 +73,14 @@ int gp_output__add_set(struct gp_output *o, struct gp_map_set *set);
 /* Print new ring records and printk lines; print the maps when the interval has passed.
  * Returns the number of records printed. Thread-safe against the device writing. */
 int gp_output__poll(struct gp_output *o);
+/* Print from this snapshot (maps/snapshot.h) from now on, instead of reading map sets: the
+ * `gpuprobe` process's side. Its kernel names and clock are used too. Returns 0, -ENOMEM, or
+ * -EBADMSG with one line in err (the snapshot is corrupt; the one before stays). */
+int gp_output__use_snapshot(struct gp_output *o, const void *blob, size_t len, char *err,
+			    size_t errlen);
+/* Print one record read from a segment: a printk line (printk set) or a ring's record. */
+void gp_output__record(struct gp_output *o, int printk, const char *map, unsigned ring,
+		       const void *data, size_t size);
 /* Print every map now (one block). */
 void gp_output__print_maps(struct gp_output *o);
 /* At exit: drain every ring, print the maps, then the lost-record counts. */
@@ -133,6 +118,10 @@ int gp_output_opts__from_env(struct gp_output_opts *opts, FILE **opened, char *e
  * one line in err ("<what>PATH: cannot write it: ...", what e.g. "GPUPROBE_JSON="). */
 FILE *gp_output_file_open(const char *what, const char *path, char *used, size_t usedlen,
 			  char *err, size_t errlen);
+/* The same for the `gpuprobe` process writing on behalf of process pid (parent ppid): PATH when
+ * own is set (the application it started), else PATH.PID; the process record names pid. */
+FILE *gp_output_file_open_for(const char *what, const char *path, int own, long pid, long ppid,
+			      char *used, size_t usedlen, char *err, size_t errlen);
 
 /* Demangle a C++ (Itanium) name; returns a malloc'd string, or a copy of name when it is not
  * mangled. */

@@ -1,7 +1,7 @@
 /* The final report's clock line: which clocks probe times are on and the measured offset of
- * the GPU's %globaltimer (run_output.h, docs/architecture.md "One clock"). Without it a reader cannot
+ * the GPU's %globaltimer (maps/snapshot.h, docs/architecture.md "One clock"). Without it a reader cannot
  * tell whether a device time and a host time may be subtracted. */
-#include "cli/run_output_internal.h"
+#include "maps/output_internal.h"
 
 #include <inttypes.h>
 
@@ -43,11 +43,9 @@ static void print_json(struct gp_output *o, const struct gp_output_clock *c)
 	gp_output_json(o, j);
 }
 
-void gp_output_print_clock(struct gp_output *o)
+void gp_output_print_clock(struct gp_output *o, const struct gp_output_clock *cp)
 {
-	struct gp_output_clock c = {0};
-	if (!o->o.clock || o->o.clock(o->o.clock_user, &c))
-		return;
+	struct gp_output_clock c = *cp;
 	if (o->o.json) {
 		print_json(o, &c);
 		return;

@@ -1,12 +1,12 @@
-/* Private to cli/run_output*.c. */
-#ifndef GPUPROBE_CLI_RUN_OUTPUT_INTERNAL_H
-#define GPUPROBE_CLI_RUN_OUTPUT_INTERNAL_H
+/* Private to maps/output*.c (and cli/attach_names.c, which shows how maps will print). */
+#ifndef GPUPROBE_MAPS_OUTPUT_INTERNAL_H
+#define GPUPROBE_MAPS_OUTPUT_INTERNAL_H
 
 #include <json-c/json.h>
 #include <pthread.h>
 #include <stdbool.h>
 
-#include "cli/run_output.h"
+#include "maps/output.h"
 #include "maps/maps.h"
 
 struct gp_output {
@@ -24,6 +24,10 @@ struct gp_output {
 	/* kernel names by gp_name_hash, open addressing (capacity a power of two) */
 	struct gp_kname { uint32_t hash; char *name; } *knames;
 	size_t nknames, kcap;
+	/* the snapshot prints are made from: gp_output__use_snapshot's, or one of the sets taken
+	 * for this print (fed: the former) */
+	struct gp_snap snap;
+	int fed;
 };
 
 /* The name given to gp_output__add_kernel_name for this hash, or NULL (caller holds o->lock). */
@@ -36,16 +40,16 @@ enum gp_show {
 	GP_SHOW_NONE, GP_SHOW_COUNTS, GP_SHOW_LOG2, GP_SHOW_LINEAR, GP_SHOW_KERNEL, GP_SHOW_GLOBAL,
 	GP_SHOW_RING, GP_SHOW_PRINTK, GP_SHOW_API, GP_SHOW_SCALAR, GP_SHOW_TUPLE,
 };
-enum gp_show gp_output_classify(const char *name, const struct gp_map_desc *d, uint32_t print_as,
+enum gp_show gp_output_classify(const char *name, uint32_t kind, uint32_t key_size, uint32_t print_as,
 				uint64_t print_step, uint64_t *step);
 
 uint64_t gp_output_now(struct gp_output *o);
 /* Print one JSON object as a line, and release it. */
 void gp_output_json(struct gp_output *o, json_object *j);
-/* The clock line of the final report, when opts.clock says what clock (run_output_clock.c;
- * caller holds o->lock). */
-void gp_output_print_clock(struct gp_output *o);
-/* Print one map (one of the GP_SHOW_* table kinds); time in seconds for JSON. */
-void gp_output_print_map(struct gp_output *o, struct gp_map_inst *m, double time);
+/* The clock line of the final report, when the snapshot has one (output_clock.c; caller holds
+ * o->lock). */
+void gp_output_print_clock(struct gp_output *o, const struct gp_output_clock *c);
+/* Print one map of o->snap (one of the GP_SHOW_* table kinds); time in seconds for JSON. */
+void gp_output_print_map(struct gp_output *o, const struct gp_snap_map *m, double time);
 
 #endif

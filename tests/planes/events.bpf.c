@@ -1,0 +1,31 @@
+// tests/planes: a host probe that prints a line and outputs a ring record at every launch, so
+// that the events reach `gpuprobe run` through the segment's event log, in order.
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+#include <gpuprobe/gpuprobe.h>
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 16);
+} events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} seq SEC(".maps");
+
+HOST_ENTRY("cuLaunchKernel") int on_launch(struct gp_host_ctx *ctx)
+{
+	__u32 k = 0;
+	__u64 *n = bpf_map_lookup_elem(&seq, &k);
+	if (!n)
+		return 0;
+	__u64 v = ++*n;
+	bpf_printk("launch %llu", v);
+	bpf_ringbuf_output(&events, &v, sizeof(v), 0);
+	return 0;
+}
+
+char LICENSE[] SEC("license") = "GPL";
