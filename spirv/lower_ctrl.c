@@ -183,6 +183,9 @@ static int lower_call(lw *c, const ir_insn *in)
 		return device_malloc(c, in, args, rets);
 	if (!f->f->has_body && !strcmp(name, "free"))
 		return 1; /* the bump allocator reclaims nothing */
+	if (!f->f->has_body && (!strncmp(name, "__cudaCDP", 9) || !strcmp(name, "cudaLaunchDevice") ||
+				!strcmp(name, "cudaGetParameterBuffer") || !strncmp(name, "cudaGetParameterBufferV2", 24)))
+		return lw_fail(c, "dynamic parallelism (a kernel launching kernels, %s) is not supported", name);
 	if (!f->f->has_body)
 		return lw_fail(c, "cannot lower call to external function %s: it has no body in this module", name);
 	unsigned nargs = args ? args->nelems : 0;
