@@ -216,9 +216,121 @@ static int stack(al *c, const ir_insn *in)
 	return al_write(c, &in->ops[0], AT('u', 64), LLVMBuildPtrToInt(B, p, al_ity(c, 64), "")) < 0 ? -1 : 1;
 }
 
+/* fns.b32 d, mask, base, offset: the offset-th set bit of mask at or above base (offset > 0), at
+ * or below it (offset < 0), base itself if set (offset 0); 0xffffffff when there is none. */
+static int fns(al *c, const ir_insn *in)
+{
+	LLVMValueRef mask = al_read(c, &in->ops[1], AT('b', 32)), base = al_read(c, &in->ops[2], AT('u', 32));
+	LLVMValueRef off = al_read(c, &in->ops[3], AT('s', 32));
+	if (!mask || !base || !off)
+		return -1;
+	LLVMTypeRef i32 = al_ity(c, 32);
+	LLVMValueRef bs = LLVMBuildAnd(B, base, al_ci(c, 32, 31), "");
+	LLVMValueRef up = LLVMBuildICmp(B, LLVMIntSGT, off, al_ci(c, 32, 0), "");
+	LLVMValueRef upmask = LLVMBuildShl(B, LLVMConstAllOnes(i32), bs, "");
+	LLVMValueRef downmask = LLVMBuildLShr(B, LLVMConstAllOnes(i32), LLVMBuildSub(B, al_ci(c, 32, 31), bs, ""), "");
+	LLVMValueRef m0 = LLVMBuildAnd(B, mask, LLVMBuildSelect(B, up, upmask, downmask, ""), "");
+	LLVMValueRef k0 = LLVMBuildSelect(B, LLVMBuildICmp(B, LLVMIntSLT, off, al_ci(c, 32, 0), ""), LLVMBuildNeg(B, off, ""), off, "");
+	LLVMValueRef ms = LLVMBuildAlloca(c->ab, i32, "fns.m"), ks = LLVMBuildAlloca(c->ab, i32, "fns.k");
+	LLVMBuildStore(B, m0, ms);
+	LLVMBuildStore(B, k0, ks);
+	LLVMBasicBlockRef head = al_new_block(c, "fns.head"), step = al_new_block(c, "fns.step"), done = al_new_block(c, "fns.done");
+	LLVMBuildBr(B, head);
+	LLVMPositionBuilderAtEnd(B, head);
+	LLVMValueRef m = LLVMBuildLoad2(B, i32, ms, ""), k = LLVMBuildLoad2(B, i32, ks, "");
+	LLVMValueRef more = LLVMBuildAnd(B, LLVMBuildICmp(B, LLVMIntUGT, k, al_ci(c, 32, 1), ""),
+					 LLVMBuildICmp(B, LLVMIntNE, m, al_ci(c, 32, 0), ""), "");
+	LLVMBuildCondBr(B, more, step, done);
+	LLVMPositionBuilderAtEnd(B, step);
+	LLVMValueRef zf[2] = {m, al_ci(c, 1, 0)};
+	LLVMValueRef top = LLVMBuildSub(B, al_ci(c, 32, 31), al_intr(c, "llvm.ctlz", &i32, 1, 2, zf), "");
+	LLVMValueRef next = LLVMBuildSelect(B, up, LLVMBuildAnd(B, m, LLVMBuildSub(B, m, al_ci(c, 32, 1), ""), ""),
+					    LLVMBuildAnd(B, m, LLVMBuildNot(B, LLVMBuildShl(B, al_ci(c, 32, 1), top, ""), ""), ""), "");
+	LLVMBuildStore(B, next, ms);
+	LLVMBuildStore(B, LLVMBuildSub(B, k, al_ci(c, 32, 1), ""), ks);
+	LLVMBuildBr(B, head);
+	LLVMPositionBuilderAtEnd(B, done);
+	m = LLVMBuildLoad2(B, i32, ms, "");
+	LLVMValueRef lo = al_intr(c, "llvm.cttz", &i32, 1, 2, (LLVMValueRef[]){m, al_ci(c, 1, 0)});
+	LLVMValueRef hi = LLVMBuildSub(B, al_ci(c, 32, 31), al_intr(c, "llvm.ctlz", &i32, 1, 2, (LLVMValueRef[]){m, al_ci(c, 1, 0)}), "");
+	LLVMValueRef r = LLVMBuildSelect(B, up, lo, hi, "");
+	r = LLVMBuildSelect(B, LLVMBuildICmp(B, LLVMIntEQ, m, al_ci(c, 32, 0), ""), LLVMConstAllOnes(i32), r, "");
+	/* offset 0: base itself when set */
+	LLVMValueRef set = LLVMBuildTrunc(B, LLVMBuildLShr(B, mask, bs, ""), al_ity(c, 1), "");
+	LLVMValueRef r0 = LLVMBuildSelect(B, set, bs, LLVMConstAllOnes(i32), "");
+	r = LLVMBuildSelect(B, LLVMBuildICmp(B, LLVMIntEQ, off, al_ci(c, 32, 0), ""), r0, r, "");
+	return al_write(c, &in->ops[0], AT('b', 32), r) < 0 ? -1 : 1;
+}
+
+/* SIMD lanes: vadd4/vsub4/vmin4/vmax4/vabsdiff4/vavrg4 (and their 2-lane forms) with .sat and
+ * .add (the lanes' sum plus c), and the packed add/sub/min/max.{u16x2,s16x2}. */
+static int simd(al *c, const ir_insn *in, const char *op, unsigned lanes, bool video)
+{
+	unsigned w = 32 / lanes;
+	bool sd = false, sa = false, sb = false;
+	if (video) {
+		atype dt = al_insn_type_n(in, 0), at = al_insn_type_n(in, 1), bt = al_insn_type_n(in, 2);
+		sd = dt.k == 's', sa = at.k == 's', sb = bt.k == 's';
+		for (unsigned i = 0; i < in->nmods; i++)
+			if (!strncmp(in->mods[i], ".b", 2) && strlen(in->mods[i]) > 2 && in->mods[i][2] != '3' && in->mods[i][2] != '6')
+				return al_unsupported(c, in, "lane selectors and masks are not lowered");
+	} else {
+		sd = sa = sb = al_mod(in, ".s16x2");
+	}
+	bool sat = al_mod(in, ".sat"), acc = al_mod(in, ".add");
+	LLVMValueRef a = al_read(c, &in->ops[1], AT('b', 32)), b = al_read(c, &in->ops[2], AT('b', 32));
+	LLVMValueRef cc = video ? al_read(c, &in->ops[3], AT('b', 32)) : al_ci(c, 32, 0);
+	if (!a || !b || !cc)
+		return -1;
+	LLVMTypeRef i32 = al_ity(c, 32), lt = al_ity(c, w);
+	LLVMValueRef packed = al_ci(c, 32, 0), sum = cc;
+	for (unsigned l = 0; l < lanes; l++) {
+		LLVMValueRef x = LLVMBuildTrunc(B, LLVMBuildLShr(B, a, al_ci(c, 32, l * w), ""), lt, "");
+		LLVMValueRef y = LLVMBuildTrunc(B, LLVMBuildLShr(B, b, al_ci(c, 32, l * w), ""), lt, "");
+		x = sa ? LLVMBuildSExt(B, x, i32, "") : LLVMBuildZExt(B, x, i32, "");
+		y = sb ? LLVMBuildSExt(B, y, i32, "") : LLVMBuildZExt(B, y, i32, "");
+		LLVMValueRef r;
+		bool signed_cmp = sa || sb;
+		if (!strcmp(op, "add"))
+			r = LLVMBuildAdd(B, x, y, "");
+		else if (!strcmp(op, "sub"))
+			r = LLVMBuildSub(B, x, y, "");
+		else if (!strcmp(op, "min") || !strcmp(op, "max")) {
+			LLVMIntPredicate p = op[1] == 'i' ? (signed_cmp ? LLVMIntSLT : LLVMIntULT) : (signed_cmp ? LLVMIntSGT : LLVMIntUGT);
+			r = LLVMBuildSelect(B, LLVMBuildICmp(B, p, x, y, ""), x, y, "");
+		} else if (!strcmp(op, "absdiff")) {
+			LLVMValueRef d = LLVMBuildSub(B, x, y, "");
+			r = LLVMBuildSelect(B, LLVMBuildICmp(B, LLVMIntSLT, d, al_ci(c, 32, 0), ""), LLVMBuildNeg(B, d, ""), d, "");
+		} else if (!strcmp(op, "avrg")) {
+			r = LLVMBuildAShr(B, LLVMBuildAdd(B, LLVMBuildAdd(B, x, y, ""), al_ci(c, 32, 1), ""), al_ci(c, 32, 1), "");
+		} else {
+			return al_unsupported(c, in, "no such SIMD operation");
+		}
+		if (sat) {
+			int64_t lo = sd ? -(1ll << (w - 1)) : 0, hi = sd ? (1ll << (w - 1)) - 1 : (1ll << w) - 1;
+			r = LLVMBuildSelect(B, LLVMBuildICmp(B, LLVMIntSLT, r, al_ci(c, 32, (uint64_t)lo), ""), al_ci(c, 32, (uint64_t)lo), r, "");
+			r = LLVMBuildSelect(B, LLVMBuildICmp(B, LLVMIntSGT, r, al_ci(c, 32, (uint64_t)hi), ""), al_ci(c, 32, (uint64_t)hi), r, "");
+		}
+		sum = LLVMBuildAdd(B, sum, r, "");
+		LLVMValueRef lane = LLVMBuildAnd(B, r, al_ci(c, 32, (1ull << w) - 1), "");
+		packed = LLVMBuildOr(B, packed, LLVMBuildShl(B, lane, al_ci(c, 32, l * w), ""), "");
+	}
+	return al_write(c, &in->ops[0], AT('b', 32), acc ? sum : packed) < 0 ? -1 : 1;
+}
+
 int al_extra(al *c, const ir_insn *in)
 {
 	const char *op = in->opcode;
+	if (!strcmp(op, "fns"))
+		return fns(c, in);
+	static const char *const vops[] = {"add", "sub", "min", "max", "absdiff", "avrg", NULL};
+	if (op[0] == 'v' && (op[strlen(op) - 1] == '4' || op[strlen(op) - 1] == '2'))
+		for (int i = 0; vops[i]; i++)
+			if (strlen(op) == strlen(vops[i]) + 2 && !strncmp(op + 1, vops[i], strlen(vops[i])))
+				return simd(c, in, vops[i], op[strlen(op) - 1] == '4' ? 4 : 2, true);
+	if ((al_mod(in, ".u16x2") || al_mod(in, ".s16x2")) &&
+	    (!strcmp(op, "add") || !strcmp(op, "sub") || !strcmp(op, "min") || !strcmp(op, "max")))
+		return simd(c, in, op, 2, false);
 	if (!strcmp(op, "cvt"))
 		return narrow_cvt(c, in);
 	if (!strcmp(op, "dp4a") || !strcmp(op, "dp2a"))
