@@ -318,9 +318,61 @@ static int simd(al *c, const ir_insn *in, const char *op, unsigned lanes, bool v
 	return al_write(c, &in->ops[0], AT('b', 32), acc ? sum : packed) < 0 ? -1 : 1;
 }
 
+/* bf16 / bf16x2 arithmetic: each lane widened to f32 (exact), computed there, rounded back to
+ * bf16 to nearest even (NaN to the canonical NaN). */
+static int bf16_arith(al *c, const ir_insn *in)
+{
+	const char *op = in->opcode;
+	bool x2 = al_mod(in, ".bf16x2");
+	unsigned lanes = x2 ? 2 : 1, nin = in->nops - 1;
+	if (nin > 3 || nin < 1)
+		return al_unsupported(c, in, "operands");
+	if (al_mod(in, ".rz") || al_mod(in, ".rm") || al_mod(in, ".rp") || al_mod(in, ".sat") || al_mod(in, ".relu") ||
+	    al_mod(in, ".NaN") || al_mod(in, ".xorsign"))
+		return al_unsupported(c, in, "this bf16 form is not lowered");
+	LLVMTypeRef f32 = LLVMFloatTypeInContext(c->ctx), i32 = al_ity(c, 32);
+	LLVMValueRef a[3];
+	for (unsigned k = 0; k < nin; k++)
+		if (!(a[k] = al_read(c, &in->ops[k + 1], AT('b', 16 * lanes))))
+			return -1;
+	LLVMValueRef out = al_ci(c, 32, 0);
+	ir_insn rn = *in;   /* f32_narrow's rounding: to nearest even */
+	rn.nmods = 0;
+	for (unsigned l = 0; l < lanes; l++) {
+		LLVMValueRef v[3];
+		for (unsigned k = 0; k < nin; k++) {
+			LLVMValueRef h = LLVMBuildTrunc(B, LLVMBuildLShr(B, LLVMBuildZExt(B, a[k], i32, ""), al_ci(c, 32, 16 * l), ""), al_ity(c, 16), "");
+			v[k] = LLVMBuildBitCast(B, LLVMBuildShl(B, LLVMBuildZExt(B, h, i32, ""), al_ci(c, 32, 16), ""), f32, "");
+		}
+		LLVMValueRef r;
+		if (!strcmp(op, "add"))
+			r = LLVMBuildFAdd(B, v[0], v[1], "");
+		else if (!strcmp(op, "sub"))
+			r = LLVMBuildFSub(B, v[0], v[1], "");
+		else if (!strcmp(op, "mul"))
+			r = LLVMBuildFMul(B, v[0], v[1], "");
+		else if (!strcmp(op, "fma"))
+			r = al_intr(c, "llvm.fma", &f32, 1, 3, v);
+		else if (!strcmp(op, "min") || !strcmp(op, "max"))
+			r = al_intr(c, op[1] == 'i' ? "llvm.minnum" : "llvm.maxnum", &f32, 1, 2, v);
+		else if (!strcmp(op, "neg"))
+			r = LLVMBuildFNeg(B, v[0], "");
+		else if (!strcmp(op, "abs"))
+			r = al_intr(c, "llvm.fabs", &f32, 1, 1, v);
+		else
+			return al_unsupported(c, in, "this bf16 operation is not lowered");
+		LLVMValueRef h = f32_narrow(c, &rn, r, 16);
+		out = LLVMBuildOr(B, out, LLVMBuildShl(B, h, al_ci(c, 32, 16 * l), ""), "");
+	}
+	return al_write(c, &in->ops[0], AT('b', 16 * lanes), x2 ? out : LLVMBuildTrunc(B, out, al_ity(c, 16), "")) < 0 ? -1 : 1;
+}
+
 int al_extra(al *c, const ir_insn *in)
 {
 	const char *op = in->opcode;
+	if ((al_mod(in, ".bf16") || al_mod(in, ".bf16x2")) && strcmp(op, "cvt") && strcmp(op, "ld") && strcmp(op, "st") &&
+	    strcmp(op, "mov") && strcmp(op, "setp") && strcmp(op, "set") && strcmp(op, "selp"))
+		return bf16_arith(c, in);
 	if (!strcmp(op, "fns"))
 		return fns(c, in);
 	static const char *const vops[] = {"add", "sub", "min", "max", "absdiff", "avrg", NULL};
