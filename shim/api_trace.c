@@ -13,7 +13,8 @@
  * GPUPROBE_TRACE_DONE=0: never). Launches are recorded whatever GPUPROBE_TRACE_API says.
  *
  * Each thread appends lines to a buffer of its own and writes it out whole when it fills, when
- * the thread ends and at exit: the traced call pays a clock read and a formatted line. */
+ * it is 100 ms old, when the thread ends and at exit: the traced call pays a clock read and a
+ * formatted line. */
 #include "shim/api_trace.h"
 #include "shim/forward.h"
 #include "shim/registry.h"
@@ -32,11 +33,15 @@
 
 #define TBUF_BYTES (64 * 1024)
 #define TBUF_FLUSH (TBUF_BYTES - 4096)   /* a line is at most 4 KiB (kernel names are cut) */
+/* Written out at least this often while the thread records (an application that crashes or is
+ * killed loses at most the last 100 ms of each thread's records). */
+#define TBUF_AGE_NS 100000000ull
 
 struct tbuf {
 	struct tbuf *next;
 	int lock;                  /* the owner appends; exit and fork take it too */
 	size_t len;
+	uint64_t flushed_ns;       /* when it was last written out */
 	char data[TBUF_BYTES];
 };
 
@@ -148,8 +153,11 @@ static void emit(const char *fmt, ...)
 	va_end(ap);
 	if (n > 0 && b->len + (size_t)n < TBUF_BYTES)
 		b->len += (size_t)n;
-	if (b->len >= TBUF_FLUSH)
+	uint64_t now = shim_api_trace_now();
+	if (b->len >= TBUF_FLUSH || now - b->flushed_ns > TBUF_AGE_NS) {
 		flush_locked(b);
+		b->flushed_ns = now;
+	}
 	unlock(b);
 }
 
@@ -211,9 +219,10 @@ void shim_api_trace_call(int id, uint64_t t0, int rc)
 	p = put_i64(p, rc);
 	p = put_str(p, "}\n");
 	b->len = (size_t)(p - b->data);
-	if (b->len >= TBUF_FLUSH) {
+	if (b->len >= TBUF_FLUSH || t1 - b->flushed_ns > TBUF_AGE_NS) {
 		int saved = errno;
 		flush_locked(b);
+		b->flushed_ns = t1;
 		errno = saved;
 	}
 	unlock(b);
