@@ -5,6 +5,12 @@
 
 #include <inttypes.h>
 
+/* last - first, wrapping (a snapshot's values are not to be trusted: no signed overflow) */
+static int64_t drift(const struct gp_output_clock *c)
+{
+	return (int64_t)((uint64_t)c->last_offset_ns - (uint64_t)c->offset_ns);
+}
+
 static void print_json(struct gp_output *o, const struct gp_output_clock *c)
 {
 	json_object *j = json_object_new_object();
@@ -23,7 +29,7 @@ static void print_json(struct gp_output *o, const struct gp_output_clock *c)
 		json_object_object_add(j, "monotonic_offset_ns", json_object_new_int64(c->monotonic_offset_ns));
 		json_object_object_add(j, "last_offset_ns", json_object_new_int64(c->last_offset_ns));
 		json_object_object_add(j, "last_uncertainty_ns", json_object_new_uint64(c->last_uncertainty_ns));
-		json_object_object_add(j, "drift_ns", json_object_new_int64(c->last_offset_ns - c->offset_ns));
+		json_object_object_add(j, "drift_ns", json_object_new_int64(drift(c)));
 		json_object_object_add(j, "checks", json_object_new_int((int)c->checks));
 		json_object_object_add(j, "updates", json_object_new_int((int)c->updates));
 		json_object_object_add(j, "span_s", json_object_new_double(c->span_s));
@@ -64,7 +70,7 @@ void gp_output_print_clock(struct gp_output *o, const struct gp_output_clock *cp
 	if (c.checks > 1)
 		fprintf(o->o.out, ", %" PRId64 " ns +- %" PRIu64 " at the last of %u checks %.1f s "
 			"later (drift %+" PRId64 " ns; offset updated %u times)", c.last_offset_ns,
-			c.last_uncertainty_ns, c.checks, c.span_s, c.last_offset_ns - c.offset_ns,
+			c.last_uncertainty_ns, c.checks, c.span_s, drift(&c),
 			c.updates);
 	if (c.resolution_ns)
 		fprintf(o->o.out, "; %%globaltimer ticks by %" PRIu64 " ns", c.resolution_ns);

@@ -198,7 +198,8 @@ static void check_segment(struct gp_map_set *set, const char *dir)
 	if (fails)
 		return;
 	int dfd = open(dir, O_RDONLY | O_DIRECTORY);
-	const char *name = strrchr(gp_seg_path(w), '/') + 1;
+	char name[64];
+	snprintf(name, sizeof(name), "%s", strrchr(gp_seg_path(w), '/') + 1);
 	struct stat st;
 	CHECK(!fstatat(dfd, name, &st, 0) && (st.st_mode & 0777) == 0600, "mode 0600");
 	struct gp_seg_reader *r;
