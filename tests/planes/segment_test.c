@@ -6,7 +6,8 @@
  *     snapshot; a file of another mode is refused;
  *   - hostile input: every truncation of a blob and thousands of random corruptions of blobs
  *     and of segment files give one error (or a valid decode), never a crash or a read out of
- *     bounds (this test runs under ASan in scripts/test.sh). */
+ *     bounds (this test runs under ASan in scripts/test.sh; fuzz/snapshot_fuzz.c goes on from its
+ *     seed, tests/planes/fuzz-seeds/snapshot/, which `planes_segment_test FILE` writes). */
 #include "maps/maps.h"
 #include "maps/output.h"
 #include "maps/segment.h"
@@ -293,10 +294,20 @@ static void check_segment(struct gp_map_set *set, const char *dir)
 	free(blob);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	struct gp_map_allocator *a = gp_map_allocator_host(4);
 	struct gp_map_set *set = make_set(a);
+	if (argc > 1) {   /* planes_segment_test FILE: write the snapshot (the fuzzer's seed) */
+		size_t len;
+		void *blob = blob_of(set, &len);
+		FILE *f = fopen(argv[1], "wb");
+		int ok = f && fwrite(blob, 1, len, f) == len;
+		if (f)
+			fclose(f);
+		free(blob);
+		return !ok;
+	}
 	check_decode(set);
 	char dir[] = "/tmp/gpuprobe-segtest.XXXXXX";
 	if (!mkdtemp(dir))
