@@ -1,5 +1,5 @@
 /* gpuprobe run's output: the poll loop, ring-buffer events, printk lines, lost counts, and the
- * periodic and final map prints (tables and histograms in run_output_maps.c). */
+ * periodic and final map prints (tables and histograms in output_maps.c). */
 #include "maps/output_internal.h"
 
 #include <errno.h>

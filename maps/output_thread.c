@@ -1,4 +1,4 @@
-/* The output's own polling thread, and its options from the environment (run_output.h). */
+/* The output's own polling thread, and its options from the environment (output.h). */
 #include "maps/output_internal.h"
 #include "common/env.h"
 #include "common/safe_open.h"

@@ -43,8 +43,12 @@ pids+=($gpid)
 for i in $(seq 100); do [ -s "$hold" ] && break; sleep 0.1; done
 read -r apid <"$hold" 2>/dev/null || { bad "the application never started"; cat "$tmp/out" "$tmp/err"; exit 1; }
 pids+=($apid)
-sleep 0.6   # a snapshot after the launches
-text=$(get "http://127.0.0.1:$port/metrics" | sed "s/pid=\"$apid\"/pid=\"P\"/")
+# a snapshot after the launches (the copier takes one every 200 ms; a loaded machine: later)
+for i in $(seq 100); do
+	text=$(get "http://127.0.0.1:$port/metrics" | sed "s/pid=\"$apid\"/pid=\"P\"/")
+	case $text in *'gpuprobe_threads_total{pid="P",kernel="k_use"} 384'*) break ;; esac
+	sleep 0.1
+done
 check "GET /metrics: the exact text" 'application/openmetrics-text; version=1.0.0; charset=utf-8
 # TYPE gpuprobe_block_threads histogram
 # HELP gpuprobe_block_threads the map block_threads (log2 histogram)

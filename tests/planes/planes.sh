@@ -69,7 +69,7 @@ else
 	seg=$(ls -d "$XDG_RUNTIME_DIR"/gpuprobe/run.$gpid/seg.$apid.* 2>/dev/null | head -1)
 	check "segment: the user's, mode 0600, in a 0700 folder" "600 700 $(id -u) $(id -u)" \
 		"$(stat -c %a "$seg" 2>&1) $(stat -c %a "$(dirname "$seg")" 2>&1) $(stat -c %u "$seg" 2>&1) $(stat -c %u "$(dirname "$seg")" 2>&1)"
-	sleep 0.6   # a snapshot after the launches (the copier's takes one every 200 ms)
+	sleep 1.5   # a snapshot after the launches (the copier takes one every 200 ms)
 	kill -KILL "$apid"
 	wait $gpid
 	check "SIGKILL: gpuprobe's exit status" 137 $?
