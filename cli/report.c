@@ -119,7 +119,16 @@ static json_object *page_data(struct tr_model *m, const char *title)
 	uint64_t base = m->nevents ? m->events[order[0]].ts : 0;
 	json_object *d = json_object_new_object();
 	json_object_object_add(d, "title", json_object_new_string(title));
-	json_object_object_add(d, "clock", json_object_new_string(m->clock ? m->clock : ""));
+	/* a trace read back names its clock on its kernels (tr_model_finish) */
+	const char *clock = m->clock ? m->clock : "";
+	for (size_t i = 0; i < m->nevents && !strncmp(clock, "as recorded", 11); i++) {
+		json_object *c;
+		if (m->events[i].cat && !strcmp(m->events[i].cat, "kernel") && m->events[i].args &&
+		    json_object_object_get_ex(m->events[i].args, "clock", &c) &&
+		    json_object_is_type(c, json_type_string))
+			clock = json_object_get_string(c);
+	}
+	json_object_object_add(d, "clock", json_object_new_string(clock));
 	json_object_object_add(d, "base_ns", json_object_new_uint64(base));
 	json_object *tracks = json_object_new_array();
 	for (size_t i = 0; i < m->ntracks; i++) {

@@ -680,6 +680,7 @@ void tr_model_finish(struct tr_model *m)
 			json_object_object_add(e->args, "blocks_seen", json_object_new_uint64(l->nblocks));
 		json_object_object_add(e->args, "timed_by", json_object_new_string(
 			l->nblocks ? "block probes" : "launch completion"));
+		json_object_object_add(e->args, "clock", json_object_new_string(m->clock));
 		json_object *la = l->event != (size_t)-1 ? m->events[l->event].args : NULL;
 		json_object *v;
 		if (la && json_object_object_get_ex(la, "grid", &v))
