@@ -13,7 +13,8 @@
 #   examples/build.sh (example probes and apps into BUILD/examples);
 #   tests/maps/bpftime/build.sh (bpftime's map types' probes into BUILD/bpftime-maps);
 #   tests/gpu/apps/build.sh BUILD/gpu-apps (the shim's GPU apps);
-#   bench/overhead/build.sh BUILD (the overhead benchmark's workloads and probes).
+#   bench/overhead/build.sh BUILD (the overhead benchmark's workloads and probes);
+#   tests/gpu/amdgpu_prepare.sh BUILD (LLVM-lowered modules for amdgpu.sh and amdgpu_bench.sh).
 # Object files are deleted at the end so the directory stays under the 64 MiB carry limit; the
 # size is printed. usage: tests/gpu/prepare.sh BUILD
 set -eu
@@ -34,6 +35,9 @@ bash "$root/examples/build.sh" "$B"
 bash "$root/tests/maps/bpftime/build.sh" "$B"   # bpftime_maps.sh's probes (BUILD/bpftime-maps)
 bash "$root/tests/gpu/apps/build.sh" "$B/gpu-apps"
 bash "$root/bench/overhead/build.sh" "$B"
+# amdgpu.sh / amdgpu_bench.sh: modules lowered through LLVM 19 (BUILD/llvm-cache) and the bench
+# programs; says SKIP where this build has no LLVM 19
+bash "$root/tests/gpu/amdgpu_prepare.sh" "$B" || true
 # fork.sh's entry+exit counter (BUILD/probes/entry_exit_hash.bpf.o)
 src=$root/../shared/corpora/app-regressions/probes/entry_exit_hash.bpf.c
 [ -e "$src" ] || src=/work/shared/corpora/app-regressions/probes/entry_exit_hash.bpf.c
