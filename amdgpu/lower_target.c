@@ -239,6 +239,24 @@ int al_special_reg(al *c, const char *name, LLVMValueRef *v, atype *t)
 		*v = !strcmp(k, "cap") ? al_ci(c, 32, 1024) : !strcmp(k, "end") ? LLVMBuildAdd(B, at, al_ci(c, 32, 1024), "") : at;
 		return 0;
 	}
+	if ((!strcmp(name, "%envreg1") || !strcmp(name, "%envreg2")) && (!nv(c) || al_generic())) {
+		/* cooperative groups' grid workspace ({u32 size, u32 barrier}; its address: envreg1 high,
+		 * envreg2 low), which NVIDIA's driver gives cooperative launches: one zeroed module
+		 * variable. grid.sync() completes when every block of the grid runs at once. */
+		LLVMValueRef g = LLVMGetNamedGlobal(c->mod, "gp.grid_ws");
+		if (!g) {
+			LLVMTypeRef ty = LLVMArrayType2(al_ity(c, 32), 2);
+			g = LLVMAddGlobalInAddressSpace(c->mod, ty, "gp.grid_ws", AS_GLOBAL);
+			LLVMSetInitializer(g, LLVMConstNull(ty));
+			LLVMSetLinkage(g, LLVMInternalLinkage);
+			LLVMSetAlignment(g, 8);
+		}
+		LLVMValueRef a = LLVMBuildPtrToInt(B, LLVMBuildAddrSpaceCast(B, g, al_ptr(c, AS_GENERIC), ""), al_ity(c, 64), "");
+		if (name[7] == '1')
+			a = LLVMBuildLShr(B, a, al_ci(c, 64, 32), "");
+		*v = LLVMBuildTrunc(B, a, al_ity(c, 32), "");
+		return 0;
+	}
 	if (!strcmp(name, "%dynamic_smem_size") || !strcmp(name, "%total_smem_size") ||
 	    !strncmp(name, "%envreg", 7) || !strncmp(name, "%reserved_smem_offset", 21) || !strcmp(name, "%pm0")) {
 		if (!nv(c)) {
