@@ -11,6 +11,10 @@ tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 fails=0
 ok() { echo "ok   $1"; }
 bad() { echo "FAIL $1"; fails=$((fails + 1)); }
+# Perfetto traces need protobuf-c at build time (scripts/build.sh installs it)
+if ! "$gp" run --trace "$tmp/probe.pftrace" --dry-run >/dev/null 2>&1; then
+	echo "SKIP: this gpuprobe was built without protobuf-c (no Perfetto traces)"; exit 77
+fi
 p=(); [ -n "$typed" ] && [ -f "$typed" ] && p=(-p "$typed")
 
 python3 "$src/gen_capture.py" "$tmp/cap.jsonl"

@@ -14,6 +14,10 @@ fails=0
 ok() { echo "ok   $1"; }
 bad() { echo "FAIL $1"; fails=$((fails + 1)); }
 
+# Perfetto traces need protobuf-c at build time (scripts/build.sh installs it)
+if ! "$gp" run --trace "$tmp/probe.pftrace" --dry-run >/dev/null 2>&1; then
+	echo "SKIP: this gpuprobe was built without protobuf-c (no Perfetto traces)"; exit 77
+fi
 native=$(LD_LIBRARY_PATH=$fake "$app" 2>&1)
 [ "$native" = "trace_app: ok" ] || { bad "the app over the fake driver: $native"; exit 1; }
 export GPUPROBE_REAL_LIBCUDA=$fake/libcuda.so.1 XDG_RUNTIME_DIR=$tmp/run
