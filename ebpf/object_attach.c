@@ -226,6 +226,16 @@ int gp_parse_attach(const char *section, enum gp_attach_kind *kind, char **targe
 		}
 		return 0;
 	}
+	/* bpftime's kprobe/__memcapture: its pass puts the program before every ld and st of every
+	 * kernel (global, local, const, param or generic addresses; no atomics): here the plain
+	 * loads and stores of global, local and generic memory, gpu/mem/global,local,generic,load,
+	 * store,plain/ (constant and parameter loads are not memory sites here). */
+	if (strcmp(section, "kprobe/__memcapture") == 0) {
+		*kind = GP_ATTACH_MEM;
+		*mem_filter = GP_MEM_GLOBAL | GP_MEM_LOCAL | GP_MEM_GENERIC | GP_MEM_LOAD | GP_MEM_STORE |
+			      GP_MEM_PLAIN;
+		return 0;
+	}
 	for (size_t i = 0; i < sizeof attach_names / sizeof attach_names[0]; i++) {
 		size_t pl = strlen(attach_names[i].prefix);
 		if (strncmp(section, attach_names[i].prefix, pl) != 0 || (section[pl] != '\0' && section[pl] != '/'))

@@ -6,7 +6,8 @@
 # copy (256), the per-thread host arrays summed (256 exits, thread_x summed 3968), a struct per
 # thread in the GPU hash under its (block_x << 16 | thread_x) key with lane = thread_x, the
 # counting idiom's SM and warp counts summing to 256, the uretprobe on cudaLaunchKernel counting
-# the app's 2 launches into the kernel-shared array, the app's own output unchanged.
+# the app's 2 launches into the kernel-shared array, kprobe/__memcapture at each of the 1280 loads
+# and stores, the app's own output unchanged.
 # Needs (tests/gpu/prepare.sh BUILD makes them): BUILD/bin/gpuprobe, BUILD/lib/libcuda.so.1,
 # BUILD/examples/vec_add, BUILD/bpftime-maps/*.bpf.o (tests/maps/bpftime/build.sh BUILD).
 # usage: tests/gpu/bpftime_maps.sh   (BUILD default ./build; logs in $OUT). Exit 77 without a GPU.
@@ -26,7 +27,7 @@ fails=0
 check() { if [ "$2" = "$3" ]; then echo "ok   $1"; else echo "FAIL $1"; echo "  expected: $2"; echo "  got:      $3"; fails=$((fails + 1)); fi; }
 . "$here/tests/maps/bpftime/checks.sh"
 "$app" 8 >"$work/plain.out" 2>"$work/plain.err" || { echo "FAIL: vec_add does not run without probes"; exit 1; }
-for p in gpu_array gpu_hash host_maps kernel_shared; do
+for p in gpu_array gpu_hash host_maps kernel_shared special_sections; do
 	GPUPROBE_TOP=1000 timeout 300 "$g" run -p "$probes/$p.bpf.o" -- "$app" 8 >"$work/$p.out" 2>"$work/$p.err"
 	echo $? >"$work/$p.rc"
 	echo "--- $p"; grep -v '^entered\|^exited\|^array_exit\|^@threads\[' "$work/$p.err" | head -40

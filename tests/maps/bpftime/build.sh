@@ -7,7 +7,7 @@ out=$(realpath -m "$1")/bpftime-maps
 clang=${CLANG:-$(command -v clang || command -v clang-14)}
 mkdir -p "$out/vmlinux"
 cp "$here/../../../examples/vmlinux_min.h" "$out/vmlinux/vmlinux.h"
-for p in gpu_array gpu_hash host_maps kernel_shared; do
+for p in gpu_array gpu_hash host_maps kernel_shared special_sections; do
 	"$clang" -target bpf -O2 -g -D__TARGET_ARCH_x86 -I/usr/include/x86_64-linux-gnu -I"$out/vmlinux" \
 		-c "$here/$p.bpf.c" -o "$out/$p.bpf.o"
 done

@@ -50,4 +50,12 @@ bpftime_maps_check() {
 	check "kernel_shared: leader's *count += 1" 1 "$(val "$work/kernel_shared.err" bins 3)"
 	check "kernel_shared: bpftime's cuda__ prefix names no kernel here" 1 \
 		"$(grep -c '^gpuprobe: kretprobe/cuda__Z9vectorAddPKfS0_Pf: no kernel of the application matched' "$work/kernel_shared.err")"
+
+	same special_sections
+	# vectorAdd: 2 loads and a store a thread, oddEven a load and a store: 256 * 5
+	check "special_sections: __memcapture's atomic count of loads and stores" 1280 "$(val "$work/special_sections.err" accesses 1)"
+	v=$(val "$work/special_sections.err" accesses 0)
+	check "special_sections: __memcapture's racy *v = *v + 1 in 1..1280" 1 "$([ "${v:-0}" -ge 1 ] && [ "${v:-0}" -le 1280 ] && echo 1 || echo 0)"
+	check "special_sections: __directly_run names no kernel" 1 \
+		"$(grep -c '^gpuprobe: kprobe/__directly_run: no kernel of the application matched' "$work/special_sections.err")"
 }

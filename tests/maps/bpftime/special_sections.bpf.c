@@ -1,8 +1,11 @@
 // bpftime's GPU array (1503) in its examples with bpftime-only sections: mem_trace's
-// kprobe/__memcapture (a probe at memory accesses) bumping a counter with `*val = *val + 1`,
-// directly_run's kprobe/__directly_run (bpftime runs the program as a kernel of its own) reading
-// u32 and u32[3] values and writing results with BPF_ANY. They load and verify; what gpuprobe
-// attaches them to is in examples/README.md's table of bpftime's examples.
+// kprobe/__memcapture (a probe before every load and store of every kernel; here gpu/mem's plain
+// global, local and generic loads and stores) bumping a counter with `*val = *val + 1`, and
+// (ours) an atomic count beside it; directly_run's kprobe/__directly_run (bpftime runs the
+// program as a kernel of its own; nothing here does) reading u32 and u32[3] values and writing
+// results with BPF_ANY. Expected on vec_add with G blocks of 32 threads: 5 memory sites (vectorAdd
+// 2 loads and a store, oddEven a load and a store), accesses[1] = 32G * 5, accesses[0] (racy) in
+// 1..32G * 5.
 #define BPF_NO_GLOBAL_DATA
 #include <vmlinux.h>
 #include <bpf/bpf_helpers.h>
@@ -42,6 +45,10 @@ int cuda__mem(struct pt_regs *ctx)
 	u64 *v = bpf_map_lookup_elem(&accesses, &k);
 	if (v)
 		*v = *v + 1;
+	u32 k1 = 1;
+	u64 *n = bpf_map_lookup_elem(&accesses, &k1);
+	if (n)
+		__sync_fetch_and_add(n, 1);
 	return 0;
 }
 
