@@ -52,11 +52,30 @@ uint64_t own_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* Kernels on a CPU backend (PoCL) run on the backend's worker threads, whose stacks are the
+ * device's per-thread stacks: recursive device functions (cudaLimitStackSize) and our larger
+ * frames need more than glibc's 8 MiB default. Threads created from now on (the backend's
+ * workers among them) get at least OWN_THREAD_STACK of address space; pages are only used when
+ * touched. */
+#define OWN_THREAD_STACK (256ul << 20)
+static void thread_stacks(void)
+{
+	pthread_attr_t a;
+	size_t sz = 0;
+	if (pthread_getattr_default_np(&a) != 0)
+		return;
+	if (pthread_attr_getstacksize(&a, &sz) == 0 && sz < OWN_THREAD_STACK &&
+	    pthread_attr_setstacksize(&a, OWN_THREAD_STACK) == 0)
+		pthread_setattr_default_np(&a);
+	pthread_attr_destroy(&a);
+}
+
 int own_install(int found_real)
 {
 	int choice = gp_env_choice(GP_VAR_BACKEND);   /* auto|nvidia|opencl|levelzero */
 	if (choice == 1 || (choice == 0 && found_real))
 		return 0;
+	thread_stacks();
 	const struct gp_bk_ops *ops = choice == 4 ? &gp_bk_hip : choice == 3 ? &gp_bk_levelzero : &gp_bk_opencl;
 	char err[512] = "";
 	gp_bk *bk = NULL;
