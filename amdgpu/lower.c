@@ -101,6 +101,8 @@ LLVMValueRef al_bits(al *c, LLVMValueRef v, atype from, atype to)
 
 /* ---- names ------------------------------------------------------------------------------ */
 
+static struct al_var tomb = {.name = ""};   /* a removed name (pop_to) */
+
 static size_t hash_str(const char *s)
 {
 	size_t h = 1469598103934665603ull;
@@ -133,7 +135,7 @@ static void grow(al *c)
 	if (!c->tab)
 		abort();
 	for (size_t i = 0; i < old; i++)
-		if (ot[i])
+		if (ot[i] && ot[i] != &tomb)
 			*find_slot(c, ot[i]->name) = ot[i];
 	free(ot);
 }
@@ -164,31 +166,32 @@ static struct al_var *declare(al *c, const char *name)
 	return v;
 }
 
-/* Remove every declaration made at depth >= d (a block closes, a function ends). Deleting from
- * an open hash: the name's slot takes the shadowed declaration, or is re-filled by rehashing. */
+/* Remove every declaration made at depth >= d (a block closes, a function ends). A name's slot
+ * takes the declaration it shadowed, or a tombstone (a NULL would cut other names' probe chains
+ * while more are removed); tombstones go when the table is rebuilt at the end. */
 static void pop_to(al *c, unsigned d)
 {
-	bool removed = false;
+	bool tombs = false;
 	while (c->nstack && c->stack[c->nstack - 1]->depth >= d) {
 		struct al_var *v = c->stack[--c->nstack];
 		struct al_var **s = find_slot(c, v->name);
 		if (*s == v) {
-			*s = v->shadow;
+			*s = v->shadow ? v->shadow : &tomb;
 			if (!v->shadow) {
-				removed = true;
+				tombs = true;
 				c->n--;
 			}
 		}
 		free(v);
 	}
-	if (removed) {   /* rehash: deletions broke probe chains */
+	if (tombs) {
 		size_t cap = c->cap;
 		struct al_var **ot = c->tab;
 		c->tab = calloc(cap, sizeof(*c->tab));
 		if (!c->tab)
 			abort();
 		for (size_t i = 0; i < cap; i++)
-			if (ot[i])
+			if (ot[i] && ot[i] != &tomb)
 				*find_slot(c, ot[i]->name) = ot[i];
 		free(ot);
 	}

@@ -331,6 +331,10 @@ static int lower_setp(al *c, const ir_insn *in, bool set)
 		r = combine(c, in, r, pc);
 		if (!r)
 			return -1;
+		if (dt.k == 'f' && dt.bits == 16)   /* f16 results travel as bits: 1.0 is 0x3c00 */
+			return al_write(c, d, AT('b', 16), LLVMBuildSelect(B, r, al_ci(c, 16, 0x3c00), al_ci(c, 16, 0), "")) < 0 ? -1 : 1;
+		if (!dt.bits)
+			return al_unsupported(c, in, "this destination type is not lowered");
 		LLVMValueRef one = dt.k == 'f' ? LLVMConstReal(al_ty(c, dt), 1.0) : LLVMConstAllOnes(al_ty(c, dt));
 		return al_write(c, d, dt, LLVMBuildSelect(B, r, one, LLVMConstNull(al_ty(c, dt)), "")) < 0 ? -1 : 1;
 	}

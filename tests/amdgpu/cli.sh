@@ -119,7 +119,15 @@ head -c 300 "$work/vadd.ptx" >"$work/trunc.ptx"
 printf '.version 7.0\n.target sm_70\n.address_size 64\n.visible .entry k()\n{\n\tadd.u32 %%r1, %%r2, 1;\n\tret;\n}\n' >"$work/undecl.ptx"
 printf '.version 7.0\n.target sm_70\n.address_size 64\n.visible .entry k()\n{\n\t.reg .b32 %%r<3>;\n\tfrobnicate.u32 %%r1, %%r2;\n\tbra NOWHERE;\n}\n' >"$work/garbage.ptx"
 printf '.version 7.0\n.target sm_70\n.address_size 32\n.visible .entry k()\n{\n\tret;\n}\n' >"$work/a32.ptx"
-for f in trunc undecl garbage a32; do
+# many registers, nested blocks, then an instruction that does not lower: the names are dropped in
+# the error path (this crashed on dmmaTensorCoreGemm's 700 registers)
+{
+	printf '.version 7.0\n.target sm_70\n.address_size 64\n.visible .entry k(.param .u64 p)\n{\n'
+	printf '\t.reg .b32 %%r<300>;\n\t.reg .f64 %%fd<700>;\n\t.reg .b64 %%rd<300>;\n'
+	for i in $(seq 1 40); do printf '\t{\n\t.reg .b32 %%t<4>;\n\tmov.u32 %%t1, %d;\n\tadd.u32 %%r%d, %%t1, 1;\n\t}\n' $i $i; done
+	printf '\t{\n\t.reg .b32 %%t<4>;\n\twmma.load.c.sync.aligned.row.m8n8k4.f64 {%%fd1, %%fd2}, [%%rd1];\n\t}\n\tret;\n}\n'
+} >"$work/manyregs.ptx"
+for f in trunc undecl garbage a32 manyregs; do
 	for t in nvptx amdgcn; do
 		"$gp" ptx llvm --target $t "$work/$f.ptx" >"$work/out" 2>&1
 		rc=$?

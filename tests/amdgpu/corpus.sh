@@ -32,9 +32,16 @@ for ptx in "${mods[@]}"; do
 	[ -n "$serr" ] && [ $sp = ok ] && sp=partial
 	am=ok detail=""
 	for arch in gfx90a gfx942 gfx1100; do
-		if ! err=$("$gp" ptx amdgpu --arch $arch -o "$work/m.co" "$ptx" 2>&1); then
+		err=$("$gp" ptx amdgpu --arch $arch -o "$work/m.co" "$ptx" 2>&1)
+		rc=$?
+		if [ $rc != 0 ]; then
 			am=no
-			[ "$(printf '%s\n' "$err" | wc -l)" = 1 ] || { bad=$((bad + 1)); echo "FAIL $name: more than one error line"; }
+			if [ $rc != 1 ] || [ "$(printf '%s\n' "$err" | grep -c .)" != 1 ]; then
+				bad=$((bad + 1))
+				echo "FAIL $name ($arch): exit $rc, not one error line: $(printf '%s' "$err" | head -c 200)"
+				detail="FAIL: exit $rc"
+				break
+			fi
 			detail=$(printf '%s' "${err#gpuprobe: $ptx:}" | cut -c1-200)
 			break
 		fi
