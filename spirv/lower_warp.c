@@ -270,6 +270,15 @@ int lw_warp(lw *c, const ir_insn *in)
 		return lw_write(c, &in->ops[0], PT('b', 32), r) < 0 ? -1 : 1;
 	}
 	if ((!strcmp(op, "bar") || !strcmp(op, "barrier")) && ir_insn_has_mod(in, ".warp")) {
+		/* The instrumentation's own (a probe site's reconvergence bracket, a probe's lanes
+		 * meeting before a warp helper) only keeps NVIDIA's lanes together; emulated warps are
+		 * converged at their collectives, and a site inside the application's divergent code
+		 * (vectorAdd's `if (i < n)`) is not reached by every thread: a barrier there ran the
+		 * sites, and the loads after them, for the threads the branch had left out
+		 * (own_driver_probes: 100352 loads counted for 100000, vectorAdd crashed). */
+		if ((c->cur && c->cur->generated) || (in->nops && in->ops[0].kind == IR_OPND_REG &&
+							  !strncmp(in->ops[0].name, "%__gp", 5)))
+			return 1;   /* ours: generated here, or named so in PTX printed and read again */
 		/* __syncwarp orders the lanes' shared-memory accesses: where a block's threads run
 		 * one after another between barriers (PoCL), a lane must not read a neighbour's
 		 * store before that neighbour made it, so it is a work-group barrier, reached by
