@@ -52,6 +52,9 @@ static void run_usage(FILE *out)
 	      "                      (counted per kernel; not with GPUPROBE_LAZY=0)\n"
 	      "  -i, --interval N    print the maps every N seconds too, 0 to 86400 (default: at exit)\n"
 	      "  --json FILE         JSON lines into FILE (\"-\": stdout) instead of text on stderr\n"
+	      "  --output FILE.gpt   ring maps' records into FILE.gpt, raw and in bulk, at the rate the\n"
+	      "                      GPU makes them (other processes of the run: FILE.gpt.PID);\n"
+	      "                      'gpuprobe decode FILE.gpt' prints them with their BTF types\n"
 	      "  --trace FILE        a timeline: FILE.pftrace (Perfetto) or FILE.json (Chrome): a span\n"
 	      "                      per driver API call per thread, kernels per GPU, blocks per SM\n"
 	      "                      (with -t blocks), ring records; the maps go into it unless\n"
@@ -180,6 +183,7 @@ struct run_args {
 	char *oneliner_path;       /* its object (run_oneliner.c) */
 	int dry_run;
 	const char *trace;         /* --trace FILE */
+	char *output;              /* --output FILE.gpt, made absolute (the app may chdir) */
 	char *trace_api;           /* --trace-api globs, comma-separated */
 };
 
@@ -243,6 +247,7 @@ static int parse_args(int argc, char **argv, struct run_args *a)
 		{"trace", required_argument, NULL, 'T'},
 		{"trace-api", required_argument, NULL, 'A'},
 		{"metrics", required_argument, NULL, 'M'},
+		{"output", required_argument, NULL, 'O'},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
@@ -325,6 +330,20 @@ static int parse_args(int argc, char **argv, struct run_args *a)
 				return rc;
 			a->metrics = optarg;
 			break;
+		case 'O': {
+			size_t l = strlen(optarg);
+			if (a->output)
+				return bad_usage("--output given twice (one capture file)");
+			if (l < 5 || strcmp(optarg + l - 4, ".gpt"))
+				return bad_usage("--output %s: a capture's name ends in .gpt", optarg);
+			char cwd[PATH_MAX];
+			if (optarg[0] != '/' && !getcwd(cwd, sizeof(cwd)))
+				return cli_error("run: --output: %s", strerror(errno)), RUN_EXIT_USAGE;
+			if (asprintf(&a->output, "%s%s%s", optarg[0] == '/' ? "" : cwd,
+				     optarg[0] == '/' ? "" : "/", optarg) < 0)
+				return cli_error("out of memory"), RUN_EXIT_USAGE;
+			break;
+		}
 		case 'h':
 			run_usage(stdout);
 			return 0;
@@ -399,6 +418,8 @@ static int set_env(const struct run_args *a, const struct run_checked *ck, const
 	if (a->interval && setenv("GPUPROBE_INTERVAL", a->interval, 1))
 		return -1;
 	if (a->json && setenv("GPUPROBE_JSON", a->json, 1))
+		return -1;
+	if (a->output ? setenv("GPUPROBE_CAPTURE", a->output, 1) : unsetenv("GPUPROBE_CAPTURE"))
 		return -1;
 	if (setenv("GPUPROBE_SHIM", shim, 1))
 		return -1;
@@ -487,5 +508,6 @@ out:
 	free(a.env_probes);
 	free(a.oneliner_path);
 	free(a.trace_api);
+	free(a.output);
 	return rc;
 }

@@ -74,6 +74,7 @@ static const struct var vars[GP_VAR__COUNT] = {
 	[GP_VAR_REAL_NVRTC] = {"GPUPROBE_REAL_NVRTC", T_PATH},
 	[GP_VAR_REAL_NVJITLINK] = {"GPUPROBE_REAL_NVJITLINK", T_PATH},
 	[GP_VAR_SEGMENT_DIR] = {"GPUPROBE_SEGMENT_DIR", T_PATH},
+	[GP_VAR_CAPTURE] = {"GPUPROBE_CAPTURE", T_PATH},
 };
 
 /* Each variable's line is said once per process (a bit per variable). */

@@ -50,6 +50,8 @@ enum gp_var {
 	GP_VAR_REAL_NVJITLINK,  /* path: the libnvJitLink.so.13 build/lib's shim forwards to */
 	GP_VAR_SEGMENT_DIR,     /* path: set by `gpuprobe run`: the shim snapshots maps into a
 	                         * segment there (maps/segment.h) and prints nothing itself */
+	GP_VAR_CAPTURE,         /* path: set by `gpuprobe run --output FILE.gpt`: ring records go
+	                         * there in bulk (maps/gpt.h), not through the segment */
 	GP_VAR__COUNT
 };
 

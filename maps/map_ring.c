@@ -100,6 +100,59 @@ int gp_map_inst__ring_drain(struct gp_map_inst *m, gp_ring_cb cb, void *user)
 	return consumed;
 }
 
+int64_t gp_map_inst__ring_drain_span(struct gp_map_inst *m, unsigned r, size_t max_bytes,
+				     gp_ring_span_cb cb, void *user)
+{
+	if (!m || m->d.kind != GP_MAP_KIND_RING || r >= m->d.nshards || !cb)
+		return -EINVAL;
+	const uint64_t cap = m->d.capacity;
+	uint64_t cons = __atomic_load_n(cons_pos(m, r), __ATOMIC_ACQUIRE);
+	uint64_t start = cons & (cap - 1), off = start;
+	uint64_t limit = max_bytes && max_bytes < cap - start ? start + max_bytes : cap;
+	uint8_t *base = (uint8_t *)rec_hdr(m, r, 0);
+	unsigned committed = 0;
+	int pad = 0;
+	/* Walk the headers only (8 bytes a record): the payloads move in one copy by cb. */
+	while (off < limit) {
+		uint64_t hdr = __atomic_load_n((uint64_t *)(base + off), __ATOMIC_ACQUIRE);
+		uint32_t state = (uint32_t)(hdr >> 32), len = (uint32_t)hdr;
+		if (!state || state > GP_REC_PAD)
+			break;   /* not committed yet (or corrupt): later records wait behind it */
+		if (state == GP_REC_PAD) {
+			pad = off + GP_RING_HDR + len == cap;
+			break;
+		}
+		uint64_t adv = GP_RING_HDR + gp_round_up(len, 8);
+		if (adv > limit - off)
+			break;   /* past the limit (or a corrupt length): the next call takes it */
+		committed += state == GP_REC_COMMITTED;
+		off += adv;
+	}
+	if (off > start) {
+		int rc = cb(user, r, cons, base + start, off - start, committed);
+		if (rc < 0)
+			return rc;
+	}
+	uint64_t end = pad ? cap : off;
+	if (end == start)
+		return 0;
+	/* Zero what was read so a future lap sees 0 until its own commit, then free it. */
+	memset(base + start, 0, end - start);
+	__atomic_store_n(cons_pos(m, r), cons + (end - start), __ATOMIC_RELEASE);
+	return (int64_t)(end - start);
+}
+
+int gp_map_inst__ring_drops_each(struct gp_map_inst *m, uint64_t *drops)
+{
+	if (!m || m->d.kind != GP_MAP_KIND_RING || !drops)
+		return -EINVAL;
+	for (unsigned r = 0; r < m->d.nshards; r++) {
+		drops[r] = 0;
+		gp_region_read(m, &m->data, (uint64_t)r * GP_RING_STATE_STRIDE + GP_RP_DROPS, &drops[r], 8);
+	}
+	return 0;
+}
+
 uint64_t gp_map_inst__ring_drops(struct gp_map_inst *m)
 {
 	if (!m || m->d.kind != GP_MAP_KIND_RING)

@@ -114,6 +114,20 @@ typedef int (*gp_ring_cb)(void *user, unsigned ring, const void *data, size_t si
 int gp_map_inst__ring_drain(struct gp_map_inst *m, gp_ring_cb cb, void *user);
 /* Records lost because a ring was full, all rings together (exact). */
 uint64_t gp_map_inst__ring_drops(struct gp_map_inst *m);
+/* The same for each ring: drops[0..nshards) (exact). 0 or -EINVAL. */
+int gp_map_inst__ring_drops_each(struct gp_map_inst *m, uint64_t *drops);
+/* Bulk consumption (capture files, maps/gpt.h): hand ring r's ready span (the committed and
+ * discarded records from the consumer position up to the first record not yet committed, or to
+ * the end of the ring) to cb in one piece: pos is its ring position, bytes the records as the
+ * device wrote them (8-byte headers, payloads padded to 8), committed how many are committed.
+ * Then the span is zeroed and the position advanced once; a PAD record at the end of the ring is
+ * skipped the same way. At most max_bytes per call (0: no limit). Returns the bytes consumed (0:
+ * nothing ready), or cb's negative return (nothing consumed then). No lock: the caller is the
+ * one consumer of ring r (gp_map_inst__ring_drain must not run on the same map). */
+typedef int (*gp_ring_span_cb)(void *user, unsigned ring, uint64_t pos, const void *bytes,
+			       size_t len, unsigned committed);
+int64_t gp_map_inst__ring_drain_span(struct gp_map_inst *m, unsigned ring, size_t max_bytes,
+				     gp_ring_span_cb cb, void *user);
 
 /* Format one printk record as bpf_trace_printk would (%d %i %u %x %X %ld %lu %lx %lld %llu %llx
  * %p %c %%, widths, '-' and '0' flags; %s prints "(%s unsupported)"). Returns the length

@@ -5,6 +5,10 @@
 #include "shim/clock_sync.h"
 #include "shim/log.h"
 
+#include "common/env.h"
+
+#include "maps/capture.h"
+#include "maps/config.h"
 #include "maps/maps.h"
 #include "maps/segment.h"
 #include "maps/snapshot.h"
@@ -15,8 +19,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #define POLL_MS 50
+#define BUSY_POLL_MS 1   /* a drain found records: come back soon (lossless rings wait on us) */
 #define SNAP_MS 200
 
 static struct gp_seg_writer *seg;
@@ -31,6 +37,10 @@ static int stop;
 static uint64_t start_ms, last_snap_ms, snap_cost_ms;
 /* The segment's event queue: the copier's drains and host probes' lines (any thread). */
 static pthread_mutex_t q_lock = PTHREAD_MUTEX_INITIALIZER;
+/* Under `gpuprobe run --output FILE.gpt`: the ring maps' records go to the file in bulk
+ * (maps/capture.h) on threads of their own; the copier keeps printk and the snapshots. */
+static struct gp_capture *cap;
+static int drained;   /* records the last drain moved */
 
 static uint64_t mono_ms(void)
 {
@@ -65,14 +75,16 @@ static void drain_rings(void)
 		struct gp_map_inst *pk = gp_map_set__printk(sets[s]);
 		if (pk) {
 			struct drain d = {gp_map_inst__name(pk), GP_SEG_PRINTK};
-			gp_map_inst__ring_drain(pk, on_record, &d);
+			int n = gp_map_inst__ring_drain(pk, on_record, &d);
+			drained += n > 0 ? n : 0;
 		}
 		for (size_t i = 0; i < gp_map_set__count(sets[s]); i++) {
 			struct gp_map_inst *m = gp_map_set__map(sets[s], i);
-			if (gp_map_inst__desc(m)->kind != GP_MAP_KIND_RING)
+			if (gp_map_inst__desc(m)->kind != GP_MAP_KIND_RING || gp_capture__owns(cap, m))
 				continue;
 			struct drain d = {gp_map_inst__name(m), GP_SEG_EVENT};
-			gp_map_inst__ring_drain(m, on_record, &d);
+			int n = gp_map_inst__ring_drain(m, on_record, &d);
+			drained += n > 0 ? n : 0;
 		}
 	}
 }
@@ -110,6 +122,7 @@ static void copy(int final)
 		snap_cost_ms = last_snap_ms - t0;
 	}
 	pthread_mutex_lock(&q_lock);
+	drained = 0;
 	drain_rings();
 	int rc = gp_seg_flush(seg, blob, len, final);
 	closed |= final;
@@ -134,7 +147,9 @@ static void *copier(void *arg)
 		pthread_mutex_lock(&stop_lock);
 		struct timespec ts;
 		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_nsec += POLL_MS * 1000000L;
+		/* Rings that had records are drained again soon: a lossless ring's producer waits
+		 * for the space we free, and a lossy one drops what does not fit. */
+		ts.tv_nsec += (drained ? BUSY_POLL_MS : POLL_MS) * 1000000L;
 		ts.tv_sec += ts.tv_nsec / 1000000000L;
 		ts.tv_nsec %= 1000000000L;
 		if (!stop)
@@ -144,12 +159,55 @@ static void *copier(void *arg)
 	return NULL;
 }
 
+/* The probe objects the shim opened (the configuration's, then GPUPROBE_PROBES), whose BTF
+ * gives the records' types; a path that cannot be read only leaves records untyped. */
+static size_t probe_paths(char **paths, size_t max, struct gp_config *cfg, char **list)
+{
+	size_t n = 0;
+	char err[256];
+	const char *cpath = gp_env_str(GP_VAR_CONFIG);
+	if (cpath && !gp_config__load(cpath, cfg, err, sizeof(err)))
+		for (size_t i = 0; i < cfg->nprobes && n < max; i++)
+			paths[n++] = cfg->probes[i].path;
+	*list = gp_env_str(GP_VAR_PROBES) ? strdup(gp_env_str(GP_VAR_PROBES)) : NULL;
+	for (char *save = NULL, *t = *list ? strtok_r(*list, ":", &save) : NULL; t && n < max;
+	     t = strtok_r(NULL, ":", &save))
+		paths[n++] = t;
+	return n;
+}
+
+/* FILE.gpt for the application; FILE.gpt.PID for any other process of the run (a forked or
+ * exec'd child with probes), as --json names its files. */
+static void capture_start(struct gp_map_set *const *s, size_t n)
+{
+	const char *path = gp_env_str(GP_VAR_CAPTURE);
+	if (!path)
+		return;
+	char own[4096];
+	const char *run = gp_env_str(GP_VAR_RUN_PID);
+	if (!run || strtol(run, NULL, 10) != (long)getppid()) {
+		snprintf(own, sizeof(own), "%s.%ld", path, (long)getpid());
+		path = own;
+	}
+	struct gp_config cfg = {0};
+	char *paths[128], *list = NULL, err[512];
+	size_t np = probe_paths(paths, 128, &cfg, &list);
+	struct gp_capture_opts o = {.objects = (const char *const *)paths, .nobjects = np};
+	if (gp_capture__start(path, s, n, &o, &cap, err, sizeof(err))) {
+		shim_msg("probes: %s; ring records go to gpuprobe as without --output", err);
+		cap = NULL;
+	}
+	free(list);
+	gp_config__free(&cfg);
+}
+
 int shim_copier_start(struct gp_map_set *const *s, size_t n, shim_copier_names_fn names)
 {
 	sets = s;
 	nsets = n;
 	names_fn = names;
 	stop = 0;
+	capture_start(s, n);
 	int rc = pthread_create(&thread, NULL, copier, NULL);
 	if (rc)
 		return -rc;
@@ -169,6 +227,26 @@ void shim_copier_final(void)
 		pthread_join(thread, NULL);
 		running = 0;
 	}
+	if (cap) {
+		/* Kernels have finished (shim_probes_final synchronised): the last records are in
+		 * the rings; the capture drains them all before it closes. */
+		struct gp_output_clock oc;
+		struct gp_gpt_clock gc = {0}, *gcp = NULL;
+		if (!shim_clock_report(NULL, &oc)) {
+			gc = (struct gp_gpt_clock){oc.offset_ns, oc.uncertainty_ns, oc.monotonic_offset_ns,
+						   (uint32_t)oc.corrected, 0};
+			gcp = &gc;
+		}
+		struct gp_capture_stats st;
+		const char *p = gp_capture__path(cap);
+		char path[4096];
+		snprintf(path, sizeof(path), "%s", p);
+		int rc = gp_capture__stop(cap, gcp, &st);
+		cap = NULL;
+		if (rc)
+			shim_msg("probes: capture %s: cannot write it (%s): %llu records consumed and not "
+				 "written", path, strerror(-rc), (unsigned long long)st.host_lost);
+	}
 	copy(1);
 }
 
@@ -178,6 +256,7 @@ void shim_copier_forked(void)
 	parents = seg;
 	__asm__ volatile("" : : "m"(parents));
 	seg = NULL;
+	cap = NULL;   /* the parent's consumer threads do not exist here; the parent closes its file */
 	sets = NULL;
 	nsets = 0;
 	running = 0;
