@@ -157,7 +157,12 @@ int cmd_ptx_instrument(int argc, char **argv)
 			rc = 1;
 		}
 	}
-	fprintf(stderr, "gpuprobe: %s: %u probe sites in %u functions\n", path, st.sites, st.functions);
+	if (st.merged)
+		fprintf(stderr, "gpuprobe: %s: %u probe sites in %u functions (%u more counted by "
+			"another site's weighted call)\n", path, st.sites, st.functions, st.merged);
+	else
+		fprintf(stderr, "gpuprobe: %s: %u probe sites in %u functions\n", path, st.sites,
+			st.functions);
 	free(out);
 	gp_nv_probes__close(ps);
 	free(alloc);

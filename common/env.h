@@ -37,6 +37,8 @@ enum gp_var {
 	GP_VAR_TEST_SECURE,     /* flag (tests): behave as in a setuid process; only ever stricter */
 	GP_VAR_INLINE,          /* flag (default on) */
 	GP_VAR_INLINE_GROWTH,   /* uint 1..1000 (default 2): the module-wide inlining budget */
+	GP_VAR_AGGREGATE,       /* flag (default on): additive memory probes count a basic block's
+	                         * like sites with one weighted call */
 	GP_VAR_CL_DEVICE,       /* uint: OpenCL device index */
 	GP_VAR_CL_NO_IL,        /* flag */
 	GP_VAR_LLVM_SPIRV,      /* path: llvm-spirv tool */

@@ -262,6 +262,10 @@ int gp_lower_program(ir_module *m, const struct bpf_insn *insns, size_t n, const
 	rc = check_shape(c, second_half);
 	if (rc)
 		goto out;
+	if (opts->weight && c->nsubs > 1) {   /* the weight is the main function's alone */
+		rc = lower_fail(c, EINVAL, "a weighted program with BPF-to-BPF calls");
+		goto out;
+	}
 	c->prefix_end = straight_prefix(c, second_half);
 
 	for (size_t s = 0; s < c->nsubs; s++) {

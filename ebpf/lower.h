@@ -100,6 +100,14 @@ struct gp_lower_opts {
 	   constants (`k = ctx->dir & 3`) gives a lookup the same address in every lane, whose
 	   atomic add then needs no match.any.sync (ptxas aggregates a plain red). 0: none known. */
 	uint64_t ctx_uniform[2];
+	/* Nonzero: the main function takes one more parameter, after the mask when there is one:
+	   a .param .b32 weight, the number of runs the call stands for. Every atomic add without
+	   fetch outside the stack adds its value times the weight. For additive programs
+	   (gp_verify_opts.additive), whose runs at sites with equal context bytes one weighted run
+	   replaces (ptx-frontend/instrument.h, gp_inst_probe.weighted). Inlined, the weight is the
+	   site's immediate and ptxas folds the product: a constant add stays a constant add, which
+	   it aggregates per warp. Programs with BPF-to-BPF calls are refused. */
+	int weight;
 };
 
 /* The two s64 words at gp_lower_opts.clock_addr (byte offsets). */

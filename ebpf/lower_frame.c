@@ -7,8 +7,10 @@
  * never uses r10 as a value (lower_plan.c) gets .b64 registers %<prefix>s<N>, one per 8-byte
  * slot, instead of the array: no local memory, no stack frame.
  *
- * Main:        .func (.param .b64 ret) NAME(.param .b64 a1 [, a2 .. a5] [, .param .b32 wm])
+ * Main:        .func (.param .b64 ret) NAME(.param .b64 a1 [, a2 .. a5] [, .param .b32 wm]
+ *                                      [, .param .b32 wt])
  * wm (opts->site_mask): the mask of the lanes that entered the probe together (lower_call.c).
+ * wt (opts->weight): how many runs the call stands for; atomic adds scale by it (lower_mem.c).
  * Subprogram:  .func (.param .b64 ret) NAME__subN(.param .b64 a1 .. a5 [, .param .b64 xf])
  * xf, present when the program calls bpftime's exit helper (507), points at a flag in the main
  * frame: a subprogram that calls exit sets it and returns, and every caller returns in turn. */
@@ -52,7 +54,7 @@ int lower_frame_begin(struct lower_ctx *c, size_t s)
 	bool main = s == 0;
 	bool flag = c->uses_exit_helper && c->nsubs > 1;
 	unsigned nargs = main ? c->nargs : 5;
-	f->params = ir_alloc(m, (nargs + 1) * sizeof(*f->params));
+	f->params = ir_alloc(m, (nargs + 2) * sizeof(*f->params));
 	for (unsigned i = 0; i < nargs; i++)
 		f->params[f->nparams++] = param_decl(c, ir_strfmt(m, "%sa%u", P, i + 1));
 	if (flag && !main)
@@ -60,6 +62,11 @@ int lower_frame_begin(struct lower_ctx *c, size_t s)
 	bool mask = main && c->opts->site_mask;
 	if (mask) {
 		f->params[f->nparams] = param_decl(c, ir_strfmt(m, "%swm", P));
+		f->params[f->nparams++].type = ".b32";
+	}
+	bool weight = main && c->opts->weight;
+	if (weight) {
+		f->params[f->nparams] = param_decl(c, ir_strfmt(m, "%swt", P));
 		f->params[f->nparams++].type = ".b32";
 	}
 	sp->top = t;
@@ -87,6 +94,9 @@ int lower_frame_begin(struct lower_ctx *c, size_t s)
 	c->site_mask = mask ? ir_strfmt(m, "%%%swm", P) : NULL;
 	if (mask)
 		ir_stmt_append(f, ir_reg_decl_new(m, ".b32", c->site_mask, -1));
+	c->weight = weight ? ir_strfmt(m, "%%%swt", P) : NULL;
+	if (weight)
+		ir_stmt_append(f, ir_reg_decl_new(m, ".b32", c->weight, -1));
 	c->slot_base = ir_strfmt(m, "%%%ss", P);
 	int rc = lower_plan(c, s);
 	if (rc)
@@ -106,6 +116,9 @@ int lower_frame_begin(struct lower_ctx *c, size_t s)
 			lo_addr(c, f->params[i].name, 0));
 	if (mask)
 		lo_emit(c, "ld", ".param.b32", 2, lo_reg(c, c->site_mask),
+			lo_addr(c, f->params[f->nparams - 1 - weight].name, 0));
+	if (weight)
+		lo_emit(c, "ld", ".param.b32", 2, lo_reg(c, c->weight),
 			lo_addr(c, f->params[f->nparams - 1].name, 0));
 	if (stack) {
 		lo_emit(c, "mov", ".u64", 2, lo_reg(c, c->t[0]), lo_sym(c, c->stack));

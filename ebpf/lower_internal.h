@@ -44,6 +44,7 @@ struct lower_ctx {
 	unsigned nargs;             /* main function's .param arguments (r1..) */
 	unsigned stack_size;        /* bytes of each frame's .local stack array */
 	const char *site_mask;      /* opts->site_mask: the main function's mask register */
+	const char *weight;         /* opts->weight: the main function's weight register (.b32) */
 	size_t prefix_end;          /* main's instructions before it run once in every lane */
 
 	/* current function */

@@ -287,6 +287,46 @@ static bool reg_const_here(struct lower_ctx *c, unsigned reg, int64_t *v)
 	return known;
 }
 
+/* An atomic add without fetch in a weighted program (gp_lower_opts.weight): the value times the
+ * weight (v, or the constant the straight-line code put in src_reg). Inlined at a site, the weight
+ * is an immediate and ptxas folds the product: weight 1 leaves the unweighted add, weight K a
+ * constant add of K times the value, which it aggregates per warp at a uniform address as it does
+ * any constant (a plain red, lower comment of red_add_aggregated). A 64-bit add of a variable it
+ * does not aggregate, so a constant add at a uniform address keeps the unweighted red beside the
+ * weighted one, each under its own predicate: out of line (a call left by the inliner's budget)
+ * weight 1 still costs what it did before weights. A 32-bit product ptxas aggregates as it is. */
+static void weighted_add(struct lower_ctx *c, bool is64, const char *a, const char *v,
+			 unsigned src_reg, const char *space, bool uniform)
+{
+	int64_t kv = 0;
+	bool v_const = reg_const_here(c, src_reg, &kv);
+	const char *ty = is64 ? ".u64" : ".u32";
+	const char *prod = is64 ? c->t[5] : c->w[3];
+	if (is64)
+		lo_emit(c, "cvt", ".u64.u32", 2, R(prod), R(c->weight));
+	else
+		lo_emit(c, "mov", ".b32", 2, R(prod), R(c->weight));
+	uint64_t k = is64 ? (uint64_t)kv : (uint32_t)kv;
+	if (!v_const)
+		lo_emit(c, "mul", is64 ? ".lo.u64" : ".lo.u32", 3, R(prod), R(prod), R(v));
+	else if (k && !(k & (k - 1)) && k != 1)
+		lo_emit(c, "shl", is64 ? ".b64" : ".b32", 3, R(prod), R(prod), IMM(__builtin_ctzll(k)));
+	else if (k != 1)
+		lo_emit(c, "mul", is64 ? ".lo.u64" : ".lo.u32", 3, R(prod), R(prod), IMM(k));
+	const char *red = ir_strfmt(c->m, "%s.add%s", space, ty);
+	if (!c->opts->warp_aggregate) {
+		lo_emit(c, "red", red, 2, lo_addr(c, a, 0), R(prod));
+		return;
+	}
+	if (uniform && v_const && is64) {
+		lo_emit(c, "setp", ".eq.u32", 3, R(c->p[1]), R(c->weight), IMM(1));
+		lo_emit_if(c, c->p[1], false, "red", red, 2, lo_addr(c, a, 0), IMM(k));
+		lo_emit_if(c, c->p[1], true, "red", red, 2, lo_addr(c, a, 0), R(prod));
+		return;
+	}
+	red_add_aggregated(c, is64, a, prod, false, 0, space, uniform);
+}
+
 /* Read-modify-write of the value at address register a (size 4 or 8), for the atomic op. */
 static void atomic_native(struct lower_ctx *c, int op, bool is64, const char *a, const char *s,
 			  unsigned src_reg, const char *space, bool uniform)
@@ -323,6 +363,10 @@ static void atomic_native(struct lower_ctx *c, int op, bool is64, const char *a,
 		lo_emit(c, "atom", ir_strfmt(c->m, "%s.exch%s", space, bt), 3, R(old), lo_addr(c, a, 0), R(v));
 	} else {
 		const char *ty = !strcmp(name, "add") ? (is64 ? ".u64" : ".u32") : bt;
+		if (!fetch && op == BPF_ADD && c->weight) {
+			weighted_add(c, is64, a, v, src_reg, space, uniform);
+			return;
+		}
 		if (!fetch && op == BPF_ADD && c->opts->warp_aggregate) {
 			int64_t kv = 0;
 			bool v_const = reg_const_here(c, src_reg, &kv);

@@ -428,6 +428,7 @@ static int explore(struct gpv_env *env)
 		env->tr_flags = 0;
 		env->tr_frame = 0;
 		int at = env->idx;
+		gpv_additive_step(env, &env->insns[at]);
 		err = do_step(env, &next);
 		if (err)
 			return err;
@@ -536,6 +537,7 @@ int gp_verify(const struct bpf_insn *insns, size_t n, struct gp_verify_opts *opt
 		ret = gpv_reject(&env, -ENOMEM, "out of memory");
 		goto out;
 	}
+	gpv_additive_start(&env);
 	if ((ret = gpv_check_cfg(&env)))
 		goto out;
 	env.idx = 0;
@@ -558,6 +560,7 @@ out:
 	opts->states_stored = env.nstates;
 	if (ret && opts->map_atomic_only)
 		memset(opts->map_atomic_only, 0, opts->nmaps);
+	gpv_additive_finish(&env, ret);
 	gpv_finish_log(&env, ret);
 	if (env.cur.curframe >= 0)
 		gpv_state_free(&env.cur);

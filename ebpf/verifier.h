@@ -63,6 +63,20 @@ struct gp_verify_opts {
 	/* Optional: source lines and function names for the log (gp_verify_srcinfo_load); its n
 	   must be the program's instruction count, else it is ignored. */
 	const struct gp_verify_srcinfo *src;
+	/* out: 1 when the program is additive (ebpf/verifier_additive.c): it calls no helper but
+	   map_lookup_elem on ARRAY/PERCPU_ARRAY maps with a key on the stack, changes map values
+	   only by atomic add without fetch, reads no map value (but .rodata), no ring-buffer
+	   memory, and no context byte that can differ between runs of one site by one thread (a
+	   memory access's address, clocks, a function's arguments), and makes no BPF-to-BPF call.
+	   N runs of it at sites whose ctx_read bytes hold equal values then do what one run does
+	   with every add multiplied by N: the instrumentation may count a basic block's sites
+	   with one call (ptx-frontend/instrument.h, weighted sites). */
+	int additive;
+	char additive_why[160];                    /* out: when not additive, the first reason
+	                                              ("insn 7: reads a map value") */
+	uint64_t ctx_read[2];                      /* out: context bytes the program reads (bit b of
+	                                              word b / 64, the first 128 bytes); exact when
+	                                              additive */
 };
 
 /* 0 when safe; -EINVAL (malformed), -EACCES (unsafe), -E2BIG (too complex).

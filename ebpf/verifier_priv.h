@@ -179,6 +179,7 @@ struct gpv_env {
 	/* what the program does to maps */
 	uint8_t *map_plain_write;
 	uint8_t *map_atomic_add;
+	bool not_additive;                 /* verifier_additive.c: a reason was found */
 
 	/* warnings (verifier_race.c): instructions already warned about */
 	uint8_t *warned;
@@ -294,6 +295,12 @@ struct gpv_vtag gpv_race_alu_tag(struct gpv_env *env, const struct bpf_insn *ins
 void gpv_race_alu_done(struct gpv_env *env, const struct bpf_insn *insn, struct gpv_vtag t);
 void gpv_race_load(struct gpv_env *env, const struct gpv_reg *ptr, int off, struct gpv_reg *out);
 void gpv_race_store(struct gpv_env *env, const struct gpv_reg *ptr, int off, const struct gpv_reg *val);
+
+/* verifier_additive.c: whether sites may merge the program's runs (gp_verify_opts.additive);
+ * step sees each instruction before it executes, on the state it executes in */
+void gpv_additive_start(struct gpv_env *env);
+void gpv_additive_step(struct gpv_env *env, const struct bpf_insn *insn);
+void gpv_additive_finish(struct gpv_env *env, int ret);
 
 /* verifier_helpers.c */
 int gpv_check_helper_call(struct gpv_env *env, const struct bpf_insn *insn);

@@ -2,6 +2,7 @@
 #include "nvidia/probes.h"
 #include "nvidia/ctx_use.h"
 
+#include "common/env.h"
 #include "ebpf/lower.h"
 #include "ebpf/verifier.h"
 #include "maps/map_device.h"
@@ -22,6 +23,8 @@ struct nv_prog {
 	size_t obj;
 	size_t index;              /* in its object */
 	unsigned stack;            /* verifier's stack_depth */
+	int additive;              /* verifier's: sites may merge (gp_inst_probe.weighted) */
+	uint64_t ctx_read[2];      /* verifier's: the context bytes it reads */
 };
 
 struct nv_obj {
@@ -166,7 +169,8 @@ static int open_one(struct gp_nv_probes *ps, size_t oi, const char *path,
 				.prog = prog, .defs = o->defs, .nmaps = o->nmaps};
 		} else {
 			ps->dev_progs[ps->ndev++] = (struct nv_prog){
-				.prog = prog, .obj = oi, .index = p, .stack = vo.stack_depth};
+				.prog = prog, .obj = oi, .index = p, .stack = vo.stack_depth,
+				.additive = vo.additive, .ctx_read = {vo.ctx_read[0], vo.ctx_read[1]}};
 		}
 	}
 	struct gp_map_set_opts so = {
@@ -467,6 +471,12 @@ static int instrument_uncached(struct gp_nv_probes *ps, const char *ptx, size_t 
 		if (!gp_instrument_matches(m, &probe))
 			continue;
 		probe.func = ir_strfmt(m, "__gp_p%zu_%zu_%s", p->obj, p->index, p->prog->name);
+		/* an additive memory probe counts a basic block's like sites with one weighted call
+		 * (ptx-frontend/instrument.h); GPUPROBE_AGGREGATE=0: one call per site as before */
+		probe.weighted = p->additive && p->prog->attach == GP_ATTACH_MEM &&
+				 gp_env_flag(GP_VAR_AGGREGATE);
+		probe.ctx_key[0] = p->ctx_read[0];
+		probe.ctx_key[1] = p->ctx_read[1];
 		struct gp_lower_opts lo = {
 			.emit_map_ref = gp_maps_emit_map_ref, .helper_func = gp_maps_helper_func,
 			.emit_map_lookup = gp_maps_emit_map_lookup,
@@ -479,7 +489,7 @@ static int instrument_uncached(struct gp_nv_probes *ps, const char *ptx, size_t 
 					  atoi(m->target + 3) >= 70,
 			.pid_tgid = (uint64_t)getpid() << 32 | (uint64_t)getpid(),
 			.pid_tgid_addr = ps->pid_tgid_addr, .site_mask = probe.warp_sync,
-			.clock_addr = ps->clock_addr};
+			.clock_addr = ps->clock_addr, .weight = probe.weighted};
 		gp_ctx_uniform_bytes(p->prog->attach, lo.ctx_uniform);
 		char lerr[256];
 		if (gp_lower_program(m, p->prog->insns, p->prog->ninsns, probe.func, &lo, lerr,

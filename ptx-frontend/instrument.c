@@ -238,12 +238,18 @@ static void call_probe(struct fn *fn, struct inst_emit *e, const char *func)
 	ie_decl(e, ".param", ".b64", "__gp_arg", -1, 0, NULL);
 	ie_decl(e, ".param", ".b64", "__gp_ret", -1, 0, NULL);
 	ie_insn(e, "st.param.b64 [__gp_arg], %%__gp_d0");
+	const char *wt = "";
+	if (e->weight) {   /* the runs this call stands for (gp_inst_probe.weighted) */
+		ie_decl(e, ".param", ".b32", "__gp_wt", -1, 0, NULL);
+		ie_insn(e, "st.param.b32 [__gp_wt], %u", e->weight);
+		wt = ", __gp_wt";
+	}
 	if (e->warp_sync) {   /* the probe's warp helpers match over this mask (gp_lower_opts) */
 		ie_decl(e, ".param", ".b32", "__gp_warg", -1, 0, NULL);
 		ie_insn(e, "st.param.b32 [__gp_warg], %%__gp_wm");
-		ie_insn(e, "call (__gp_ret), %s, (__gp_arg, __gp_warg)", func);
+		ie_insn(e, "call (__gp_ret), %s, (__gp_arg, __gp_warg%s)", func, wt);
 	} else {
-		ie_insn(e, "call (__gp_ret), %s, (__gp_arg)", func);
+		ie_insn(e, "call (__gp_ret), %s, (__gp_arg%s)", func, wt);
 	}
 	ie_block(e, 0);
 	if (sync)
@@ -583,9 +589,21 @@ static unsigned mem_sides(const struct fn *fn, size_t i, const ir_insn *in, stru
 	return 1;
 }
 
-static void site_mem_side(struct fn *fn, const struct gp_inst_probe *p, ir_stmt *s,
-			  unsigned index, unsigned kind, const struct mem_side *side)
+/* One memory site: the access's side and the context words the site fills (gp_mem_ctx's size,
+ * space|dir|kind, insn_index, line: the site constants). */
+struct mem_site {
+	ir_stmt *s;
+	size_t stmt;               /* index in fn->stmts */
+	const ir_operand *addr;
+	uint32_t words[4];         /* gp_mem_ctx bytes 8..23, as st32i stores them */
+};
+
+/* Whether the side is a site of probe p: its space, direction and kind pass the filter, and its
+ * address is one the site can compute. */
+static bool mem_site_of(struct fn *fn, const struct gp_inst_probe *p, size_t i, unsigned kind,
+			const struct mem_side *side, struct mem_site *out)
 {
+	ir_stmt *s = fn->stmts[i];
 	const ir_insn *in = &s->insn;
 	unsigned sb = space_bit(side->space);
 	unsigned db = side->dir == IR_ACCESS_READ ? GP_MEM_LOAD
@@ -598,17 +616,37 @@ static void site_mem_side(struct fn *fn, const struct gp_inst_probe *p, ir_stmt 
 	if (!(filter & GP_MEM_ALL_KINDS))
 		filter |= GP_MEM_ALL_KINDS;
 	if (!sb || !(filter & sb) || !(filter & db) || !(filter & kind))
-		return;
+		return false;
 	if (side->op < 0 || (unsigned)side->op >= in->nops)
-		return;
+		return false;
 	const ir_operand *a = &in->ops[side->op];
 	/* [base] or [base+offset]; a tensor copy's [tensorMap, {coordinates}]: the map's address */
 	if (a->kind != IR_OPND_ADDR || (a->nelems && (!a->name || a->ival)))
-		return;
-	struct inst_emit e = at(fn, s);
+		return false;
+	unsigned dirv = db == GP_MEM_LOAD ? GP_DIR_LOAD : db == GP_MEM_STORE ? GP_DIR_STORE : GP_DIR_ATOMIC;
+	unsigned kindv = kind == GP_MEM_ASYNC ? GP_MEM_KIND_ASYNC
+		       : kind == GP_MEM_MATRIX ? GP_MEM_KIND_MATRIX : GP_MEM_KIND_PLAIN;
+	*out = (struct mem_site){.s = s, .stmt = i, .addr = a};
+	out->words[0] = side->size;
+	/* space, dir and kind are one little-endian u32 */
+	out->words[1] = space_value(side->space) | dirv << 8 | kindv << 16;
+	out->words[2] = fn->index[i];
+	out->words[3] = s->src_line;
+	return true;
+}
+
+/* The site's code: the guard's skip, the context, the call. weight: the runs the call stands for
+ * (weighted probes; ignored otherwise). */
+static void site_mem_emit(struct fn *fn, const struct gp_inst_probe *p, const struct mem_site *ms,
+			  unsigned weight)
+{
+	const ir_insn *in = &ms->s->insn;
+	const ir_operand *a = ms->addr;
+	struct inst_emit e = at(fn, ms->s);
 	e.ctx_unread = p->ctx_unread;
 	e.warp_sync = p->warp_sync;
 	e.reconverge = p->reconverge;
+	e.weight = p->weighted ? weight : 0;
 	const char *skip = guard_skip(fn, &e, in);
 	if (!a->name) {
 		ie_insn(&e, "mov.u64 %%__gp_d1, %lld", (long long)a->ival);
@@ -625,15 +663,8 @@ static void site_mem_side(struct fn *fn, const struct gp_inst_probe *p, ir_stmt 
 	if (ctx_read(&e, offsetof(struct gp_mem_ctx, addr), 2))
 		ie_insn(&e, "st.local.u64 [__gp_ctx+%u], %%__gp_d1",
 			(unsigned)offsetof(struct gp_mem_ctx, addr));
-	st32i(&e, offsetof(struct gp_mem_ctx, size), side->size);
-	unsigned dirv = db == GP_MEM_LOAD ? GP_DIR_LOAD : db == GP_MEM_STORE ? GP_DIR_STORE : GP_DIR_ATOMIC;
-	unsigned kindv = kind == GP_MEM_ASYNC ? GP_MEM_KIND_ASYNC
-		       : kind == GP_MEM_MATRIX ? GP_MEM_KIND_MATRIX : GP_MEM_KIND_PLAIN;
-	/* space, dir and kind are one little-endian u32 */
-	st32i(&e, offsetof(struct gp_mem_ctx, space), space_value(side->space) | dirv << 8 |
-							kindv << 16);
-	st32i(&e, offsetof(struct gp_mem_ctx, insn_index), index);
-	st32i(&e, offsetof(struct gp_mem_ctx, line), s->src_line);
+	for (unsigned w = 0; w < 4; w++)
+		st32i(&e, offsetof(struct gp_mem_ctx, size) + 4 * w, ms->words[w]);
 	fill_thread(fn, &e, offsetof(struct gp_mem_ctx, thread));
 	call_probe(fn, &e, p->func);
 	end_skip(&e, skip);
@@ -645,8 +676,67 @@ static void site_mem(struct fn *fn, const struct gp_inst_probe *p, size_t i)
 	unsigned kind = mem_kind(&s->insn);
 	struct mem_side sides[2];
 	unsigned n = kind ? mem_sides(fn, i, &s->insn, sides) : 0;
+	struct mem_site ms;
 	for (unsigned k = 0; k < n; k++)
-		site_mem_side(fn, p, s, fn->index[i], kind, &sides[k]);
+		if (mem_site_of(fn, p, i, kind, &sides[k], &ms))
+			site_mem_emit(fn, p, &ms, 1);
+}
+
+/* A weighted probe's memory sites (gp_inst_probe.weighted): found first, then merged per basic
+ * block (instrument_merge.c) and emitted, each call with the count of the sites it stands for. */
+static int sites_mem_weighted(struct fn *fn, const struct gp_inst_probe *p)
+{
+	size_t cap = 64, n = 0;
+	struct mem_site *ms = malloc(cap * sizeof(*ms));
+	struct inst_msite *key = NULL;
+	if (!ms)
+		return -ENOMEM;
+	for (size_t i = 0; i < fn->n; i++) {
+		ir_stmt *s = fn->stmts[i];
+		if (s->kind != IR_STMT_INSN)
+			continue;
+		unsigned kind = mem_kind(&s->insn);
+		struct mem_side sides[2];
+		unsigned ns = kind ? mem_sides(fn, i, &s->insn, sides) : 0;
+		for (unsigned k = 0; k < ns; k++) {
+			if (n == cap) {
+				struct mem_site *g = realloc(ms, (cap *= 2) * sizeof(*ms));
+				if (!g) {
+					free(ms);
+					return -ENOMEM;
+				}
+				ms = g;
+			}
+			if (mem_site_of(fn, p, i, kind, &sides[k], &ms[n]))
+				n++;
+		}
+	}
+	if (n && !(key = calloc(n, sizeof(*key)))) {
+		free(ms);
+		return -ENOMEM;
+	}
+	for (size_t k = 0; k < n; k++) {
+		key[k].stmt = ms[k].stmt;
+		/* the bytes of words 8..23 the probe reads; the others (address, thread ids) differ
+		 * from site to site never (thread ids) or are not read (additive probes never read
+		 * the address: ebpf/verifier_additive.c) */
+		for (unsigned b = 0; b < 16; b++) {
+			unsigned off = offsetof(struct gp_mem_ctx, size) + b;
+			if (p->ctx_key[off / 64] >> (off % 64) & 1)
+				key[k].key[b] = (uint8_t)(ms[k].words[b / 4] >> (8 * (b % 4)));
+		}
+	}
+	inst_merge_sites(fn->stmts, fn->n, key, n);
+	for (size_t k = 0; k < n; k++) {
+		if (!key[k].weight) {
+			fn->st->merged++;
+			continue;
+		}
+		site_mem_emit(fn, p, &ms[k], key[k].weight);
+	}
+	free(key);
+	free(ms);
+	return 0;
 }
 
 static void site_barrier(struct fn *fn, const struct gp_inst_probe *p, ir_stmt *s, unsigned index)
@@ -783,14 +873,14 @@ static void sites_bb(struct fn *fn, const struct gp_inst_probe *p)
 	}
 }
 
-static void instrument_one(struct fn *fn, const struct gp_inst_probe *p, unsigned k)
+static int instrument_one(struct fn *fn, const struct gp_inst_probe *p, unsigned k)
 {
 	switch (p->attach) {
 	case GP_ATTACH_KERNEL_ENTRY:
 	case GP_ATTACH_BLOCK_BEGIN:
 	case GP_ATTACH_FUNC_ENTRY:
 		site_entry(fn, p, k);
-		return;
+		return 0;
 	case GP_ATTACH_BLOCK_END:
 		site_entry(fn, p, k);
 		/* fallthrough */
@@ -799,22 +889,24 @@ static void instrument_one(struct fn *fn, const struct gp_inst_probe *p, unsigne
 		for (size_t i = 0; i < fn->n; i++)
 			if (fn->stmts[i]->kind == IR_STMT_INSN && is_leave(&fn->stmts[i]->insn))
 				site_leave(fn, p, k, fn->stmts[i]);
-		return;
+		return 0;
 	case GP_ATTACH_MEM:
+		if (p->weighted)
+			return sites_mem_weighted(fn, p);
 		for (size_t i = 0; i < fn->n; i++)
 			if (fn->stmts[i]->kind == IR_STMT_INSN)
 				site_mem(fn, p, i);
-		return;
+		return 0;
 	case GP_ATTACH_BARRIER:
 		for (size_t i = 0; i < fn->n; i++)
 			if (fn->stmts[i]->kind == IR_STMT_INSN && is_barrier(&fn->stmts[i]->insn))
 				site_barrier(fn, p, fn->stmts[i], fn->index[i]);
-		return;
+		return 0;
 	case GP_ATTACH_BASIC_BLOCK:
 		sites_bb(fn, p);
-		return;
+		return 0;
 	default:
-		return;
+		return 0;
 	}
 }
 
@@ -949,7 +1041,8 @@ static int instrument_func(ir_module *m, ir_func *f, const struct gp_inst_probe 
 	}
 	prepare(&fn, bend, nbend);
 	for (size_t w = 0; w < nwhich; w++)
-		instrument_one(&fn, &p[which[w]], which[w]);
+		if ((rc = instrument_one(&fn, &p[which[w]], which[w])))
+			goto out;
 	reuse_site_masks(f);
 	drop_unused_ctx(f);
 	rc = 0;

@@ -50,11 +50,22 @@ struct gp_inst_probe {
 	 * the call and bar.warp.syncs it after, so the lanes leave the site together. Set with
 	 * warp_sync too. */
 	int reconverge;
+	/* GP_ATTACH_MEM only: the probe is additive (gp_verify_opts.additive) and lowered with a
+	 * weight (gp_lower_opts.weight). Sites of one straight-line run of the kernel (no label,
+	 * branch, call, return or exit between them) under the same guard predicate, not written in
+	 * between, whose ctx_key bytes get equal values are counted by one call at the first of
+	 * them, passing their count as the weight: N runs of an additive probe at such sites are
+	 * one run with every add times N, so the maps hold exactly what one call per site would
+	 * leave. Every other site passes weight 1. (GPUPROBE_AGGREGATE=0: the pipeline does not
+	 * set it.) */
+	int weighted;
+	uint64_t ctx_key[2];       /* bytes of the context the probe reads (gp_verify_opts.ctx_read) */
 };
 
 struct gp_inst_stats {
 	unsigned sites;            /* probe calls spliced in */
 	unsigned functions;        /* functions instrumented */
+	unsigned merged;           /* sites of weighted probes counted by another site's call */
 };
 
 /* Whether the function named in m can branch or call (so the lanes that enter it together may

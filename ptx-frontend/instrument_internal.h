@@ -15,7 +15,23 @@ struct inst_emit {
 	uint64_t ctx_unread;  /* context words the probe never reads: not filled (gp_inst_probe) */
 	int warp_sync;        /* pass the site's mask to the probe (gp_inst_probe) */
 	int reconverge;       /* reconverge the lanes that entered the probe (gp_inst_probe) */
+	unsigned weight;      /* nonzero: pass it as the probe's weight (gp_inst_probe.weighted) */
 };
+
+/* A site of a weighted probe, for inst_merge_sites (instrument_merge.c). */
+struct inst_msite {
+	size_t stmt;          /* the application's statement it is at (index in the snapshot) */
+	uint8_t key[16];      /* what must be equal for two sites to merge: the context bytes the
+	                         site fills that the probe reads (others 0) */
+	unsigned weight;      /* out: 0, counted by an earlier site's call; else how many sites
+	                         (itself included) its call counts */
+};
+
+/* Merge the n sites (in statement order) of one function whose statements, before any
+ * insertion, are stmts[0..nstmts): a site joins the call of an earlier one with the same key and
+ * the same guard in the same straight-line run of statements when nothing between them can
+ * change whether the later one runs. */
+void inst_merge_sites(ir_stmt *const *stmts, size_t nstmts, struct inst_msite *sites, size_t n);
 
 /* "@!%p1 bra __gp_L3", "st.local.u32 [__gp_ctx+8], %__gp_s0", "call (__gp_ret), f, (__gp_arg)" */
 void ie_insn(struct inst_emit *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

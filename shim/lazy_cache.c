@@ -92,7 +92,8 @@ static void fingerprint(void)
 			gp_config__free(&cfg);
 		}
 	}
-	static const enum gp_var vars[] = {GP_VAR_INLINE, GP_VAR_INLINE_GROWTH, GP_VAR_MAP_VA};
+	static const enum gp_var vars[] = {GP_VAR_INLINE, GP_VAR_INLINE_GROWTH, GP_VAR_MAP_VA,
+					   GP_VAR_AGGREGATE};
 	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
 		put_str(&s, gp_env_str(vars[i]));
 	unsigned sm = 0;

@@ -1,0 +1,108 @@
+#!/bin/bash
+# CI (no GPU): aggregated memory sites. An additive probe (ebpf/verifier_additive.c: only array
+# lookups and atomic adds, computed from context bytes fixed per site and thread) runs once per
+# straight-line run of like sites, with their count as its weight (ptx-frontend/instrument.h,
+# gp_inst_probe.weighted). bench/RESULTS.md: the memory counter cost chemv-cuda 2.99x and fma-cuda
+# 3.58x on the H100, one red per warp per access in loops of a few loads.
+#   - `gpuprobe verify -v` says which probes are additive, and why not;
+#   - tests/e2e/aggregate/block.ptx (5 loads, loads under %p1 and !%p1, %p1 written again, stores,
+#     an atomic, shared memory, a loop): the calls and their weights, out of line, for a counter
+#     keyed by direction and one keyed by space adding the access's size; GPUPROBE_AGGREGATE=0
+#     keeps a call per site; inlined, the weight is the site's immediate and ptxas compiles it;
+#   - on gpuprobe's own driver over PoCL (GPUPROBE_BACKEND=opencl): block.ptx through
+#     tests/e2e/aggregate/ptx_launch.c and nvcc's examples/apps/vec_add, with aggregation on and off:
+#     the same maps, equal to the counts block.ptx's header derives, and the programs' own output.
+# usage: aggregate_test.sh GPUPROBE SRC_DIR WORK_DIR   (the PoCL half skips without nvcc or OpenCL)
+set -u
+GP=$1 SRC=$2 W=$3
+CLANG=${CLANG:-$(command -v clang || command -v clang-14)}
+NVCC=${NVCC:-/usr/local/cuda/bin/nvcc} PTXAS=${PTXAS:-/usr/local/cuda/bin/ptxas}
+CC=${CC:-cc}
+rm -rf "$W" && mkdir -p "$W/rt" && chmod 700 "$W/rt" || exit 1
+fail=0
+check() { if [ "$2" = "$3" ]; then echo "ok   $1"; else echo "FAIL $1"; echo "  expected: $2"; echo "  got:      $3"; fail=1; fi; }
+for p in count_dir agg_bytes agg_addr count_hash; do
+	"$CLANG" -target bpf -O2 -g -I/usr/include/x86_64-linux-gnu -I"$SRC/include" \
+		-c "$SRC/tests/e2e/probes/$p.bpf.c" -o "$W/$p.bpf.o" || exit 2
+done
+additive() { "$GP" verify -v "$W/$1.bpf.o" | grep '^  additive:' | sort -u; }
+check "verify: count_dir is additive" "  additive: yes (the sites of a basic block with equal context bytes may be counted by one run with its adds multiplied)" "$(additive count_dir)"
+check "verify: agg_bytes (adds ctx->size) is additive" "  additive: yes (the sites of a basic block with equal context bytes may be counted by one run with its adds multiplied)" "$(additive agg_bytes)"
+check "verify: agg_addr (reads ctx->addr) is not" "  additive: no (insn 0: reads context bytes 0-7, which change from one run to the next)" "$(additive agg_addr)"
+check "verify: count_hash (HASH lookups) is not" "  additive: no (insn 8: looks up a map that is not an array (a hash lookup can miss one run and hit the next))" "$(additive count_hash)"
+
+B=$SRC/tests/e2e/aggregate/block.ptx
+weights() { grep -o '__gp_wt\], [0-9]*' "$1" | awk '{ printf "%s%s", s, $2; s = " " }'; }
+GPUPROBE_INLINE=0 "$GP" ptx instrument -p "$W/count_dir.bpf.o" "$B" -o "$W/count_dir.ool.ptx" 2>"$W/count_dir.err"
+check "count_dir: instrument" 0 $?
+check "count_dir: 17 sites, 8 calls" "gpuprobe: $B: 8 probe sites in 1 functions (9 more counted by another site's weighted call)" "$(cat "$W/count_dir.err")"
+check "count_dir: weights (5 loads + shared load, %p1 x2, !%p1, new %p1, 3 stores, atomic, loop 2, store)" \
+	"6 2 1 1 3 1 2 1" "$(weights "$W/count_dir.ool.ptx")"
+# the merged call stands before the first of its sites: the first load, guarded ones behind their guard
+check "count_dir: the %p1 call is guarded by %p1's skip" 1 "$(grep -B12 '__gp_wt\], 2;' "$W/count_dir.ool.ptx" | grep -c '@!%p1 bra')"
+GPUPROBE_INLINE=0 "$GP" ptx instrument -p "$W/agg_bytes.bpf.o" "$B" -o "$W/agg_bytes.ool.ptx" 2>/dev/null
+check "agg_bytes: weights (global loads, stores and atomic, %p1 x2, !%p1, new %p1, shared 2, loop 2, store)" \
+	"8 2 1 1 2 2 1" "$(weights "$W/agg_bytes.ool.ptx")"
+GPUPROBE_INLINE=0 "$GP" ptx instrument -p "$W/agg_addr.bpf.o" "$B" -o "$W/addr.ptx" 2>"$W/addr.err"
+check "agg_addr: a call per site, no weight" "gpuprobe: $B: 17 probe sites in 1 functions 0" \
+	"$(cat "$W/addr.err") $(grep -c __gp_wt "$W/addr.ptx")"
+GPUPROBE_AGGREGATE=0 GPUPROBE_INLINE=0 "$GP" ptx instrument -p "$W/count_dir.bpf.o" "$B" -o "$W/off.ptx" 2>"$W/off.err"
+check "GPUPROBE_AGGREGATE=0: a call per site, no weight" "gpuprobe: $B: 17 probe sites in 1 functions 0" \
+	"$(cat "$W/off.err") $(grep -c __gp_wt "$W/off.ptx")"
+for p in count_dir agg_bytes; do
+	"$GP" ptx instrument --sms 132 -p "$W/$p.bpf.o" "$B" -o "$W/$p.inl.ptx" 2>/dev/null
+	check "$p inlined: the weights are immediates" "$(weights "$W/$p.ool.ptx")" \
+		"$(grep -oE '_wt, [0-9]+;' "$W/$p.inl.ptx" | grep -oE '[0-9]+' | paste -sd' ')"
+	if [ -x "$PTXAS" ]; then
+		"$PTXAS" -arch=sm_90 "$W/$p.inl.ptx" -o "$W/$p.cubin"
+		check "$p inlined: ptxas sm_90" 0 $?
+	fi
+done
+
+# The PoCL half: exact counts, on and off.
+[ -x "$NVCC" ] || { echo "SKIP (PoCL half): no nvcc at $NVCC"; exit $fail; }
+command -v clinfo >/dev/null && ! clinfo -l 2>/dev/null | grep -q . && { echo "SKIP (PoCL half): no OpenCL device"; exit $fail; }
+. "$SRC/tests/own_driver/asan_preload.sh"
+asan_env=$(own_driver_asan_env "$(dirname "$(dirname "$GP")")/lib")
+export XDG_RUNTIME_DIR=$W/rt GPUPROBE_BACKEND=opencl
+"$CC" -O1 -o "$W/ptx_launch" "$SRC/tests/e2e/aggregate/ptx_launch.c" -ldl || exit 2
+"$NVCC" -arch=sm_90 -o "$W/vec_add" "$SRC/examples/apps/vec_add.cu" || exit 2
+run() {   # name, GPUPROBE_AGGREGATE, probe ("" for none), command...
+	local name=$1 agg=$2 probe=$3
+	shift 3
+	env $asan_env GPUPROBE_AGGREGATE=$agg GPUPROBE_LOG=1 timeout 300 "$GP" run ${probe:+-p "$W/$probe.bpf.o"} -- "$@" \
+		>"$W/$name.out" 2>"$W/$name.err"
+	echo $?
+}
+st=$(run plain 1 "" "$W/ptx_launch" "$B" agg 2 128 3840)
+grep -q '^ptx_launch: agg sum=' "$W/plain.out" ||
+	{ echo "SKIP (PoCL half): block.ptx does not run on the own driver here: $(tail -2 "$W/plain.err")"; exit $fail; }
+maps() { grep -E '^@' "$W/$1.err" | sort; }
+for p in count_dir agg_bytes; do
+	for a in 1 0; do
+		check "block.ptx, $p, GPUPROBE_AGGREGATE=$a: exit 0" 0 "$(run "$p.$a" $a $p "$W/ptx_launch" "$B" agg 2 128 3840)"
+		check "block.ptx, $p, GPUPROBE_AGGREGATE=$a: the kernel's results as without probes" \
+			"$(cat "$W/plain.out")" "$(cat "$W/$p.$a.out")"
+	done
+done
+sites() { grep -oE 'first launch with probes.*; [0-9]+ probe sites' "$W/$1.err" | grep -oE '[0-9]+ probe sites$'; }
+check "block.ptx, count_dir: 8 calls with aggregation, 17 without" "8 probe sites 17 probe sites" \
+	"$(sites count_dir.1) $(sites count_dir.0)"
+check "block.ptx, count_dir: loads 3584, stores 1024, atomics 256" "@by_dir[1]: 3584
+@by_dir[2]: 1024
+@by_dir[3]: 256" "$(maps count_dir.1)"
+check "block.ptx, count_dir: the same without aggregation" "$(maps count_dir.1)" "$(maps count_dir.0)"
+check "block.ptx, agg_bytes: global 17408 bytes, shared 2048" "@bytes[1]: 17408
+@bytes[2]: 2048" "$(maps agg_bytes.1)"
+check "block.ptx, agg_bytes: the same without aggregation" "$(maps agg_bytes.1)" "$(maps agg_bytes.0)"
+run vplain 1 "" "$W/vec_add" 8 >/dev/null
+for a in 1 0; do
+	check "vec_add, count_dir, GPUPROBE_AGGREGATE=$a: exit 0" 0 "$(run "vec.$a" $a count_dir "$W/vec_add" 8)"
+	check "vec_add, count_dir, GPUPROBE_AGGREGATE=$a: output as without probes" "$(cat "$W/vplain.out")" "$(cat "$W/vec.$a.out")"
+done
+check "vec_add, count_dir: 768 loads and 512 stores, on and off" "@by_dir[1]: 768
+@by_dir[2]: 512
+@by_dir[1]: 768
+@by_dir[2]: 512" "$(maps vec.1; maps vec.0)"
+[ $fail = 0 ] && echo "PASS aggregate" || echo "FAIL aggregate (logs in $W)"
+exit $fail
