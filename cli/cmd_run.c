@@ -73,6 +73,8 @@ static void run_usage(FILE *out)
 	      "  GPUPROBE_DUMP_DIR=DIR  write the PTX of every module loaded into DIR\n"
 	      "  GPUPROBE_ROUNDTRIP=1   load every module from its parsed and printed PTX, no probes\n"
 	      "  GPUPROBE_INLINE=0      keep probe calls as calls (default: inlined into each site)\n"
+	      "  GPUPROBE_AGGREGATE=0   a probe call per memory access (default: additive probes count\n"
+	      "                         a basic block's like accesses with one weighted call)\n"
 	      "  GPUPROBE_PRECOMPILE=M  check (default: the driver's JIT compiles instrumented PTX at\n"
 	      "                         load, a compile error falls back there), link (cubins by the\n"
 	      "                         JIT linker, cached; relocatable code), 0 (neither)\n"
