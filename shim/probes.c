@@ -344,7 +344,9 @@ static void setup(void)
 	/* Under `gpuprobe run` the maps go into a segment it reads and prints (copier.h); else
 	 * this process prints them, with the same formatter (maps/output.h). */
 	const char *segdir = gp_env_str(GP_VAR_SEGMENT_DIR);
-	if (segdir && shim_copier_open(segdir, forked, err, sizeof(err)))
+	/* GPUPROBE_TEST_FAULT=output fails both ways out: the segment is not tried, and the
+	 * in-process output below says why probes are off. */
+	if (segdir && !shim_fault(SHIM_FAULT_OUTPUT) && shim_copier_open(segdir, forked, err, sizeof(err)))
 		shim_msg("probes: %s; printing in the application's process", err);
 	if (!shim_copier_active() && open_output()) {
 		gp_nv_probes__close(probes);

@@ -49,7 +49,7 @@ if [ -e "$src" ] && [ -n "$clang" ]; then
 else
 	echo "prepare.sh: no $src or no clang: fork.sh needs PROBE=entry_exit_hash.bpf.o"
 fi
-for l in libbpf.so.1 libjson-c.so.5 libyaml-0.so.2; do
+for l in libbpf.so.1 libjson-c.so.5 libyaml-0.so.2 libmicrohttpd.so.12; do   # libmicrohttpd: --metrics; Ubuntu may lack it
 	[ -e "$B/lib/$l" ] || cp -L "/usr/lib/x86_64-linux-gnu/$l" "$B/lib/" 2>/dev/null ||
 		cp -L "/lib/x86_64-linux-gnu/$l" "$B/lib/"
 done
