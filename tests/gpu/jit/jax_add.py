@@ -1,4 +1,5 @@
-# tests/gpu/jit.sh (information only): a jit-compiled JAX function; prints a hash of its result.
+# tests/gpu/jit.sh: a jit-compiled JAX function (and the jitted ops that make its inputs); prints
+# a hash of its result, which must be the same with and without probes.
 import hashlib
 
 import jax

@@ -1,0 +1,107 @@
+# tests/gpu/jit_ml.sh: torch.compile (Inductor) trains a small MLP for STEPS steps on fixed random
+# data. Inductor turns the forward and backward graphs into Triton kernels (pointwise and
+# reduction kernels named triton_*; the matmuls stay cuBLAS's). torch.use_deterministic_algorithms
+# makes Inductor use one configuration per kernel (no autotuning benchmarks, whose launch counts
+# and choices vary from run to run) and cuBLAS deterministic, so two runs give the same losses bit
+# for bit. The optimizer (SGD with momentum) runs eagerly.
+# Prints "loss I HEX" for every step (the float32's bits), "time first_step_s S loop_s L steps N"
+# (the first step compiles or loads the caches; the loop is the other steps, synchronized) and
+# "time total_s T" (from the start of the script). --profile: also torch.profiler (CUPTI) over all
+# steps, and per kernel whose name starts with triton_: "expect NAME THREADS LAUNCHES", THREADS
+# being the sum over its launches of grid x block as the driver saw them.
+import os
+import struct
+import sys
+import time
+
+t0 = time.perf_counter()
+os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")   # deterministic cuBLAS
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+STEPS = int(os.environ.get("STEPS", "50"))
+profile = "--profile" in sys.argv[1:]
+
+torch.use_deterministic_algorithms(True)
+torch.manual_seed(0)
+import torch._inductor.config as icfg
+icfg.compile_threads = 1          # compile in this process (no worker pool to start)
+
+dev = "cuda"
+model = nn.Sequential(nn.Linear(256, 512), nn.ReLU(), nn.Linear(512, 512), nn.GELU(),
+                      nn.LayerNorm(512), nn.Linear(512, 16)).to(dev)
+opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
+g = torch.Generator(device=dev).manual_seed(1)
+xb = torch.randn(1024, 256, device=dev, generator=g)
+yb = torch.randn(1024, 16, device=dev, generator=g)
+
+
+def loss_fn(x, y):
+    return F.mse_loss(model(x), y)
+
+
+step = torch.compile(loss_fn)
+
+
+def train_step():
+    opt.zero_grad(set_to_none=True)
+    loss = step(xb, yb)
+    loss.backward()
+    opt.step()
+    return loss.detach()
+
+
+prof = None
+if profile:
+    try:
+        from torch.profiler import ProfilerActivity, profile as tprofile
+        prof = tprofile(activities=[ProfilerActivity.CUDA])
+        prof.__enter__()
+    except Exception as e:   # the losses still count; the script says the profiler failed
+        print(f"expect-error the profiler did not start: {e!r}")
+        prof = None
+losses = []
+t1 = time.perf_counter()
+losses.append(train_step())
+torch.cuda.synchronize()
+t2 = time.perf_counter()
+for _ in range(STEPS - 1):
+    losses.append(train_step())
+torch.cuda.synchronize()
+t3 = time.perf_counter()
+if prof is not None:
+    prof.__exit__(None, None, None)
+
+for i, l in enumerate(torch.stack(losses).float().cpu().tolist()):
+    print(f"loss {i} {struct.pack('<f', l).hex()} {l:.6f}")
+print(f"time first_step_s {t2 - t1:.4f} loop_s {t3 - t2:.4f} steps {STEPS}")
+
+if prof is not None:
+    import json
+    import tempfile
+    with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as f:
+        path = f.name
+    prof.export_chrome_trace(path)
+    with open(path) as f:
+        trace = json.load(f)
+    os.unlink(path)
+    threads, launches, kernels = {}, {}, 0
+    for ev in trace.get("traceEvents", []):
+        if str(ev.get("cat", "")).lower() != "kernel":
+            continue
+        kernels += 1
+        name, args = ev.get("name", ""), ev.get("args", {})
+        if not name.startswith("triton_"):
+            continue
+        grid, block = args.get("grid"), args.get("block")
+        if not grid or not block:
+            print(f"expect-error {name}: no grid/block in the profiler's event")
+            continue
+        n = grid[0] * grid[1] * grid[2] * block[0] * block[1] * block[2]
+        threads[name] = threads.get(name, 0) + n
+        launches[name] = launches.get(name, 0) + 1
+    print(f"profiler kernels {kernels} triton kernels {len(threads)}")
+    for name in sorted(threads):
+        print(f"expect {name} {threads[name]} {launches[name]}")
+print(f"time total_s {time.perf_counter() - t0:.4f}")

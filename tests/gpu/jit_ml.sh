@@ -1,0 +1,201 @@
+#!/bin/bash
+# torch.compile under gpuprobe (issue 16), on the GPU machine: a small MLP trained for 50 steps by
+# torch.compile (jit/compile_mlp.py: Inductor's Triton kernels for the forward and backward graphs,
+# deterministic algorithms, so one configuration per kernel and no autotuning launches).
+#   1. plain, fresh caches (TORCHINDUCTOR_CACHE_DIR, TRITON_CACHE_DIR of its own), with
+#      torch.profiler (CUPTI): per Triton kernel the sum of grid x block over its launches, as the
+#      driver ran them
+#   2. under `gpuprobe run -p jit_counters.bpf.o -t launches` (jit/jit_counters.bpf.c: an entry
+#      and an exit counter per kernel; as a one-liner when prepare.sh has not built it), fresh
+#      caches of its own (so Triton
+#      runs ptxas, which is gpuprobe-ptxas, and every kernel gets probes): exit 0; the 50 losses
+#      bit-identical to run 1; for every triton_* kernel entries = exits = run 1's grid x block
+#      exactly, and = the threads the launches tool saw asked of the driver in the same run
+#      (cuLaunchKernel*'s grid x block), launches equal; no Triton kernel the profiler did not see
+#   3. overhead: the cached second runs, plain on run 1's caches and probed (entry+exit counters
+#      only, no launches tool) on run 2's caches and gpuprobe cache, twice each, alternately:
+#      the losses and counts again, and the best training loop (steps 2..50) and whole run
+#      (wall clock, python start to exit) of each side: probed / plain within 1.10
+# Prints PASS/FAIL/INFO lines; every run's stdout and stderr under $OUT. About 2-3 minutes (the
+# two cold runs compile: 30-60 s each). usage: tests/gpu/jit_ml.sh (BUILD as in jit.sh: a
+# tests/gpu/prepare.sh build, default ./build, then build-jit). Exit 77 without a GPU, the build,
+# or PyTorch with Triton.
+set -u
+root=$(cd "$(dirname "$0")/../.." && pwd)
+if [ -z "${BUILD:-}" ]; then
+	for b in "$root/build" "$root/build-jit"; do
+		[ -x "$b/bin/gpuprobe" ] && [ -x "$b/bin/gpuprobe-ptxas" ] && { BUILD=$b; break; }
+	done
+	BUILD=${BUILD:-$root/build}
+fi
+BUILD=$(cd "$BUILD" 2>/dev/null && pwd || echo "$BUILD")
+OUT=${OUT:-$(mktemp -d)}
+mkdir -p "$OUT"
+OUT=$(cd "$OUT" && pwd)
+if ! nvidia-smi -L >/dev/null 2>&1; then
+	echo "SKIP: no NVIDIA GPU or driver (nvidia-smi -L failed)"
+	exit 77
+fi
+GP=$BUILD/bin/gpuprobe
+J=$root/tests/gpu/jit
+for f in "$GP" "$BUILD/bin/gpuprobe-ptxas"; do
+	if [ ! -e "$f" ]; then
+		echo "SKIP: $f missing (tests/gpu/prepare.sh $BUILD)"
+		exit 77
+	fi
+done
+if ! python3 -c 'import torch, triton; assert torch.cuda.is_available()' 2>/dev/null; then
+	echo "SKIP: no python3 with PyTorch, Triton and CUDA"
+	exit 77
+fi
+export LD_LIBRARY_PATH=$BUILD/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+unset GPUPROBE_PROBES GPUPROBE_CONFIG GPUPROBE_JSON GPUPROBE_LOG GPUPROBE_INTERVAL \
+	GPUPROBE_LAUNCH_SKIP GPUPROBE_LAUNCH_COUNT LD_AUDIT TORCHINDUCTOR_FORCE_DISABLE_CACHES
+export GPUPROBE_TOP=1000000 CUBLAS_WORKSPACE_CONFIG=:4096:8 PYTHONHASHSEED=0 STEPS=50
+# the entry+exit counter (tests/gpu/prepare.sh builds it); without it, the same as a one-liner
+COUNTERS=$BUILD/gpu-jit/jit_counters.bpf.o
+if [ -e "$COUNTERS" ]; then
+	probe=(-p "$COUNTERS")
+else
+	probe=(-e 'gpu/entry/* { @entries[kernel] = count(); } gpu/exit/* { @exits[kernel] = count(); }')
+	echo "INFO $COUNTERS missing (run tests/gpu/prepare.sh again): the same counters as a one-liner"
+fi
+# gpuprobe-ptxas runs the ptxas on PATH, else /usr/local/cuda/bin/ptxas; without either, Triton's
+if ! command -v ptxas >/dev/null && [ ! -x /usr/local/cuda/bin/ptxas ] && [ -z "${GPUPROBE_REAL_PTXAS:-}" ]; then
+	GPUPROBE_REAL_PTXAS=$(python3 -c 'import os, triton; print(os.path.join(os.path.dirname(triton.__file__), "backends/nvidia/bin/ptxas"))')
+	export GPUPROBE_REAL_PTXAS
+	echo "INFO no ptxas on PATH or in /usr/local/cuda: GPUPROBE_REAL_PTXAS=$GPUPROBE_REAL_PTXAS"
+fi
+fail=0
+pass() { echo "PASS $*"; }
+failed() { echo "FAIL $*"; fail=1; }
+info() { echo "INFO $*"; }
+check() { if [ "$2" = "$3" ]; then pass "$1 = $3"; else failed "$1: expected $2, got '$3'"; fi; }
+# "@map[KERNEL]: N" of a report
+val() { grep -F "@$2[$3]: " "$1" | tail -1 | sed 's/.*\]: //'; }
+now() { date +%s.%N; }
+
+P=$OUT/ind-plain Q=$OUT/ind-probed G=$OUT/gpcache
+rm -rf "$P" "$Q" "$G" "$OUT/runs.txt"
+plain_env=(env TORCHINDUCTOR_CACHE_DIR="$P" TRITON_CACHE_DIR="$P/triton")
+probed_env=(env TORCHINDUCTOR_CACHE_DIR="$Q" TRITON_CACHE_DIR="$Q/triton" GPUPROBE_CACHE_DIR="$G")
+# mlp NAME plain|probed [ARGS]: one run; NAME.out (stdout), NAME.err; its wall time in NAME.wall
+mlp() {
+	local name=$1 side=$2 rc t
+	shift 2
+	t=$(now)
+	if [ "$side" = plain ]; then
+		"${plain_env[@]}" timeout 600 python3 "$J/compile_mlp.py" "$@" >"$OUT/$name.out" 2>"$OUT/$name.err"
+	else
+		"${probed_env[@]}" timeout 600 "$GP" run "${probe[@]}" "$@" -- python3 "$J/compile_mlp.py" \
+			>"$OUT/$name.out" 2>"$OUT/$name.err"
+	fi
+	rc=$?
+	awk -v a="$t" -v b="$(now)" 'BEGIN { printf "%.3f\n", b - a }' >"$OUT/$name.wall"
+	echo "rc=$rc $name" >>"$OUT/runs.txt"
+	echo "--- $name: exit $rc, $(cat "$OUT/$name.wall") s; $(grep '^time' "$OUT/$name.out" | tr '\n' ' ')"
+	[ $rc = 0 ] || tail -5 "$OUT/$name.err"
+	return $rc
+}
+losses() { grep '^loss ' "$1" | awk '{print $2, $3}'; }
+
+# 1 and 2: the cold runs
+mlp plain-cold plain --profile
+check "torch.compile plain run: exit status" 0 "$(sed -n 's/^rc=\([0-9]*\) plain-cold$/\1/p' "$OUT/runs.txt")"
+GPUPROBE_LOG=1 mlp probed-cold probed -t launches
+check "torch.compile under gpuprobe: exit status" 0 "$(sed -n 's/^rc=\([0-9]*\) probed-cold$/\1/p' "$OUT/runs.txt")"
+grep -E "did not|not instrumented|probes skipped|cubin with no PTX" "$OUT/probed-cold.err" | sort | uniq -c | sort -rn | head -5
+nl=$(losses "$OUT/plain-cold.out" | wc -l)
+check "torch.compile: losses printed" "$STEPS" "$nl"
+if [ "$nl" = "$STEPS" ] && [ "$(losses "$OUT/plain-cold.out")" = "$(losses "$OUT/probed-cold.out")" ]; then
+	pass "torch.compile: $STEPS losses bit-identical with and without probes (last $(losses "$OUT/plain-cold.out" | tail -1))"
+else
+	failed "torch.compile: losses differ with probes (first difference: $(diff <(losses "$OUT/plain-cold.out") <(losses "$OUT/probed-cold.out") | head -4 | tr '\n' ' '))"
+fi
+grep -q "^expect-error" "$OUT/plain-cold.out" && failed "torch.compile: $(grep -m1 '^expect-error' "$OUT/plain-cold.out")"
+info "torch.compile plain run: $(grep '^profiler' "$OUT/plain-cold.out")"
+nrec=$(grep -c "a cubin whose PTX ptxas recorded" "$OUT/probed-cold.err")
+info "torch.compile under gpuprobe: $nrec cubins instrumented from gpuprobe-ptxas's records, $(ls "$G" 2>/dev/null | grep -c '\.jitptx$') records made"
+nk=$(grep -c '^expect ' "$OUT/plain-cold.out")
+if [ "$nk" -gt 0 ]; then
+	pass "torch.compile: the profiler saw $nk Inductor Triton kernels"
+else
+	failed "torch.compile: the profiler (CUPTI) saw no triton_* kernel: the launches tool's counts are the expected ones below"
+fi
+# every kernel the profiler saw: entries = exits = its grid x block, = the launches tool's threads
+ok=0 bad=0
+while read -r _ k want nlaunch; do
+	e=$(val "$OUT/probed-cold.err" entries "$k") x=$(val "$OUT/probed-cold.err" exits "$k")
+	ht=$(val "$OUT/probed-cold.err" threads "$k") hl=$(val "$OUT/probed-cold.err" launches "$k")
+	if [ "$e" = "$want" ] && [ "$x" = "$want" ] && [ "$ht" = "$want" ] && [ "$hl" = "$nlaunch" ]; then
+		ok=$((ok + 1))
+		echo "  $k: $nlaunch launches, entries = exits = $want"
+	else
+		bad=$((bad + 1))
+		failed "torch.compile: $k: profiler $nlaunch launches / $want threads; gpuprobe: entries '${e}', exits '${x}', launches tool '${hl}' launches / '${ht}' threads"
+	fi
+done < <(grep '^expect ' "$OUT/plain-cold.out")
+[ "$nk" -gt 0 ] && [ $bad = 0 ] &&
+	pass "torch.compile: all $ok Triton kernels: entries = exits = grid x block of every launch (profiler and launches tool agree)"
+# every triton_* kernel the driver was asked to launch under gpuprobe (the launches tool): counted
+# exactly, and one the plain run launched too. Their list is the expected one for the cached runs.
+: >"$OUT/expect.txt"
+nh=0 bad=0 extra=0
+while read -r k; do
+	nh=$((nh + 1))
+	t=$(val "$OUT/probed-cold.err" threads "$k") e=$(val "$OUT/probed-cold.err" entries "$k") x=$(val "$OUT/probed-cold.err" exits "$k")
+	echo "expect $k $t $(val "$OUT/probed-cold.err" launches "$k")" >>"$OUT/expect.txt"
+	[ "$e" = "$t" ] && [ "$x" = "$t" ] ||
+		{ bad=$((bad + 1)); failed "torch.compile: $k: the launches tool's $t threads, entries '$e', exits '$x'"; }
+	if [ "$nk" -gt 0 ] && ! grep -q "^expect $k " "$OUT/plain-cold.out"; then
+		extra=$((extra + 1))
+		failed "torch.compile: $k launched under gpuprobe ($t threads) but not in the plain run"
+	fi
+done < <(grep -o '^@threads\[triton_[^]]*\]' "$OUT/probed-cold.err" | sed 's/^@threads\[//; s/\]$//' | sort -u)
+if [ $nh -gt 0 ] && [ $bad = 0 ]; then
+	pass "torch.compile: all $nh triton_* kernels launched under gpuprobe: entries = exits = the launches tool's grid x block"
+elif [ $nh = 0 ]; then
+	failed "torch.compile: the launches tool saw no triton_* kernel launched under gpuprobe"
+fi
+[ "$nk" -gt 0 ] && [ $extra = 0 ] && pass "torch.compile: no Triton kernel under gpuprobe that the plain run did not launch"
+[ "$nk" -gt 0 ] && grep '^expect ' "$OUT/plain-cold.out" >"$OUT/expect.txt"
+nk=$(grep -c '^expect ' "$OUT/expect.txt")
+
+# 3: cached second runs, alternately; the best of two each
+for r in 1 2; do
+	mlp plain-warm$r plain
+	mlp probed-warm$r probed
+done
+for r in 1 2; do
+	for s in plain probed; do
+		check "torch.compile $s-warm$r: exit status" 0 "$(sed -n "s/^rc=\([0-9]*\) $s-warm$r\$/\1/p" "$OUT/runs.txt")"
+		[ "$nl" = "$STEPS" ] && [ "$(losses "$OUT/$s-warm$r.out")" = "$(losses "$OUT/plain-cold.out")" ] &&
+			pass "torch.compile $s-warm$r (cached): the $STEPS losses bit-identical to the plain cold run's" ||
+			failed "torch.compile $s-warm$r (cached): losses differ from the plain cold run's"
+	done
+	bad=0
+	while read -r _ k want _; do
+		[ "$(val "$OUT/probed-warm$r.err" entries "$k")" = "$want" ] &&
+			[ "$(val "$OUT/probed-warm$r.err" exits "$k")" = "$want" ] || bad=$((bad + 1))
+	done < <(grep '^expect ' "$OUT/expect.txt")
+	[ "$nk" -gt 0 ] && [ $bad = 0 ] &&
+		pass "torch.compile probed-warm$r (cached): entries = exits = grid x block for all $nk Triton kernels" ||
+		failed "torch.compile probed-warm$r (cached): $bad of $nk Triton kernels counted wrong"
+done
+loop() { sed -n 's/^time first_step_s [0-9.]* loop_s \([0-9.]*\) .*/\1/p' "$1"; }
+best() { printf '%s\n' "$@" | grep -E '^[0-9.]+$' | sort -g | head -1; }
+lp=$(best "$(loop "$OUT/plain-warm1.out")" "$(loop "$OUT/plain-warm2.out")")
+lq=$(best "$(loop "$OUT/probed-warm1.out")" "$(loop "$OUT/probed-warm2.out")")
+wp=$(best "$(cat "$OUT/plain-warm1.wall")" "$(cat "$OUT/plain-warm2.wall")")
+wq=$(best "$(cat "$OUT/probed-warm1.wall")" "$(cat "$OUT/probed-warm2.wall")")
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a > 0 && b > 0) printf "%.3f", b / a; else print "none" }'; }
+within() { awk -v r="$1" 'BEGIN { exit !(r != "none" && r + 0 <= 1.10) }'; }
+rl=$(ratio "${lp:-0}" "${lq:-0}") rw=$(ratio "${wp:-0}" "${wq:-0}")
+info "torch.compile cached runs: training loop ($((STEPS - 1)) steps) plain $lp s, probed $lq s; whole run plain $wp s, probed $wq s (best of 2 each)"
+within "$rl" && pass "torch.compile overhead: training loop probed / plain = $rl (<= 1.10)" ||
+	failed "torch.compile overhead: training loop probed / plain = $rl (> 1.10)"
+within "$rw" && pass "torch.compile overhead: whole cached run probed / plain = $rw (<= 1.10)" ||
+	failed "torch.compile overhead: whole cached run probed / plain = $rw (> 1.10)"
+
+[ $fail = 0 ] && echo "jit_ml: all checks passed" || echo "jit_ml: FAILURES"
+exit $fail
