@@ -75,7 +75,7 @@ if prof is not None:
 
 for i, l in enumerate(torch.stack(losses).float().cpu().tolist()):
     print(f"loss {i} {struct.pack('<f', l).hex()} {l:.6f}")
-print(f"time first_step_s {t2 - t1:.4f} loop_s {t3 - t2:.4f} steps {STEPS}")
+print(f"time first_step_s {t2 - t1:.6f} loop_s {t3 - t2:.6f} steps {STEPS}")
 
 if prof is not None:
     import json
