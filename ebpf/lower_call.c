@@ -98,6 +98,21 @@ static void emit_warp_match(struct lower_ctx *c, bool unique)
 	lo_zext32(c, c->r[0], c->w[0]);
 }
 
+/* gpu_warp_output (517) gets the lanes that call it together as its fifth argument (r5, which
+ * a call clobbers anyway): the site's mask where every entering lane reaches the call once, as
+ * for 515/516, else an activemask here; the maps runtime's .func writes one record for them. */
+static void emit_warp_lanes(struct lower_ctx *c)
+{
+	const char *mask = c->w[4];
+	if (c->site_mask && c->sub == 0 && c->pc < c->prefix_end) {
+		mask = c->site_mask;
+		lo_emit(c, "bar", ".warp.sync", 1, R(mask));
+	} else {
+		lo_emit(c, "activemask", ".b32", 1, R(mask));
+	}
+	lo_zext32(c, c->r[5], mask);
+}
+
 /* bpftime's puts: vprintf("%s\n", str), unless the caller gave a puts function. */
 static int emit_puts(struct lower_ctx *c)
 {
@@ -231,6 +246,8 @@ static int emit_helper(struct lower_ctx *c, int id)
 	if (!fn)
 		return lower_fail(c, EINVAL, "helper %s (%d) needs the maps runtime, which was not given",
 				  name, id);
+	if (id == 517)
+		emit_warp_lanes(c);
 	emit_call(c, fn, 5, NULL);
 	return 0;
 }

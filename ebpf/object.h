@@ -53,6 +53,7 @@ struct gp_map {
 	const char *name;          /* ".data", ".rodata", ".bss" for global data sections */
 	uint32_t type;             /* BPF_MAP_TYPE_* or bpftime's 1502/1527 */
 	uint32_t key_size, value_size, max_entries, flags;
+	uint64_t map_extra;        /* BTF maps' map_extra (rings: the sampling rate, gpuprobe/warp.h) */
 	const void *initial;       /* initial value bytes for global data maps, else NULL */
 	size_t initial_size;
 	int readonly;              /* .rodata */

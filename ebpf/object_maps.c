@@ -208,6 +208,7 @@ static int btf_maps(struct loader *ld, struct bpf_object *bo)
 		m->value_size = bpf_map__value_size(bm);
 		m->max_entries = bpf_map__max_entries(bm);
 		m->flags = bpf_map__map_flags(bm);
+		m->map_extra = bpf_map__map_extra(bm);
 		ld_map_print_type(bo, bm, m);
 	}
 	free(syms);

@@ -2,6 +2,7 @@
  * may run at this attach point, each argument has the type the table names, maps suit the helper,
  * ring-buffer reservations are released exactly once; then r1-r5 are clobbered and r0 typed. */
 #include "ebpf/verifier_priv.h"
+#include "gpuprobe/warp.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -127,7 +128,7 @@ static int check_map_fits(struct gpv_env *env, const struct helper_proto *h, int
 	uint32_t type = env->opts->maps[map].type;
 	bool ok;
 	switch (h->id) {
-	case 130: case 131: case 25: ok = is_ringbuf(type); break;
+	case 130: case 131: case 25: case 517: ok = is_ringbuf(type); break;
 	default: ok = !is_ringbuf(type); break;
 	}
 	if (!ok)
@@ -216,6 +217,23 @@ static bool noexist_insert(struct gpv_env *env, int helper)
 	gpv_mark_precise(env, BPF_REG_4);
 	const struct gpv_reg *f = &cur_regs(env)[BPF_REG_4];
 	return reg_is_const(f) && f->var.value == BPF_NOEXIST;
+}
+
+/* gpu_warp_output(ring, value, tag, flags): the flags decide the record's shape, so they must
+ * be a known constant of defined bits (include/gpuprobe/warp.h). */
+static int check_warp_output_flags(struct gpv_env *env)
+{
+	const struct gpv_reg *f = &cur_regs(env)[BPF_REG_4];
+	gpv_mark_precise(env, BPF_REG_4);
+	if (!reg_is_const(f))
+		return gpv_reject(env, -EACCES,
+				  "R4 bpf_gpu_warp_output#517: flags must be a known constant (0 or GP_WARP_VALUES)");
+	if (f->var.value & ~(uint64_t)GP_WARP_FLAGS_ALL)
+		return gpv_reject(env, -EACCES,
+				  "R4 bpf_gpu_warp_output#517: flags 0x%llx has undefined bits 0x%llx (defined: GP_WARP_VALUES 0x%x)",
+				  (unsigned long long)f->var.value,
+				  (unsigned long long)(f->var.value & ~(uint64_t)GP_WARP_FLAGS_ALL), GP_WARP_VALUES);
+	return 0;
 }
 
 int gpv_check_helper_call(struct gpv_env *env, const struct bpf_insn *insn)
@@ -372,6 +390,8 @@ int gpv_check_helper_call(struct gpv_env *env, const struct bpf_insn *insn)
 			break;
 		}
 	}
+	if (h->id == 517 && (err = check_warp_output_flags(env)))
+		return err;
 	regs = cur_regs(env);
 	struct gpv_reg r0;
 	reg_mark_unknown(&r0);

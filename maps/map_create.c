@@ -1,6 +1,7 @@
 /* Creating maps: the descriptor and the memory of each map type (maps/map_layout.h), through the
  * caller's allocator. */
 #include "maps/map_internal.h"
+#include "gpuprobe/warp.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -247,6 +248,28 @@ static int shape(const struct gp_map *def, const struct gp_map_create_opts *o, u
 	default:
 		return fail(err, errlen, -EINVAL, "map '%s': map type %u (%s) is not supported on the GPU",
 			    nm, t, map_type_name(t));
+	}
+
+	/* The ring modes (gpuprobe/warp.h): map_flags GP_RINGBUF_LOSSLESS, map_extra the rate. */
+	if (d->kind == GP_MAP_KIND_RING) {
+		if (def->flags & GP_RINGBUF_LOSSLESS)
+			d->flags |= GP_MAPF_LOSSLESS;
+		if (def->map_extra > UINT32_MAX)
+			return fail(err, errlen, -EINVAL,
+				    "map '%s': map_extra %llu: a ring's sampling rate (1 in N) must be below 2^32",
+				    nm, (unsigned long long)def->map_extra);
+		if (def->map_extra > 1) {
+			d->flags |= GP_MAPF_SAMPLED;
+			d->sample_rate = (uint32_t)def->map_extra;
+		}
+	} else if (def->flags & GP_RINGBUF_LOSSLESS) {
+		return fail(err, errlen, -EINVAL,
+			    "map '%s': map_flags GP_RINGBUF_LOSSLESS (0x%x) is for ring buffers, not %s", nm,
+			    GP_RINGBUF_LOSSLESS, map_type_name(t));
+	} else if (def->map_extra) {
+		return fail(err, errlen, -EINVAL,
+			    "map '%s': map_extra %llu: only ring buffers take one (the sampling rate), not %s",
+			    nm, (unsigned long long)def->map_extra, map_type_name(t));
 	}
 
 	if (d->kind != GP_MAP_KIND_RING) {

@@ -8,6 +8,7 @@
 #include "ebpf/lower.h"
 #include "maps/map_emit.h"
 #include "maps/maps.h"
+#include "gpuprobe/warp.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -21,6 +22,7 @@
 #define F_FIND GP_EMIT_PREFIX "hash_find"
 #define F_RESERVE GP_EMIT_PREFIX "ring_reserve"
 #define F_COMMIT GP_EMIT_PREFIX "ring_commit"
+#define F_RESERVE1 GP_EMIT_PREFIX "ring_reserve1"
 
 static void load_args(struct gp_emit *e, unsigned n)
 {
@@ -350,8 +352,8 @@ static int ring_warp_target(const struct gp_emit *e)
 	return e->m->target && !strncmp(e->m->target, "sm_", 3) && atoi(e->m->target + 3) >= 70;
 }
 
-/* ring_reserve(desc, size) -> payload address in this SM's ring, or 0 (the record is counted as
- * dropped).
+/* ring_reserve(desc, size) -> payload address in this SM's ring, 0 (the record is counted as
+ * dropped) or 1 (a sampled ring left the batch out: not a drop).
  *
  * One reservation per warp: the lanes that reserve together into the same ring with the same
  * record size (match.any.sync on both; at an inlined site that is every active lane) form a
@@ -367,11 +369,18 @@ static int ring_warp_target(const struct gp_emit *e)
  * free space by the device's copy of the consumer position is short, the leader rereads the
  * host's position, at most once per GP_RING_REFRESH_NS per ring (claimed with a CAS on the
  * refresh time, so one warp pays the PCIe read), then takes what fits: nothing waits for the host.
+ *
+ * A sampled ring (GP_MAPF_SAMPLED) counts each batch offered (GP_RP_SAMPLE_SEQ, one atomic per
+ * warp batch, on this SM's state) and keeps batch number s when s % sample_rate == 0: the
+ * lanes of a warp access stay together, and the host scales by the rate it finds in the
+ * descriptor, with the records offered counted exactly beside it (GP_RP_OFFERED). A lossless
+ * ring (GP_MAPF_LOSSLESS) waits for space instead of dropping: map_layout.h, "Lossless rings".
  * Registers: %r8 rank, %r9 n, %r10 the leader's lane, %r6 the group, %r14 the record size,
- * %r11 k, %r12 k1, %r13 the batch's offset in the ring. */
-static void def_reserve(struct gp_emit *e)
+ * %r11 k, %r12 k1, %r13 the batch's offset in the ring, %r26 the map's flags, %r28 sampled
+ * out, %r29 the wait's next sleep, %rd35 when the wait began (0: none).
+ * warp = 0: every calling lane reserves for itself (a group of one); sleep: nanosleep exists. */
+static void def_reserve_impl(struct gp_emit *e, int warp, int sleep)
 {
-	int warp = ring_warp_target(e);
 	load_args(e, 2);
 	gp_em(e, "ld.global.nc.u32 %%r1, [%%rd1+%d]", GP_MD_KIND);
 	gp_em(e, "setp.ne.u32 %%p1, %%r1, %d", GP_MAP_KIND_RING);
@@ -397,6 +406,7 @@ static void def_reserve(struct gp_emit *e)
 	gp_em(e, "mov.u32 %%r11, 0");
 	gp_em(e, "mov.u32 %%r12, 0");
 	gp_em(e, "mov.u32 %%r13, 0");
+	gp_em(e, "mov.u32 %%r28, 0");
 	if (warp) {
 		gp_em(e, "activemask.b32 %%r5");
 		gp_em(e, "match.any.sync.b64 %%r6, %%rd10, %%r5");
@@ -415,7 +425,25 @@ static void def_reserve(struct gp_emit *e)
 		gp_em(e, "mov.u32 %%r8, 0");
 		gp_em(e, "mov.u32 %%r9, 1");
 	}
+	gp_em(e, "mov.u64 %%rd35, 0");
+	gp_em(e, "ld.global.nc.u32 %%r26, [%%rd1+%d]", GP_MD_FLAGS);
+	gp_em(e, "and.b32 %%r27, %%r26, %d", GP_MAPF_SAMPLED);
+	gp_em(e, "setp.eq.u32 %%p8, %%r27, 0");
+	gp_em(e, "@%%p8 bra $L_sampled_in");
+	gp_em(e, "cvt.u64.u32 %%rd30, %%r9");
+	gp_em(e, "red.global.add.u64 [%%rd10+%d], %%rd30", GP_RP_OFFERED);
+	gp_em(e, "atom.global.add.u64 %%rd31, [%%rd10+%d], 1", GP_RP_SAMPLE_SEQ);
+	gp_em(e, "ld.global.nc.u32 %%r27, [%%rd1+%d]", GP_MD_SAMPLE_RATE);
+	gp_em(e, "max.u32 %%r27, %%r27, 1");
+	gp_em(e, "cvt.u64.u32 %%rd32, %%r27");
+	gp_em(e, "rem.u64 %%rd31, %%rd31, %%rd32");
+	gp_em(e, "setp.eq.u64 %%p8, %%rd31, 0");
+	gp_em(e, "@%%p8 bra $L_sampled_in");
+	gp_em(e, "mov.u32 %%r28, 1");                         /* left out: no record, no drop */
+	gp_em(e, "bra.uni $L_bcast");
+	gp_em_label(e, "$L_sampled_in");
 	gp_em(e, "@%%p3 bra $L_decided");
+	gp_em(e, "mov.u32 %%r29, %d", GP_RING_WAIT_MIN_NS);
 	gp_em(e, "sub.u32 %%r15, %%r4, 1");                   /* offset mask */
 	gp_em(e, "mov.u32 %%r16, 0");                         /* attempts */
 	gp_em(e, "mov.u32 %%r17, 0");                         /* host position reread once */
@@ -476,6 +504,34 @@ static void def_reserve(struct gp_emit *e)
 	gp_em(e, "red.global.max.u64 [%%rd10+%d], %%rd29", GP_RP_CONS_SEEN);
 	gp_em(e, "bra.uni $L_try");
 	gp_em_label(e, "$L_claim");
+	/* Lossless: short of space for the whole batch, wait (sleep, reread, try again) unless
+	 * the ring is empty (the batch is larger than the ring) or a producer gave up on it. */
+	gp_em(e, "setp.ge.u32 %%p1, %%r11, %%r9");
+	gp_em(e, "@%%p1 bra $L_cas");
+	gp_em(e, "and.b32 %%r27, %%r26, %d", GP_MAPF_LOSSLESS);
+	gp_em(e, "setp.eq.u32 %%p1, %%r27, 0");
+	gp_em(e, "@%%p1 bra $L_cas");
+	gp_em(e, "setp.eq.u64 %%p1, %%rd16, 0");
+	gp_em(e, "@%%p1 bra $L_cas");
+	gp_em(e, "ld.volatile.global.u64 %%rd33, [%%rd10+%d]", GP_RP_GAVE_UP);
+	gp_em(e, "setp.ne.u64 %%p1, %%rd33, 0");
+	gp_em(e, "@%%p1 bra $L_cas");
+	gp_em(e, "mov.u64 %%rd34, %%globaltimer");
+	gp_em(e, "setp.eq.u64 %%p1, %%rd35, 0");
+	gp_em(e, "@%%p1 mov.u64 %%rd35, %%rd34");
+	gp_em(e, "sub.u64 %%rd36, %%rd34, %%rd35");
+	gp_em(e, "setp.gt.u64 %%p1, %%rd36, %llu", (unsigned long long)GP_RING_LOSSLESS_TIMEOUT_NS);
+	gp_em(e, "@%%p1 bra $L_giveup");
+	if (sleep)
+		gp_em(e, "nanosleep.u32 %%r29");
+	gp_em(e, "shl.b32 %%r29, %%r29, 1");
+	gp_em(e, "min.u32 %%r29, %%r29, %d", GP_RING_WAIT_MAX_NS);
+	gp_em(e, "mov.u32 %%r16, 0");                         /* CAS attempts start again */
+	gp_em(e, "mov.u32 %%r17, 0");                         /* may reread the host's position */
+	gp_em(e, "bra.uni $L_try");
+	gp_em_label(e, "$L_giveup");
+	gp_em(e, "st.volatile.global.u64 [%%rd10+%d], %%rd34", GP_RP_GAVE_UP);
+	gp_em_label(e, "$L_cas");
 	gp_em(e, "setp.eq.u32 %%p1, %%r11, 0");
 	gp_em(e, "@%%p1 bra $L_decided");
 	gp_em(e, "cvt.u64.u32 %%rd18, %%r20");
@@ -498,6 +554,12 @@ static void def_reserve(struct gp_emit *e)
 	gp_em(e, "or.b64 %%rd21, %%rd21, %lld", (long long)GP_REC_PAD << 32);
 	gp_em(e, "st.volatile.global.u64 [%%rd20], %%rd21");
 	gp_em_label(e, "$L_decided");
+	gp_em(e, "setp.eq.u64 %%p1, %%rd35, 0");
+	gp_em(e, "@%%p1 bra $L_nowait");
+	gp_em(e, "mov.u64 %%rd34, %%globaltimer");
+	gp_em(e, "sub.u64 %%rd36, %%rd34, %%rd35");
+	gp_em(e, "red.global.add.u64 [%%rd10+%d], %%rd36", GP_RP_WAIT_NS);
+	gp_em_label(e, "$L_nowait");
 	gp_em(e, "setp.ge.u32 %%p1, %%r11, %%r9");
 	gp_em(e, "@%%p1 bra $L_bcast");
 	gp_em(e, "sub.u32 %%r21, %%r9, %%r11");               /* the group's lost records, once */
@@ -508,9 +570,13 @@ static void def_reserve(struct gp_emit *e)
 		gp_em(e, "shfl.sync.idx.b32 %%r13, %%r13, %%r10, 31, %%r6");
 		gp_em(e, "shl.b32 %%r23, %%r12, 8");
 		gp_em(e, "or.b32 %%r23, %%r23, %%r11");
+		gp_em(e, "shl.b32 %%r27, %%r28, 16");
+		gp_em(e, "or.b32 %%r23, %%r23, %%r27");
 		gp_em(e, "shfl.sync.idx.b32 %%r23, %%r23, %%r10, 31, %%r6");
 		gp_em(e, "and.b32 %%r11, %%r23, 255");
 		gp_em(e, "shr.u32 %%r12, %%r23, 8");
+		gp_em(e, "and.b32 %%r12, %%r12, 255");
+		gp_em(e, "shr.u32 %%r28, %%r23, 16");
 	}
 	/* this lane's record (rank < k): rank < k1 at off + rank * rec, the others from 0. No
 	 * branch: with one, the SPIR-V warp emulation (spirv/lower_warp.c on PoCL) let lanes past k
@@ -526,11 +592,16 @@ static void def_reserve(struct gp_emit *e)
 	gp_em(e, "cvt.u32.u64 %%r25, %%rd2");
 	gp_em(e, "@%%p7 st.global.u32 [%%rd23], %%r25");      /* length now; state at commit */
 	gp_em(e, "add.u64 %%rd6, %%rd23, %d", GP_RING_HDR);
-	gp_em(e, "selp.b64 %%rd6, %%rd6, 0, %%p7");
+	gp_em(e, "cvt.u64.u32 %%rd37, %%r28");
+	gp_em(e, "selp.b64 %%rd6, %%rd6, %%rd37, %%p7");
 	ret_reg(e, "%rd6");
 	gp_em_label(e, "$L_none");
 	ret_imm(e, 0);
 }
+
+static void def_reserve(struct gp_emit *e) { def_reserve_impl(e, ring_warp_target(e), ring_warp_target(e)); }
+/* One lane reserves for itself alone (the leader of bpf_gpu_warp_output, in code only it runs). */
+static void def_reserve1(struct gp_emit *e) { def_reserve_impl(e, 0, ring_warp_target(e)); }
 
 /* ring_commit(payload, state): publish a reserved record to the host: the record's bytes are
  * ordered before its state by a system-scope release (fence + relaxed store). Lanes that commit
@@ -705,9 +776,12 @@ static void def_output(struct gp_emit *e, const char *map, const char *data, con
 	call(e, F_RESERVE, "%rd7", 2, map, size);
 	gp_em(e, "setp.eq.u64 %%p1, %%rd7, 0");
 	gp_em(e, "@%%p1 bra $L_fail");
+	gp_em(e, "setp.eq.u64 %%p1, %%rd7, 1");
+	gp_em(e, "@%%p1 bra $L_ok");                         /* sampled out */
 	call(e, F_COPY, "%rd8", 3, "%rd7", data, size);
 	gp_em(e, "mov.u64 %%rd9, %d", GP_REC_COMMITTED);
 	call(e, F_COMMIT, "%rd8", 2, "%rd7", "%rd9");
+	gp_em_label(e, "$L_ok");
 	ret_imm(e, 0);
 	gp_em_label(e, "$L_fail");
 	ret_imm(e, -fail);
@@ -717,6 +791,8 @@ static void def_ring_reserve(struct gp_emit *e)
 {
 	load_args(e, 2);
 	call(e, F_RESERVE, "%rd6", 2, "%rd1", "%rd2");
+	gp_em(e, "setp.eq.u64 %%p1, %%rd6, 1");               /* sampled out: no record */
+	gp_em(e, "selp.b64 %%rd6, 0, %%rd6, %%p1");
 	ret_reg(e, "%rd6");
 }
 
@@ -782,6 +858,166 @@ static void def_puts(struct gp_emit *e, uint64_t ring)
 	emit_printk_record(e, ring);
 }
 
+/* The header of a warp record at %rd20: tag %rd3, base %rd8, mask %r1, stride %r17, nvals
+ * %r18, flags %rd4; then the commit. */
+static void emit_warp_header(struct gp_emit *e)
+{
+	gp_em(e, "st.global.u64 [%%rd20], %%rd3");            /* tag */
+	gp_em(e, "st.global.u64 [%%rd20+8], %%rd8");          /* base */
+	gp_em(e, "st.global.u32 [%%rd20+16], %%r1");          /* mask */
+	gp_em(e, "st.global.u32 [%%rd20+20], %%r17");         /* stride */
+	/* block = (ctaid.z * nctaid.y + ctaid.y) * nctaid.x + ctaid.x; warp = linear tid / 32 */
+	gp_em(e, "mov.u32 %%r22, %%ctaid.z");
+	gp_em(e, "mov.u32 %%r23, %%nctaid.y");
+	gp_em(e, "mov.u32 %%r24, %%ctaid.y");
+	gp_em(e, "mad.lo.u32 %%r22, %%r22, %%r23, %%r24");
+	gp_em(e, "mov.u32 %%r23, %%nctaid.x");
+	gp_em(e, "mov.u32 %%r24, %%ctaid.x");
+	gp_em(e, "mad.lo.u32 %%r22, %%r22, %%r23, %%r24");
+	gp_em(e, "st.global.u32 [%%rd20+24], %%r22");
+	gp_em(e, "mov.u32 %%r22, %%tid.z");
+	gp_em(e, "mov.u32 %%r23, %%ntid.y");
+	gp_em(e, "mov.u32 %%r24, %%tid.y");
+	gp_em(e, "mad.lo.u32 %%r22, %%r22, %%r23, %%r24");
+	gp_em(e, "mov.u32 %%r23, %%ntid.x");
+	gp_em(e, "mov.u32 %%r24, %%tid.x");
+	gp_em(e, "mad.lo.u32 %%r22, %%r22, %%r23, %%r24");
+	gp_em(e, "shr.u32 %%r22, %%r22, 5");
+	gp_em(e, "st.global.u16 [%%rd20+28], %%r22");
+	gp_em(e, "st.global.u8 [%%rd20+30], %%r18");          /* nvals */
+	gp_em(e, "cvt.u32.u64 %%r25, %%rd4");
+	gp_em(e, "st.global.u8 [%%rd20+31], %%r25");          /* flags */
+	gp_em(e, "mov.u64 %%rd22, %d", GP_REC_COMMITTED);
+	call(e, F_COMMIT, "%rd23", 2, "%rd20", "%rd22");
+}
+
+/* gpu_warp_output(map, value, tag, flags, mask): one record per warp access
+ * (include/gpuprobe/warp.h, struct gp_warp_record). mask is the lanes that call together: the
+ * site's mask when the probe runs straight to the call, else activemask (ebpf/lower_call.c).
+ * The lanes read the lowest lane's value (base) and the next lane's, derive a stride per lane
+ * and vote whether every lane's value is base + stride * (lane - lowest): then the record is
+ * 32 bytes whatever the number of lanes (nvals 0); otherwise each lane writes its own value
+ * after the header, in lane order. Only the lowest lane reserves (one CAS per warp access,
+ * ring_reserve1) and commits; the others write their values between the shfl that hands out
+ * the record and the warp barrier before the commit. Returns 0 (also when a sampled ring left
+ * the access out) or -EAGAIN (dropped, counted) in every lane.
+ * Without the warp instructions (before sm_70) each lane writes a record of its own. */
+static void def_warp_output(struct gp_emit *e)
+{
+	load_args(e, 5);
+	if (!ring_warp_target(e)) {
+		gp_em(e, "mov.u64 %%rd18, %d", GP_WARP_REC_BYTES);
+		call(e, F_RESERVE1, "%rd20", 2, "%rd1", "%rd18");
+		gp_em(e, "setp.eq.u64 %%p6, %%rd20, 0");
+		gp_em(e, "@%%p6 bra $L_fail");
+		gp_em(e, "setp.eq.u64 %%p6, %%rd20, 1");
+		gp_em(e, "@%%p6 bra $L_ok");
+		gp_em(e, "mov.u32 %%r15, %%laneid");
+		gp_em(e, "mov.u32 %%r1, 1");
+		gp_em(e, "shl.b32 %%r1, %%r1, %%r15");
+		gp_em(e, "mov.u32 %%r17, 0");
+		gp_em(e, "mov.u32 %%r18, 0");
+		gp_em(e, "mov.u64 %%rd8, %%rd2");
+		emit_warp_header(e);
+		gp_em_label(e, "$L_ok");
+		ret_imm(e, 0);
+		gp_em_label(e, "$L_fail");
+		ret_imm(e, -GP_DEV_EAGAIN);
+		return;
+	}
+	gp_em(e, "cvt.u32.u64 %%r1, %%rd5");                  /* the lanes */
+	gp_em(e, "mov.u32 %%r2, %%lanemask_lt");
+	gp_em(e, "and.b32 %%r2, %%r2, %%r1");
+	gp_em(e, "popc.b32 %%r3, %%r2");                      /* rank */
+	gp_em(e, "popc.b32 %%r4, %%r1");                      /* n */
+	gp_em(e, "neg.s32 %%r5, %%r1");
+	gp_em(e, "and.b32 %%r5, %%r5, %%r1");
+	gp_em(e, "bfind.u32 %%r5, %%r5");                     /* the lowest lane */
+	gp_em(e, "sub.u32 %%r6, %%r1, 1");
+	gp_em(e, "and.b32 %%r6, %%r6, %%r1");                 /* the others */
+	gp_em(e, "neg.s32 %%r7, %%r6");
+	gp_em(e, "and.b32 %%r7, %%r7, %%r6");
+	gp_em(e, "bfind.u32 %%r7, %%r7");                     /* the next lane */
+	gp_em(e, "setp.eq.u32 %%p1, %%r6, 0");
+	gp_em(e, "selp.b32 %%r7, %%r5, %%r7, %%p1");          /* alone: itself */
+	/* base and the next lane's value, 64 bits as two halves (no vector braces: inline.c) */
+	gp_em(e, "cvt.u32.u64 %%r8, %%rd2");
+	gp_em(e, "shr.u64 %%rd7, %%rd2, 32");
+	gp_em(e, "cvt.u32.u64 %%r9, %%rd7");
+	gp_em(e, "shfl.sync.idx.b32 %%r10, %%r8, %%r5, 31, %%r1");
+	gp_em(e, "shfl.sync.idx.b32 %%r11, %%r9, %%r5, 31, %%r1");
+	gp_em(e, "shfl.sync.idx.b32 %%r12, %%r8, %%r7, 31, %%r1");
+	gp_em(e, "shfl.sync.idx.b32 %%r13, %%r9, %%r7, 31, %%r1");
+	gp_em(e, "cvt.u64.u32 %%rd8, %%r10");
+	gp_em(e, "cvt.u64.u32 %%rd9, %%r11");
+	gp_em(e, "shl.b64 %%rd9, %%rd9, 32");
+	gp_em(e, "or.b64 %%rd8, %%rd8, %%rd9");               /* base */
+	gp_em(e, "cvt.u64.u32 %%rd10, %%r12");
+	gp_em(e, "cvt.u64.u32 %%rd9, %%r13");
+	gp_em(e, "shl.b64 %%rd9, %%rd9, 32");
+	gp_em(e, "or.b64 %%rd10, %%rd10, %%rd9");
+	gp_em(e, "sub.u64 %%rd11, %%rd10, %%rd8");
+	gp_em(e, "sub.u32 %%r14, %%r7, %%r5");
+	gp_em(e, "max.u32 %%r14, %%r14, 1");
+	gp_em(e, "cvt.u64.u32 %%rd12, %%r14");
+	gp_em(e, "div.s64 %%rd13, %%rd11, %%rd12");           /* stride per lane */
+	gp_em(e, "mov.u32 %%r15, %%laneid");
+	gp_em(e, "sub.u32 %%r16, %%r15, %%r5");
+	gp_em(e, "cvt.u64.u32 %%rd14, %%r16");
+	gp_em(e, "mad.lo.u64 %%rd15, %%rd13, %%rd14, %%rd8");
+	gp_em(e, "setp.eq.u64 %%p2, %%rd15, %%rd2");          /* this lane fits the line */
+	gp_em(e, "cvt.u32.u64 %%r17, %%rd13");
+	gp_em(e, "cvt.s64.s32 %%rd16, %%r17");
+	gp_em(e, "setp.eq.s64 %%p3, %%rd16, %%rd13");         /* the stride fits 32 bits */
+	gp_em(e, "and.pred %%p2, %%p2, %%p3");
+	gp_em(e, "and.b64 %%rd17, %%rd4, %d", GP_WARP_VALUES);
+	gp_em(e, "setp.eq.u64 %%p3, %%rd17, 0");
+	gp_em(e, "and.pred %%p2, %%p2, %%p3");
+	gp_em(e, "vote.sync.all.pred %%p4, %%p2, %%r1");      /* regular */
+	gp_em(e, "selp.b32 %%r18, 0, %%r4, %%p4");            /* nvals */
+	gp_em(e, "selp.b32 %%r17, %%r17, 0, %%p4");           /* stride (0 with values) */
+	gp_em(e, "shl.b32 %%r19, %%r18, 3");
+	gp_em(e, "add.u32 %%r19, %%r19, %d", GP_WARP_REC_BYTES);
+	gp_em(e, "cvt.u64.u32 %%rd18, %%r19");
+	gp_em(e, "mov.u64 %%rd19, 0");
+	gp_em(e, "setp.ne.u32 %%p5, %%r3, 0");
+	gp_em(e, "@%%p5 bra $L_reserved");
+	call(e, F_RESERVE1, "%rd19", 2, "%rd1", "%rd18");
+	gp_em_label(e, "$L_reserved");
+	gp_em(e, "cvt.u32.u64 %%r20, %%rd19");
+	gp_em(e, "shr.u64 %%rd7, %%rd19, 32");
+	gp_em(e, "cvt.u32.u64 %%r21, %%rd7");
+	gp_em(e, "shfl.sync.idx.b32 %%r20, %%r20, %%r5, 31, %%r1");
+	gp_em(e, "shfl.sync.idx.b32 %%r21, %%r21, %%r5, 31, %%r1");
+	gp_em(e, "cvt.u64.u32 %%rd20, %%r20");
+	gp_em(e, "cvt.u64.u32 %%rd9, %%r21");
+	gp_em(e, "shl.b64 %%rd9, %%rd9, 32");
+	gp_em(e, "or.b64 %%rd20, %%rd20, %%rd9");             /* the record, in every lane */
+	/* No lane branches away before the last collective, whatever the reservation gave: where
+	 * warps are emulated (spirv/lower_warp.c) a collective is a work-group barrier, which
+	 * every thread of the block must reach (a dropped record skipping the vote crashed PoCL). */
+	gp_em(e, "setp.gt.u64 %%p6, %%rd20, 1");              /* a record to write */
+	gp_em(e, "not.pred %%p8, %%p4");
+	gp_em(e, "and.pred %%p7, %%p8, %%p6");
+	/* values (irregular): lane of rank r at 32 + 8r, one coalesced store per warp */
+	gp_em(e, "mul.wide.u32 %%rd21, %%r3, 8");
+	gp_em(e, "add.u64 %%rd21, %%rd21, %%rd20");
+	gp_em(e, "@%%p7 st.global.u64 [%%rd21+%d], %%rd2", GP_WARP_REC_BYTES);
+	/* __syncwarp orders the lanes' stores before the lowest lane's commit on NVIDIA; the vote
+	 * does it where warps are emulated (a collective is a work-group barrier there, and the
+	 * instrumentation's own bar.warp.sync is not) */
+	gp_em(e, "bar.warp.sync %%r1");
+	gp_em(e, "vote.sync.any.pred %%p9, %%p4, %%r1");
+	gp_em(e, "not.pred %%p8, %%p5");                       /* the lowest lane ... */
+	gp_em(e, "and.pred %%p8, %%p8, %%p6");                 /* ... with a record */
+	gp_em(e, "@!%%p8 bra $L_done");
+	emit_warp_header(e);
+	gp_em_label(e, "$L_done");
+	gp_em(e, "setp.eq.u64 %%p1, %%rd20, 0");
+	gp_em(e, "selp.b64 %%rd6, %d, 0, %%p1", -GP_DEV_EAGAIN);
+	ret_reg(e, "%rd6");
+}
+
 /* ---- adding them to a module -------------------------------------------------------------- */
 
 typedef void (*def_fn)(struct gp_emit *e);
@@ -804,6 +1040,7 @@ static int need_internals(ir_module *m)
 	static const struct { const char *name; unsigned n; def_fn def; } fns[] = {
 		{F_COPY, 3, def_copy}, {F_SHARD, 1, def_shard}, {F_STORE, 4, def_store},
 		{F_FIND, 2, def_find}, {F_RESERVE, 2, def_reserve}, {F_COMMIT, 2, def_commit},
+		{F_RESERVE1, 2, def_reserve1},
 	};
 	for (size_t i = 0; i < sizeof(fns) / sizeof(fns[0]); i++)
 		if (!ir_module_find_func(m, fns[i].name) && !define(m, fns[i].name, fns[i].n, fns[i].def, NULL, 0))
@@ -850,6 +1087,7 @@ const char *gp_maps_helper_func(void *user, ir_module *m, int helper_id)
 	case 131: return ensure(m, GP_EMIT_PREFIX "ringbuf_reserve", 5, def_ring_reserve, NULL, 0);
 	case 132: return ensure(m, GP_EMIT_PREFIX "ringbuf_submit", 5, def_submit, NULL, 0);
 	case 133: return ensure(m, GP_EMIT_PREFIX "ringbuf_discard", 5, def_discard, NULL, 0);
+	case 517: return ensure(m, GP_EMIT_PREFIX "gpu_warp_output", 5, def_warp_output, NULL, 0);
 	case 6:
 		if (!dev || !dev->printk_desc)
 			return NULL;

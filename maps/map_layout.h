@@ -58,6 +58,8 @@ enum gp_map_flags {
 	GP_MAPF_PERTHREAD = 1u << 2, /* per-thread-slot copies (shard = global thread id) */
 	GP_MAPF_RDONLY = 1u << 3,    /* .rodata: the device never writes it */
 	GP_MAPF_HOSTMAPPED = 1u << 4,/* values live in host-mapped memory */
+	GP_MAPF_LOSSLESS = 1u << 5,  /* ring: a producer waits for space instead of dropping */
+	GP_MAPF_SAMPLED = 1u << 6,   /* ring: keeps 1 in sample_rate warp batches per SM */
 };
 
 /* bpftime's GPU map types (its runtime's numbering) and what they become here:
@@ -95,18 +97,21 @@ enum gp_map_flags {
 #define GP_MD_BUCKET_STRIDE 68  /* u32 hash: bytes per bucket */
 #define GP_MD_COUNT         72  /* u32 hash: live elements (atomic) */
 #define GP_MD_RESERVED      76
+#define GP_MD_SAMPLE_RATE   80  /* u32 ring with GP_MAPF_SAMPLED: N of "1 in N" (>= 2) */
 #define GP_MAP_DESC_SIZE    128
 
 struct gp_map_desc {
 	uint32_t bpf_type, kind, key_size, value_size, max_entries, flags, nshards, value_stride;
 	uint64_t shard_stride, data, vdata, cons;
 	uint32_t capacity, bucket_stride, count, reserved;
-	uint8_t pad[GP_MAP_DESC_SIZE - 80];
+	uint32_t sample_rate;
+	uint8_t pad[GP_MAP_DESC_SIZE - 84];
 };
 _Static_assert(sizeof(struct gp_map_desc) == GP_MAP_DESC_SIZE, "descriptor size");
 _Static_assert(__builtin_offsetof(struct gp_map_desc, shard_stride) == GP_MD_SHARD_STRIDE, "layout");
 _Static_assert(__builtin_offsetof(struct gp_map_desc, capacity) == GP_MD_CAPACITY, "layout");
 _Static_assert(__builtin_offsetof(struct gp_map_desc, count) == GP_MD_COUNT, "layout");
+_Static_assert(__builtin_offsetof(struct gp_map_desc, sample_rate) == GP_MD_SAMPLE_RATE, "layout");
 
 #define GP_SHARD_ALIGN 128       /* copies of a value on different SMs never share a line */
 
@@ -129,6 +134,20 @@ enum gp_hash_state { GP_HASH_EMPTY = 0, GP_HASH_BUSY = 1, GP_HASH_FULL = 2, GP_H
  * second, while the consumer moves once per poll (50 ms by default). After a drain, at most
  * 10 us of records that a reread would have placed are dropped (and counted). */
 #define GP_RING_REFRESH_NS 10000
+/* Lossless rings (GP_MAPF_LOSSLESS): a warp's leader that finds too little space sleeps
+ * (nanosleep, doubling from GP_RING_WAIT_MIN_NS to GP_RING_WAIT_MAX_NS) and rereads the host's
+ * position (still at most once per GP_RING_REFRESH_NS per ring) until its whole batch fits, or
+ * the ring is empty (a batch larger than the ring takes what fits; the rest is counted as
+ * dropped). A leader that waits GP_RING_LOSSLESS_TIMEOUT_NS (no consumer: killed, stopped)
+ * marks the ring given up (GP_RP_GAVE_UP), and from then on it drops and counts as a lossy ring
+ * does: a dead consumer slows the application by one timeout, never hangs it. */
+#define GP_RP_WAIT_NS 32         /* u64 ns leaders spent waiting for space (lossless) */
+#define GP_RP_SAMPLE_SEQ 40      /* u64 warp batches offered to a sampled ring (kept or not) */
+#define GP_RP_OFFERED 48         /* u64 records offered to a sampled ring (kept or not) */
+#define GP_RP_GAVE_UP 56         /* u64 %globaltimer when a lossless producer gave up, else 0 */
+#define GP_RING_WAIT_MIN_NS 128
+#define GP_RING_WAIT_MAX_NS 32768
+#define GP_RING_LOSSLESS_TIMEOUT_NS 2000000000ull
 #define GP_RING_STATE_STRIDE 128 /* per-ring producer state and consumer position */
 #define GP_RC_POS    0           /* u64 consumer position (host-mapped, written by the host) */
 #define GP_RING_HDR  8           /* u32 len, u32 state */

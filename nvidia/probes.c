@@ -467,7 +467,8 @@ static int instrument_uncached(struct gp_nv_probes *ps, const char *ptx, size_t 
 			.mem_filter = p->prog->mem_filter, .barrier_after = p->prog->barrier_after,
 			.selected = cfg_selected, .user = o,
 			.ctx_unread = gp_ctx_unread_words(p->prog->insns, p->prog->ninsns),
-			.warp_sync = calls_helper(p->prog, 515) || calls_helper(p->prog, 516)};
+			.warp_sync = calls_helper(p->prog, 515) || calls_helper(p->prog, 516) ||
+				     calls_helper(p->prog, 517)};
 		if (!gp_instrument_matches(m, &probe))
 			continue;
 		probe.func = ir_strfmt(m, "__gp_p%zu_%zu_%s", p->obj, p->index, p->prog->name);

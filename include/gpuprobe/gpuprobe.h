@@ -55,6 +55,7 @@
 #include "gpuprobe/context.h"
 #include "gpuprobe/api.h"
 #include "gpuprobe/output.h"
+#include "gpuprobe/warp.h"
 
 /* ---- Section names ---------------------------------------------------------------------- */
 #define GP_SEC_ENTRY "gpu/entry/"
@@ -162,6 +163,16 @@ static long (* const bpf_gpu_read_param)(const struct gp_kernel_ctx *ctx, void *
  * with the word: shared-memory banks); and the number of those lanes holding v. */
 static __u64 (* const bpf_gpu_warp_unique)(__u64 v) = (void *)515;
 static __u64 (* const bpf_gpu_warp_count)(__u64 v) = (void *)516;
+/* One ring record for the lanes that call it together (a warp access at a gpu/mem site):
+ * struct gp_warp_record (gpuprobe/warp.h), with each active lane's value folded into base +
+ * stride when they are regular (coalesced or strided), listed after it otherwise. tag: any
+ * warp-uniform value the decoder needs (the lowest lane's is kept), e.g. the site and
+ * direction: ctx->insn_index | (__u64)ctx->dir << 32. flags: a constant, 0 or GP_WARP_VALUES
+ * (always list the values). Returns 0 (also when a sampled ring left the access out), -EAGAIN
+ * when the ring was full (dropped and counted; a lossless ring waits instead). sm_70+ (older
+ * targets write one record per lane). The ring's map_flags / map_extra choose lossless and
+ * sampling (gpuprobe/warp.h). */
+static long (* const bpf_gpu_warp_output)(void *ring, __u64 value, __u64 tag, __u64 flags) = (void *)517;
 #endif
 
 #endif

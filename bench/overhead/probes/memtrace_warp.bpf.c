@@ -1,0 +1,21 @@
+// Every global load and store, losslessly, as one warp record per warp access
+// (bpf_gpu_warp_output: base + stride when the lanes are regular, else each lane's address).
+// The ring waits for space instead of dropping (GP_RINGBUF_LOSSLESS): every access is delivered.
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+#include <gpuprobe/gpuprobe.h>
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 26);
+	__uint(map_flags, GP_RINGBUF_LOSSLESS);
+} trace SEC(".maps");
+
+GPU_MEM("global,load,store", "") int on_access(struct gp_mem_ctx *ctx)
+{
+	__u64 tag = ctx->insn_index | (__u64)ctx->dir << 32 | (__u64)ctx->size << 40;
+	bpf_gpu_warp_output(&trace, ctx->addr, tag, 0);
+	return 0;
+}
+
+char LICENSE[] SEC("license") = "GPL";
