@@ -20,6 +20,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <string.h>
 
 #ifndef BPF_ATOMIC
 #define BPF_ATOMIC 0xc0
@@ -153,8 +154,11 @@ void gpv_additive_step(struct gpv_env *env, const struct bpf_insn *insn)
 		}
 		if (insn->src_reg != 0 || insn->imm != BPF_FUNC_map_lookup_elem) {
 			const char *name = insn->src_reg ? NULL : gpv_helper_name(insn->imm);
-			not_additive(env, "calls %s (only bpf_map_lookup_elem on an array map is additive)",
-				     name ? name : "a function that is not a helper");
+			if (!name)
+				not_additive(env, "calls a function that is not a helper");
+			else
+				not_additive(env, "calls %s%s (only bpf_map_lookup_elem on an array map is additive)",
+					     strncmp(name, "bpf_", 4) ? "bpf_" : "", name);
 			return;
 		}
 		if (regs[BPF_REG_1].type != T_CONST_MAP_PTR || !array_map(env, regs[BPF_REG_1].map))

@@ -76,6 +76,7 @@ struct tcase {
 	int expect_stack;                 /* >= 0: expected stack_depth */
 	const char *atomic_only;          /* expected map_atomic_only as "10.." (NULL: not checked) */
 	unsigned max_states;
+	const char *additive;             /* "yes", or the reason it is not (NULL: not checked) */
 };
 
 static void run(const struct tcase *t)
@@ -128,6 +129,11 @@ static void run(const struct tcase *t)
 	ao[NMAPS] = 0;
 	if (t->atomic_only && strcmp(ao, t->atomic_only))
 		ok = 0;
+	const char *add = o.additive ? "yes" : o.additive_why;
+	if (t->additive && strcmp(add, t->additive)) {
+		ok = 0;
+		printf("  additive: '%s' (want '%s')\n", add, t->additive);
+	}
 	if (!ok) {
 		failures++;
 		printf("FAIL %s: ret %d (want %d)\n  insn:   '%s'\n  want:   '%s'\n  reason: '%s'\n  want:   '%s'\n"
@@ -157,6 +163,13 @@ static const struct bpf_insn raw_ld_abs[] = {I(BPF_LD | BPF_ABS | BPF_W, 0, 0, 0
 
 #define RAW(a) .raw = a, .nraw = sizeof(a) / sizeof(a[0])
 #define E GP_ATTACH_KERNEL_ENTRY
+
+/* An array counter for the additive cases: KEY loads r2 from the context (one instruction), the
+ * key & 0 goes to the stack, m1 is looked up, and a non-null value gets USE (one instruction,
+ * insn 10) with r1 = 1. */
+#define ADD_COUNT(KEY, USE) \
+	KEY "and %r2, 0\nstxw [%r10-4], %r2\nmov %r2, %r10\nadd %r2, -4\n" \
+	"lddw %r1, 0x4d41500000000001\ncall 1\njeq %r0, 0, +2\nmov %r1, 1\n" USE "mov %r0, 0\nexit\n"
 
 /* lookup of map M with key 0 on the stack; r0 = value or null */
 #define LOOKUP(m) \
@@ -295,6 +308,34 @@ static const struct tcase tests[] = {
 	 "stdw [%r10-16], 0\nmov %r2, %r10\nadd %r2, -16\nmov %r3, %r2\nlddw %r1, 0x4d41500000000002\nmov %r4, 0\ncall 2\n"
 	 LOOKUP(3) "jeq %r0, 0, +2\nmov %r1, 1\nlock xor [%r0+0], %r1\n"
 	 "mov %r0, 0\nexit\n", .attach = E, .ret = 0, .expect_stack = 16, .atomic_only = "10000"},
+
+	/* Additive programs (gp_verify_opts.additive, ebpf/verifier_additive.c): an array counter
+	 * keyed by ctx->dir (byte 13 of gp_mem_ctx) is; each way out of it says its first reason */
+	{"additive_dir_counter", ADD_COUNT("ldxb %r2, [%r1+13]\n", "lock add [%r0+0], %r1\n"),
+	 .attach = GP_ATTACH_MEM, .ret = 0, .expect_stack = -1, .additive = "yes"},
+	{"additive_no_addr", ADD_COUNT("ldxdw %r2, [%r1+0]\n", "lock add [%r0+0], %r1\n"),
+	 .attach = GP_ATTACH_MEM, .ret = 0, .expect_stack = -1,
+	 .additive = "insn 0: reads context bytes 0-7, which change from one run to the next"},
+	{"additive_no_fetch", ADD_COUNT("ldxb %r2, [%r1+13]\n", "lock fetch add [%r0+0], %r1\n"),
+	 .attach = GP_ATTACH_MEM, .ret = 0, .expect_stack = -1,
+	 .additive = "insn 10: an atomic operation other than add without fetch"},
+	{"additive_no_value_read", ADD_COUNT("ldxb %r2, [%r1+13]\n", "ldxdw %r1, [%r0+0]\n"),
+	 .attach = GP_ATTACH_MEM, .ret = 0, .expect_stack = -1, .additive = "insn 10: reads a map value"},
+	{"additive_no_value_store", ADD_COUNT("ldxb %r2, [%r1+13]\n", "stxdw [%r0+0], %r1\n"),
+	 .attach = GP_ATTACH_MEM, .ret = 0, .expect_stack = -1, .additive = "insn 10: a store outside the stack"},
+	{"additive_no_hash", "stdw [%r10-8], 0\nmov %r2, %r10\nadd %r2, -8\nlddw %r1, 0x4d41500000000002\n"
+	 "call 1\nmov %r0, 0\nexit\n", .attach = GP_ATTACH_MEM, .ret = 0,
+	 .expect_stack = -1,
+	 .additive = "insn 5: looks up a map that is not an array (a hash lookup can miss one run and hit the next)"},
+	{"additive_no_other_helper", "call 509\nexit\n", .attach = GP_ATTACH_MEM, .ret = 0, .expect_stack = -1,
+	 .additive = "insn 0: calls bpf_get_sm_id (only bpf_map_lookup_elem on an array map is additive)"},
+	{"additive_no_timestamp", "ldxdw %r0, [%r1+56]\nmov %r0, 0\nexit\n", .attach = GP_ATTACH_BARRIER,
+	 .ret = 0, .expect_stack = -1,
+	 .additive = "insn 0: reads context bytes 56-63, which change from one run to the next"},
+	{"additive_barrier_line_block_idx", "ldxw %r0, [%r1+8]\nldxw %r0, [%r1+16]\nmov %r0, 0\nexit\n",
+	 .attach = GP_ATTACH_BARRIER, .ret = 0, .expect_stack = -1, .additive = "yes"},
+	{"additive_host_never", "mov %r0, 0\nexit\n", .attach = GP_ATTACH_HOST_ENTRY, .ret = 0,
+	 .expect_stack = -1, .additive = "the attach point has no device sites"},
 
 	/* the counting idiom on the hash m2: insert with flags F on a miss, then atomic add; only a
 	 * known BPF_NOEXIST keeps the map summable, on every path (r4 is made precise: the path
