@@ -250,7 +250,9 @@ if python3 -c "import jax" 2>/dev/null; then
 		found=$(grep -c 'cubin whose PTX' "$OUT/jax-$mode.err") norec=$(grep -c 'cubin with no PTX' "$OUT/jax-$mode.err")
 		same=no
 		[ -n "$(grep '^result' "$OUT/jax-$mode.plain")" ] && cmp -s "$OUT/jax-$mode.plain" "$OUT/jax-$mode.out" && same=yes
-		# every kernel launched (the launches tool): entries = exits = its threads
+		# every kernel launched (the launches tool) or probed: entries = exits = its threads (a
+		# kernel with entries and no threads was launched in a way the launches tool does not see,
+		# such as a CUDA graph: XLA's command buffers)
 		nk=0 good=0 bad=""
 		while read -r k; do
 			nk=$((nk + 1))
@@ -258,9 +260,9 @@ if python3 -c "import jax" 2>/dev/null; then
 			if [ -n "$t" ] && [ "$e" = "$t" ] && [ "$x" = "$t" ]; then
 				good=$((good + 1))
 			else
-				bad="$bad $k(threads $t, entries ${e:-none}, exits ${x:-none})"
+				bad="$bad $k(threads ${t:-none}, entries ${e:-none}, exits ${x:-none})"
 			fi
-		done < <(grep -o '^@threads\[[^]]*\]' "$OUT/jax-$mode.err" | sed 's/^@threads\[//; s/\]$//' | sort -u)
+		done < <(grep -oE '^@(threads|entries)\[[^]]*\]' "$OUT/jax-$mode.err" | sed -E 's/^@(threads|entries)\[//; s/\]$//' | sort -u)
 		summary="XLA_FLAGS='$flags': exit $rc (plain $prc); result identical: $same; records made: $records; cubins found recorded: $found; without a record: $norec; kernels launched $nk, counted exactly $good: $(grep -F '@entries[' "$OUT/jax-$mode.err" | tr '\n' ' ')"
 		grep -iE "unknown flag|libnvptxcompiler|nvjitlink" "$OUT/jax-$mode.err" | head -3
 		if [ $mode = ptxas ] || { [ $mode = default ] && [ "$found" -gt 0 ]; }; then

@@ -6,8 +6,8 @@
 # exits, memory sites; the launches tool's threads and launches with -t launches), and a fake
 # nvrtc_launch. Checks that the scripts pass when the numbers are right, and that each wrong number
 # is a FAIL line naming it: a kernel's count off by one, an extra Triton kernel, a loss that
-# differs, a slow probed loop, an XLA kernel's exits, a CuPy nvcc kernel without probes; and that
-# jit.sh leaves out an XLA flag jaxlib does not know.
+# differs, a slow probed loop, an XLA kernel's exits or one the launches tool did not see, a CuPy
+# nvcc kernel without probes; and that jit.sh leaves out an XLA flag jaxlib does not know.
 # usage: tests/gpu/jit_dry_test.sh
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -105,7 +105,8 @@ jax_add.py)
 	echo "result 9abc"
 	recorded ptxas
 	[ -n "${GPUPROBE_CACHE_DIR:-}" ] && mkdir -p "$GPUPROBE_CACHE_DIR" && : >"$GPUPROBE_CACHE_DIR/a.jitptx"
-	launched loop_add_fusion 262144 1; launched wrapped_iota 262144 1
+	launched loop_add_fusion 262144 1
+	[ -n "${FAKE_JAX_GRAPH:-}" ] || launched wrapped_iota 262144 1
 	map entries loop_add_fusion 262144; map exits loop_add_fusion 262144
 	map entries wrapped_iota 262144; map exits wrapped_iota "${FAKE_IOTA:-262144}" ;;
 compile_mlp.py)
@@ -177,6 +178,10 @@ else
 fi
 hasnt jit-bad "FAIL cupy gp_saxpy_nvrtc"
 hasnt jit-bad "FAIL triton"
+# an XLA kernel the launches tool did not see (a CUDA graph's) is not taken as right
+run jit.sh jit-graph FAKE_JAX_GRAPH=1
+rc jit-graph 1
+has jit-graph "FAIL jax ptxas: 1 of 2 kernels counted exactly; wrong: wrapped_iota(threads none, entries 262144, exits 262144)"
 
 # jit_ml.sh, every number right (FAKE_SLEEP: each run takes about that long, so that the whole-run
 # ratio is about 1)
