@@ -164,6 +164,30 @@ static int check_order(void *user, uint32_t map, uint32_t ring, const void *data
 	return 0;
 }
 
+/* The bulk path: the same records as rows of typed fields (seq, sm, neg, tag bits, pair.lo,
+ * pair.hi, f bits). */
+static int check_rows(void *user, uint32_t map, uint32_t ring, const uint64_t *rows, size_t n,
+		      unsigned nf)
+{
+	struct order *o = user;
+	if (map || ring >= NSMS || nf != 7) {
+		o->bad++;
+		return 0;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const uint64_t *r = rows + i * nf;
+		struct cap_rec want = rec_of(r[0], ring);
+		uint64_t tag;
+		memcpy(&tag, want.tag, 8);
+		if (r[1] != ring || r[0] < o->expect[ring] || r[2] != (uint64_t)(int64_t)want.neg ||
+		    r[3] != tag || r[4] != want.pair.lo || r[5] != 2 || r[6] != 0x3f000000u)
+			o->bad++;
+		o->expect[ring] = r[0] + 1;
+		o->n++;
+	}
+	return 0;
+}
+
 static void run_capture(const char *dir, int lossless)
 {
 	char path[512];
@@ -223,6 +247,10 @@ static void run_capture(const char *dir, int lossless)
 	CHECK_EQ(ord.bad, 0);
 	for (unsigned r = 0; r < NSMS; r++)
 		CHECK_EQ(ord.expect[r], next_seq[r]);   /* each ring's last record arrived */
+	struct order rows = {0};
+	CHECK_EQ(gp_gpt__decode_rows(g, check_rows, &rows), (int64_t)ok);
+	CHECK_EQ(rows.n, ok);
+	CHECK_EQ(rows.bad, 0);
 	printf("capture %s: %llu records delivered, %llu %s (%llu + %llu == %llu attempts), "
 	       "%llu bytes\n", lossless ? "lossless" : "lossy", (unsigned long long)ok,
 	       (unsigned long long)fail, lossless ? "full-ring retries" : "lost",

@@ -14,6 +14,7 @@
 #   tests/maps/bpftime/build.sh (bpftime's map types' probes into BUILD/bpftime-maps);
 #   tests/gpu/apps/build.sh BUILD/gpu-apps (the shim's GPU apps);
 #   bench/overhead/build.sh BUILD (the overhead benchmark's workloads and probes);
+#   tests/gpu/capture/build.sh BUILD/capture (capture.sh's app and lossy/lossless memory traces);
 #   tests/gpu/amdgpu_prepare.sh BUILD (LLVM-lowered modules for amdgpu.sh and amdgpu_bench.sh).
 # Object files are deleted at the end so the directory stays under the 64 MiB carry limit; the
 # size is printed. usage: tests/gpu/prepare.sh BUILD
@@ -26,7 +27,7 @@ cmake -S "$root" -B "$B" -DCMAKE_BUILD_TYPE=Release >/dev/null
 # Targets one at a time: an area whose target is absent or broken is reported, the rest still built.
 for t in gpuprobe shim gpuprobe-audit gpu_maps_run lower_gpu_run lower_gpu_inputs lower_gpu_stack \
 	spirv_conformance spirv_e2e spirv_e2e_app launch_latency shim_graph_app shim_capture_probe \
-	gpu_first_kernel gpu_jit_nvrtc_launch gpu_jit_probes; do
+	gpu_first_kernel gpu_jit_nvrtc_launch gpu_jit_probes capture_bench; do
 	cmake --build "$B" --target "$t" -j2 >"$B/prepare-$t.log" 2>&1 ||
 		echo "prepare.sh: target $t failed (see $B/prepare-$t.log)"
 done
@@ -35,6 +36,7 @@ bash "$root/examples/build.sh" "$B"
 bash "$root/tests/maps/bpftime/build.sh" "$B"   # bpftime_maps.sh's probes (BUILD/bpftime-maps)
 bash "$root/tests/gpu/apps/build.sh" "$B/gpu-apps"
 bash "$root/bench/overhead/build.sh" "$B"
+bash "$root/tests/gpu/capture/build.sh" "$B/capture"   # capture.sh: cap_app, memory-trace probes
 # amdgpu.sh / amdgpu_bench.sh: modules lowered through LLVM 19 (BUILD/llvm-cache) and the bench
 # programs; says SKIP where this build has no LLVM 19
 bash "$root/tests/gpu/amdgpu_prepare.sh" "$B" || true
