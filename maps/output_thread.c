@@ -16,14 +16,17 @@ static void *poller(void *arg)
 	pthread_mutex_lock(&o->stop_lock);
 	while (!o->stop) {
 		pthread_mutex_unlock(&o->stop_lock);
-		gp_output__poll(o);
+		int printed = gp_output__poll(o);
 		if (o->o.tick)
 			o->o.tick(o->o.clock_user);
 		pthread_mutex_lock(&o->stop_lock);
+		/* Records came: come back in 1 ms, not poll_ms (a lossless ring's producer waits for
+		 * the space this frees; a lossy one drops what does not fit). */
+		unsigned wait_ms = printed > 0 ? 1 : o->poll_ms;
 		struct timespec ts;
 		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_nsec += (long)(o->poll_ms % 1000) * 1000000L;
-		ts.tv_sec += o->poll_ms / 1000 + ts.tv_nsec / 1000000000L;
+		ts.tv_nsec += (long)(wait_ms % 1000) * 1000000L;
+		ts.tv_sec += wait_ms / 1000 + ts.tv_nsec / 1000000000L;
 		ts.tv_nsec %= 1000000000L;
 		if (!o->stop)
 			pthread_cond_timedwait(&o->stop_cond, &o->stop_lock, &ts);
