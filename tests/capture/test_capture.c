@@ -32,9 +32,14 @@ struct cap_rec {
 static const char *obj_path;
 static struct gp_object *obj;
 
+static struct gp_map_allocator *allocators[16];   /* freed at the end (they outlive the sets) */
+static unsigned nallocators;
+
 static struct gp_map_set *make_set(unsigned nsms)
 {
 	struct gp_map_allocator *a = gp_map_allocator_host(nsms);
+	if (nallocators < 16)
+		allocators[nallocators++] = a;
 	size_t n = gp_object__map_count(obj);
 	struct gp_map *defs = calloc(n, sizeof(*defs));
 	for (size_t i = 0; i < n; i++)
@@ -47,7 +52,7 @@ static struct gp_map_set *make_set(unsigned nsms)
 		fprintf(stderr, "map set: %s\n", err);
 	CHECK_EQ(rc, 0);
 	free(defs);
-	return set;   /* the allocator is leaked with the set: a test process */
+	return set;
 }
 
 static void *read_file(const char *path, size_t *len)
@@ -494,6 +499,8 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[2], "--sample")) {
 		write_sample(argv[3], 5);
 		gp_object__close(obj);
+		for (unsigned i = 0; i < nallocators; i++)
+			free(allocators[i]);
 		return check_failures ? 1 : 0;
 	}
 	const char *dir = argv[2];
@@ -505,5 +512,7 @@ int main(int argc, char **argv)
 	test_hostile(dir);
 	test_unwritable(dir);
 	gp_object__close(obj);
+	for (unsigned i = 0; i < nallocators; i++)
+		free(allocators[i]);
 	CHECK_DONE();
 }
