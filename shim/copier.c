@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #define POLL_MS 50
+#define CAPTURE_RING_ADVISED (256u << 10)   /* bytes per SM ring: ~1 ms at 25 GB/s / 132 */
 #define BUSY_POLL_MS 1   /* a drain found records: come back soon (lossless rings wait on us) */
 #define SNAP_MS 200
 
@@ -198,6 +199,27 @@ static void capture_start(struct gp_map_set *const *s, size_t n)
 		shim_msg("probes: %s; ring records go to gpuprobe as without --output", err);
 		cap = NULL;
 	}
+	/* A ring smaller than about a millisecond of the link's rate (25 GB/s over the SMs) fills
+	 * between two drains: lossy rings drop, lossless ones wait. Say so once per map. */
+	for (size_t i = 0; cap && i < n; i++)
+		for (size_t k = 0; k < gp_map_set__count(s[i]); k++) {
+			const struct gp_map_inst *m = gp_map_set__map(s[i], k);
+			const struct gp_map_desc *d = gp_map_inst__desc(m);
+			if (d->kind != GP_MAP_KIND_RING || d->capacity >= CAPTURE_RING_ADVISED)
+				continue;
+			uint64_t want = 1;   /* RINGBUF sizes are powers of two, divided among the SMs */
+			while (want < (uint64_t)CAPTURE_RING_ADVISED * d->nshards)
+				want <<= 1;
+			if (d->bpf_type == BPF_MAP_TYPE_RINGBUF)
+				shim_msg("probes: capture: ring map '%s' has %u bytes per SM (%u SMs); "
+					 "max_entries %llu gives each SM %u KiB or more, which keeps up "
+					 "with the GPU's link", gp_map_inst__name(m), d->capacity, d->nshards,
+					 (unsigned long long)want, CAPTURE_RING_ADVISED >> 10);
+			else
+				shim_msg("probes: capture: ring map '%s' has %u bytes per SM (%u SMs); "
+					 "%u KiB or more keep up with the GPU's link", gp_map_inst__name(m),
+					 d->capacity, d->nshards, CAPTURE_RING_ADVISED >> 10);
+		}
 	free(list);
 	gp_config__free(&cfg);
 }
