@@ -18,6 +18,9 @@ NVCC=/usr/local/cuda/bin/nvcc
 "$NVCC" -arch=sm_90 -o "$out/cub_algos" "$src/tests/e2e/apps/cub_algos.cu"
 "$NVCC" -arch=sm_90 -o "$out/transpose" "$src/tests/e2e/apps/transpose.cu"
 cp "$src/tests/e2e/apps/cupy_kernel.py" "$out/"
+# aggregated memory sites on the GPU (tests/gpu/aggregate.sh): a driver-API launcher of block.ptx
+cc -O1 -o "$out/ptx_launch" "$src/tests/e2e/aggregate/ptx_launch.c" -ldl
+cp "$src/tests/e2e/aggregate/block.ptx" "$out/aggregate_block.ptx"
 for l in libbpf.so.1 libjson-c.so.5 libyaml-0.so.2; do
 	cp -L "/usr/lib/x86_64-linux-gnu/$l" "$build/lib/" 2>/dev/null || cp -L "/lib/x86_64-linux-gnu/$l" "$build/lib/"
 done
