@@ -70,7 +70,7 @@ export XDG_RUNTIME_DIR=$W/rt GPUPROBE_BACKEND=opencl
 run() {   # name, GPUPROBE_AGGREGATE, probe ("" for none), command...
 	local name=$1 agg=$2 probe=$3
 	shift 3
-	env $asan_env GPUPROBE_AGGREGATE=$agg GPUPROBE_LOG=1 timeout 300 "$GP" run ${probe:+-p "$W/$probe.bpf.o"} -- "$@" \
+	env $asan_env GPUPROBE_AGGREGATE=$agg GPUPROBE_LOG=1 GPUPROBE_INLINE=${GPUPROBE_INLINE:-1} timeout 300 "$GP" run ${probe:+-p "$W/$probe.bpf.o"} -- "$@" \
 		>"$W/$name.out" 2>"$W/$name.err"
 	echo $?
 }
@@ -92,6 +92,12 @@ check "block.ptx, count_dir: loads 3584, stores 1024, atomics 256" "@by_dir[1]: 
 @by_dir[2]: 1024
 @by_dir[3]: 256" "$(maps count_dir.1)"
 check "block.ptx, count_dir: the same without aggregation" "$(maps count_dir.1)" "$(maps count_dir.0)"
+# out of line (GPUPROBE_INLINE=0): the weight is the probe's parameter at run time, and the
+# weighted add takes its second, predicated form (ebpf/lower_mem.c weighted_add)
+for p in count_dir agg_bytes; do
+	GPUPROBE_INLINE=0 run "$p.ool" 1 $p "$W/ptx_launch" "$B" agg 2 128 3840 >/dev/null
+	check "block.ptx, $p, out of line: the same maps" "$(maps $p.0)" "$(maps $p.ool)"
+done
 check "block.ptx, agg_bytes: global 17408 bytes, shared 2048" "@bytes[1]: 17408
 @bytes[2]: 2048" "$(maps agg_bytes.1)"
 check "block.ptx, agg_bytes: the same without aggregation" "$(maps agg_bytes.1)" "$(maps agg_bytes.0)"
