@@ -16,16 +16,19 @@
 #include "cli/trace_run.h"
 #include "common/env.h"
 #include "maps/config.h"
+#include "maps/gpt.h"
 #include "shim/driver_find.h"
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static void run_usage(FILE *out)
@@ -409,6 +412,28 @@ static int set_jit_env(const char *lib)
 	return rc;
 }
 
+/* --output: one line on what the application's capture holds (its END chunk, read from the
+ * file's tail: a file of GBs is not read again here). */
+static void capture_said(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat sb;
+	struct gp_gpt_end e;
+	if (fd < 0) {
+		fprintf(stderr, "gpuprobe: capture %s: not written (the application set no probes up, "
+			"or has no ring map)\n", path);
+		return;
+	}
+	if (!fstat(fd, &sb) && !gp_gpt__peek_end(fd, (uint64_t)sb.st_size, &e))
+		fprintf(stderr, "gpuprobe: capture %s: %llu records, %llu bytes%s ('gpuprobe decode %s')\n",
+			path, (unsigned long long)e.records, (unsigned long long)sb.st_size,
+			e.host_lost ? ", some consumed and not written (see above)" : "", path);
+	else
+		fprintf(stderr, "gpuprobe: capture %s: no end chunk: the application did not finish "
+			"its capture ('gpuprobe decode %s' reads what is whole)\n", path, path);
+	close(fd);
+}
+
 /* Everything the shim reads, into the environment the application inherits. */
 static int set_env(const struct run_args *a, const struct run_checked *ck, const char *lib,
 		   const char *shim, const char *audit)
@@ -495,9 +520,19 @@ int cmd_run(int argc, char **argv)
 			goto out;
 		}
 	}
+	/* the capture is this run's: a file left by an earlier one must not be reported as it */
+	if (a.output && unlink(a.output) && errno != ENOENT) {
+		cli_error("run: --output %s: cannot replace it: %s", a.output, strerror(errno));
+		rc = RUN_EXIT_USAGE;
+		if (planes)
+			run_planes_end();
+		goto out;
+	}
 	rc = run_child(argv + optind);
 	if (planes)
 		run_planes_end();
+	if (a.output)
+		capture_said(a.output);
 out:
 	if (tr.dir[0] && trace_run_finish(&tr, a.trace, ck.probes) && !rc)
 		rc = 1;

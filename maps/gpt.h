@@ -140,6 +140,10 @@ const struct gp_gpt_clock *gp_gpt__clock(const struct gp_gpt *g);               
 const struct gp_gpt_end *gp_gpt__end(const struct gp_gpt *g);                    /* NULL: none */
 uint64_t gp_gpt__realtime_ns(const struct gp_gpt *g);
 
+/* The END chunk of the file fd (size bytes) read from its tail, without reading the rest: 0, or
+ * -ENOENT when the file does not end with one (the writer died, or is still writing). */
+int gp_gpt__peek_end(int fd, uint64_t size, struct gp_gpt_end *end);
+
 /* Every committed record in file order (per ring: ring order); cb returns nonzero to stop.
  * Returns the number of records given to cb (open checked them all: nothing can fail here). */
 typedef int (*gp_gpt_record_cb)(void *user, uint32_t map, uint32_t ring, const void *data,

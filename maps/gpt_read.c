@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define MAX_RINGS (1u << 16)
 
@@ -317,6 +318,21 @@ size_t gp_gpt__map_count(const struct gp_gpt *g) { return g->nmaps; }
 const struct gp_gpt_map_info *gp_gpt__map(const struct gp_gpt *g, size_t id)
 {
 	return id < g->nmaps && g->maps[id] ? &g->maps[id]->info : NULL;
+}
+
+int gp_gpt__peek_end(int fd, uint64_t size, struct gp_gpt_end *end)
+{
+	uint8_t tail[GP_GPT_CHUNK_HDR + sizeof(*end)];
+	if (size < GP_GPT_HEADER_SIZE + sizeof(tail) ||
+	    pread(fd, tail, sizeof(tail), (off_t)(size - sizeof(tail))) != (ssize_t)sizeof(tail))
+		return -ENOENT;
+	uint32_t h[4];
+	memcpy(h, tail, sizeof(h));
+	memcpy(end, tail + GP_GPT_CHUNK_HDR, sizeof(*end));
+	/* END says where it starts: a chunk that only looks like one elsewhere does not match */
+	if (h[0] != GP_GPT_END || h[1] != sizeof(*end) || end->bytes != size - sizeof(tail))
+		return -ENOENT;
+	return 0;
 }
 
 int gp_gpt__truncated(const struct gp_gpt *g) { return g->truncated; }

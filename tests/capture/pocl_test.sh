@@ -27,6 +27,9 @@ want="vec_add: G=4 n=128 sum=11747.0"
 out=$(cd "$tmp" && timeout 300 "$gp" run -p "$tmp/mt.bpf.o" --output cap.gpt -- "$tmp/vec_add" 2>"$tmp/err")
 [ "$out" = "$want" ] && ok "vec_add under --output: '$out'" || { bad "vec_add: '$out'"; cat "$tmp/err"; }
 grep -q '^@trace\[ring' "$tmp/err" && bad "ring records printed although they went to the file"
+said=$(grep '^gpuprobe: capture ' "$tmp/err")
+echo "$said" | grep -Eq "^gpuprobe: capture $tmp/cap.gpt: 640 records, [0-9]+ bytes \('gpuprobe decode $tmp/cap.gpt'\)$" &&
+	ok "run says: $said" || bad "run says: '$said'"
 seg=$(timeout 300 "$gp" run -p "$tmp/mt.bpf.o" -- "$tmp/vec_add" 2>&1 >/dev/null | grep -c '^@trace\[ring')
 [ "$seg" = 640 ] && ok "segment path: $seg records" || bad "segment path: $seg records, expected 640"
 stats=$("$gp" decode --stats "$tmp/cap.gpt" 2>&1)
@@ -38,5 +41,10 @@ ls "$tmp"/cap.gpt.* >/dev/null 2>&1 && bad "a FILE.gpt.PID appeared: $(ls "$tmp"
 msg=$("$gp" run -p "$tmp/mt.bpf.o" --output cap.txt -- "$tmp/vec_add" 2>&1); rc=$?
 [ $rc = 2 ] && [ "$msg" = "gpuprobe: run: --output cap.txt: a capture's name ends in .gpt (see 'gpuprobe run --help')" ] &&
 	ok "--output cap.txt refused (exit 2)" || bad "--output cap.txt: exit $rc, '$msg'"
+# a file an earlier run left is not this run's: an app without CUDA leaves none, and run says so
+touch "$tmp/old.gpt"
+said=$("$gp" run -p "$tmp/mt.bpf.o" --output "$tmp/old.gpt" -- /bin/true 2>&1)
+[ ! -e "$tmp/old.gpt" ] && [ "$said" = "gpuprobe: capture $tmp/old.gpt: not written (the application set no probes up, or has no ring map)" ] &&
+	ok "stale capture removed: $said" || bad "stale capture: '$said'"
 [ $fails = 0 ] && echo "PASS" || echo "$fails FAILED"
 exit $((fails > 0))
