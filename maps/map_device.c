@@ -444,6 +444,7 @@ static void def_reserve_impl(struct gp_emit *e, int warp, int sleep)
 	gp_em_label(e, "$L_sampled_in");
 	gp_em(e, "@%%p3 bra $L_decided");
 	gp_em(e, "mov.u32 %%r29, %d", GP_RING_WAIT_MIN_NS);
+	gp_em(e, "mov.u32 %%r30, 0");
 	gp_em(e, "sub.u32 %%r15, %%r4, 1");                   /* offset mask */
 	gp_em(e, "mov.u32 %%r16, 0");                         /* attempts */
 	gp_em(e, "mov.u32 %%r17, 0");                         /* host position reread once */
@@ -516,10 +517,17 @@ static void def_reserve_impl(struct gp_emit *e, int warp, int sleep)
 	gp_em(e, "ld.volatile.global.u64 %%rd33, [%%rd10+%d]", GP_RP_GAVE_UP);
 	gp_em(e, "setp.ne.u64 %%p1, %%rd33, 0");
 	gp_em(e, "@%%p1 bra $L_cas");
+	/* The give-up clock (%rd38) restarts whenever the consumer's position (%rd39) moved: only
+	 * a consumer that stopped for the whole timeout turns the ring lossy. */
 	gp_em(e, "mov.u64 %%rd34, %%globaltimer");
 	gp_em(e, "setp.eq.u64 %%p1, %%rd35, 0");
 	gp_em(e, "@%%p1 mov.u64 %%rd35, %%rd34");
-	gp_em(e, "sub.u64 %%rd36, %%rd34, %%rd35");
+	gp_em(e, "@%%p1 mov.u64 %%rd38, %%rd34");
+	gp_em(e, "@%%p1 mov.u64 %%rd39, %%rd15");
+	gp_em(e, "setp.ne.u64 %%p1, %%rd15, %%rd39");
+	gp_em(e, "@%%p1 mov.u64 %%rd38, %%rd34");
+	gp_em(e, "@%%p1 mov.u64 %%rd39, %%rd15");
+	gp_em(e, "sub.u64 %%rd36, %%rd34, %%rd38");
 	gp_em(e, "setp.gt.u64 %%p1, %%rd36, %llu", (unsigned long long)GP_RING_LOSSLESS_TIMEOUT_NS);
 	gp_em(e, "@%%p1 bra $L_giveup");
 	if (sleep)
@@ -528,6 +536,15 @@ static void def_reserve_impl(struct gp_emit *e, int warp, int sleep)
 	gp_em(e, "min.u32 %%r29, %%r29, %d", GP_RING_WAIT_MAX_NS);
 	gp_em(e, "mov.u32 %%r16, 0");                         /* CAS attempts start again */
 	gp_em(e, "mov.u32 %%r17, 0");                         /* may reread the host's position */
+	/* Every GP_RING_WAIT_REREAD waits this warp rereads the host's position itself, past the
+	 * per-ring rate limit: that limit runs on %globaltimer, which a backend without a clock
+	 * (spirv/ on PoCL counts reads) cannot be trusted to advance as time does. */
+	gp_em(e, "add.u32 %%r30, %%r30, 1");
+	gp_em(e, "and.b32 %%r27, %%r30, %d", GP_RING_WAIT_REREAD - 1);
+	gp_em(e, "setp.ne.u32 %%p1, %%r27, 0");
+	gp_em(e, "@%%p1 bra $L_try");
+	gp_em(e, "ld.volatile.global.u64 %%rd29, [%%rd12+%d]", GP_RC_POS);
+	gp_em(e, "red.global.max.u64 [%%rd10+%d], %%rd29", GP_RP_CONS_SEEN);
 	gp_em(e, "bra.uni $L_try");
 	gp_em_label(e, "$L_giveup");
 	gp_em(e, "st.volatile.global.u64 [%%rd10+%d], %%rd34", GP_RP_GAVE_UP);

@@ -138,8 +138,8 @@ enum gp_hash_state { GP_HASH_EMPTY = 0, GP_HASH_BUSY = 1, GP_HASH_FULL = 2, GP_H
  * (nanosleep, doubling from GP_RING_WAIT_MIN_NS to GP_RING_WAIT_MAX_NS) and rereads the host's
  * position (still at most once per GP_RING_REFRESH_NS per ring) until its whole batch fits, or
  * the ring is empty (a batch larger than the ring takes what fits; the rest is counted as
- * dropped). A leader that waits GP_RING_LOSSLESS_TIMEOUT_NS (no consumer: killed, stopped)
- * marks the ring given up (GP_RP_GAVE_UP), and from then on it drops and counts as a lossy ring
+ * dropped). A leader that waits GP_RING_LOSSLESS_TIMEOUT_NS without seeing the consumer's
+ * position move (no consumer: killed, stopped) marks the ring given up (GP_RP_GAVE_UP), and from then on it drops and counts as a lossy ring
  * does: a dead consumer slows the application by one timeout, never hangs it. */
 #define GP_RP_WAIT_NS 32         /* u64 ns leaders spent waiting for space (lossless) */
 #define GP_RP_SAMPLE_SEQ 40      /* u64 warp batches offered to a sampled ring (kept or not) */
@@ -148,6 +148,7 @@ enum gp_hash_state { GP_HASH_EMPTY = 0, GP_HASH_BUSY = 1, GP_HASH_FULL = 2, GP_H
 #define GP_RING_WAIT_MIN_NS 128
 #define GP_RING_WAIT_MAX_NS 32768
 #define GP_RING_LOSSLESS_TIMEOUT_NS 2000000000ull
+#define GP_RING_WAIT_REREAD 64   /* a waiting leader rereads the host's position every 64 waits */
 #define GP_RING_STATE_STRIDE 128 /* per-ring producer state and consumer position */
 #define GP_RC_POS    0           /* u64 consumer position (host-mapped, written by the host) */
 #define GP_RING_HDR  8           /* u32 len, u32 state */
