@@ -76,10 +76,15 @@ static void summary(const struct gp_gpt *g, const char *path, int json)
 		const char *mode = mi->m->flags & GP_GPT_LOSSLESS ? "lossless" : "lossy";
 		if (json) {
 			printf("{\"type\":\"summary\",\"map\":\"%s\",\"records\":%llu,\"lost\":%llu,"
-			       "\"lost_known\":%s,\"rings\":%u,\"mode\":\"%s\",\"sample_every\":%u}\n",
+			       "\"lost_known\":%s,\"rings\":%u,\"mode\":\"%s\",\"sample_every\":%u",
 			       mi->name, (unsigned long long)mi->records,
 			       (unsigned long long)mi->drops_total, mi->drops ? "true" : "false",
 			       mi->m->nrings, mode, mi->m->sample_every);
+			if (mi->stats)
+				printf(",\"wait_ns\":%llu,\"rings_gave_up\":%u,\"offered\":%llu",
+				       (unsigned long long)mi->wait_ns, mi->gave_up,
+				       (unsigned long long)mi->offered);
+			printf("}\n");
 			continue;
 		}
 		fprintf(stderr, "gpuprobe: %s: map '%s': %llu records, ", path, mi->name,
@@ -91,6 +96,13 @@ static void summary(const struct gp_gpt *g, const char *path, int json)
 		fprintf(stderr, " (%u rings, %s", mi->m->nrings, mode);
 		if (mi->m->sample_every > 1)
 			fprintf(stderr, ", 1 in %u sampled", mi->m->sample_every);
+		if (mi->m->sample_every > 1 && mi->stats)
+			fprintf(stderr, " of %llu offered", (unsigned long long)mi->offered);
+		if (mi->stats && mi->wait_ns)
+			fprintf(stderr, ", producers waited %.3f ms for space", mi->wait_ns / 1e6);
+		if (mi->gave_up)
+			fprintf(stderr, ", %u rings gave up waiting (lossy from then on: the consumer "
+				"stopped)", mi->gave_up);
 		fprintf(stderr, "%s)\n", mi->m->nfields ? "" : ", untyped: hex bytes");
 	}
 	const struct gp_gpt_end *e = gp_gpt__end(g);

@@ -1,6 +1,7 @@
 /* Consumer threads of a capture (capture.h). */
 #include "maps/capture.h"
 #include "maps/gpt_btf.h"
+#include "maps/map_internal.h"
 #include "maps/maps.h"
 
 #include <bpf/btf.h>
@@ -268,6 +269,31 @@ oom:
 	return -ENOMEM;
 }
 
+/* The producers' other counters, where this build's ring layout has them (the lossless and
+ * sampled modes' words of the producer state, maps/map_layout.h). */
+static void write_stats(struct gp_capture *c, uint32_t id)
+{
+#if defined(GP_RP_WAIT_NS) && defined(GP_RP_GAVE_UP) && defined(GP_RP_OFFERED)
+	struct gp_map_inst *m = c->maps[id];
+	unsigned nr = m->d.nshards;
+	struct gp_gpt_ring_stats *st = calloc(nr, sizeof(*st));
+	if (!st)
+		return;
+	for (unsigned r = 0; r < nr; r++) {
+		uint64_t base = (uint64_t)r * GP_RING_STATE_STRIDE;
+		gp_region_read(m, &m->data, base + GP_RP_WAIT_NS, &st[r].wait_ns, 8);
+		gp_region_read(m, &m->data, base + GP_RP_GAVE_UP, &st[r].gave_up_ns, 8);
+		gp_region_read(m, &m->data, base + GP_RP_OFFERED, &st[r].offered, 8);
+	}
+	struct iovec v = {st, (size_t)nr * sizeof(*st)};
+	gp_gpt_writer__chunk(c->w, GP_GPT_STATS, id, 0, &v, 1);
+	free(st);
+#else
+	(void)c;
+	(void)id;
+#endif
+}
+
 int gp_capture__stop(struct gp_capture *c, const struct gp_gpt_clock *clock,
 		     struct gp_capture_stats *st)
 {
@@ -296,6 +322,7 @@ int gp_capture__stop(struct gp_capture *c, const struct gp_gpt_clock *clock,
 		struct iovec v = {d, (size_t)nr * 8};
 		gp_gpt_writer__chunk(c->w, GP_GPT_DROPS, (uint32_t)i, 0, &v, 1);
 		free(d);
+		write_stats(c, (uint32_t)i);
 	}
 	if (clock) {
 		struct iovec v = {(void *)clock, sizeof(*clock)};

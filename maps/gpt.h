@@ -22,6 +22,8 @@
  *     DROPS  nrings x u64: records each ring of the map lost (device full rings, exact), the
  *            totals at the time of writing (the last DROPS chunk of a map is final)
  *     END    struct gp_gpt_end: the writer finished (its absence: the process died first)
+ *     STATS  nrings x struct gp_gpt_ring_stats: what the producers of each ring did besides
+ *            writing (lossless waits, giving up, sampled records offered); the last is final
  * The reader trusts nothing: every size, id and record is checked against the file, and a bad
  * file is one error line naming the chunk and its offset, never a crash (fuzz/gpt_fuzz.c). */
 #ifndef GPUPROBE_MAPS_GPT_H
@@ -43,7 +45,7 @@
 
 enum gp_gpt_chunk {
 	GP_GPT_MAP = 1, GP_GPT_BTF = 2, GP_GPT_CLOCK = 3, GP_GPT_SPAN = 4, GP_GPT_DROPS = 5,
-	GP_GPT_END = 6,
+	GP_GPT_END = 6, GP_GPT_STATS = 7,
 };
 
 enum gp_gpt_map_flags {
@@ -79,6 +81,14 @@ struct gp_gpt_clock {
 	uint64_t uncertainty_ns;
 	int64_t monotonic_offset_ns;    /* CLOCK_MONOTONIC - %globaltimer */
 	uint32_t corrected, reserved;   /* device times already carry the offset */
+};
+
+struct gp_gpt_ring_stats {
+	uint64_t wait_ns;               /* lossless: ns warps' leaders spent waiting for space */
+	uint64_t gave_up_ns;            /* lossless: %globaltimer when the ring turned lossy (a
+	                                 * producer waited 2 s: the consumer was gone), else 0 */
+	uint64_t offered;               /* sampled: records offered, kept or not (0: not sampled) */
+	uint64_t reserved;
 };
 
 struct gp_gpt_end {
@@ -125,6 +135,9 @@ struct gp_gpt_map_info {
 	size_t btf_len;
 	const uint64_t *drops;          /* the last DROPS chunk's nrings counts, or NULL */
 	uint64_t drops_total;
+	const struct gp_gpt_ring_stats *stats;   /* the last STATS chunk's nrings, or NULL */
+	uint64_t wait_ns, offered;      /* summed over the rings */
+	uint32_t gave_up;               /* rings whose lossless producers gave up */
 	uint64_t records;               /* committed records in its spans (counted by open) */
 	uint64_t discarded;
 };

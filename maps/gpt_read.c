@@ -264,6 +264,28 @@ int gp_gpt__open_mem(const void *data, size_t size, struct gp_gpt **out, char *e
 				s->info.drops_total += s->info.drops[r];
 			break;
 		}
+		case GP_GPT_STATS: {
+			struct map_slot *s = map_of(g, h[2]);
+			if (!s) {
+				rc = bad(err, errlen, off, "ring statistics of map %u, which no map chunk "
+					 "before it describes", h[2]);
+				break;
+			}
+			if (h[1] != (uint64_t)s->info.m->nrings * sizeof(struct gp_gpt_ring_stats)) {
+				rc = bad(err, errlen, off, "ring statistics of %u bytes for map '%s' of %u "
+					 "rings", h[1], s->name, s->info.m->nrings);
+				break;
+			}
+			s->info.stats = (const void *)p;
+			s->info.wait_ns = s->info.offered = 0;
+			s->info.gave_up = 0;
+			for (uint32_t r = 0; r < s->info.m->nrings; r++) {
+				s->info.wait_ns += s->info.stats[r].wait_ns;
+				s->info.offered += s->info.stats[r].offered;
+				s->info.gave_up += s->info.stats[r].gave_up_ns != 0;
+			}
+			break;
+		}
 		case GP_GPT_END:
 			if (h[1] < sizeof(struct gp_gpt_end))
 				rc = bad(err, errlen, off, "end chunk of %u bytes (expected %zu)", h[1],

@@ -469,6 +469,41 @@ static void test_hostile(const char *dir)
 	free(file);
 }
 
+/* STATS: the producers' waits, give-ups and offered counts, summed per map; a wrong size is one
+ * line. Written by hand through the writer (this build's rings may not have those counters). */
+static void test_stats(const char *dir)
+{
+	char path[512], err[512] = "";
+	snprintf(path, sizeof(path), "%s/stats.gpt", dir);
+	struct gp_gpt_writer *w;
+	CHECK_EQ(gp_gpt_writer__open(path, &w, err, sizeof(err)), 0);
+	struct gp_gpt_map m = {.bpf_type = 27, .nrings = 2, .ring_bytes = 4096, .flags = GP_GPT_LOSSLESS,
+			       .sample_every = 4, .btf = GP_GPT_NO_BTF, .name_len = 2};
+	CHECK_EQ(gp_gpt_writer__map(w, 0, &m, "rb", NULL), 0);
+	struct gp_gpt_ring_stats st[2] = {{1500000, 0, 40, 0}, {2500000, 77, 60, 0}};
+	struct iovec v = {st, sizeof(st)};
+	CHECK_EQ(gp_gpt_writer__chunk(w, GP_GPT_STATS, 0, 0, &v, 1), 0);
+	CHECK_EQ(gp_gpt_writer__close(w, 0, 0), 0);
+	size_t len;
+	uint8_t *file = read_file(path, &len);
+	struct gp_gpt *g;
+	CHECK_EQ(gp_gpt__open_mem(file, len, &g, err, sizeof(err)), 0);
+	const struct gp_gpt_map_info *mi = gp_gpt__map(g, 0);
+	CHECK_EQ(mi->wait_ns, 4000000);
+	CHECK_EQ(mi->gave_up, 1);
+	CHECK_EQ(mi->offered, 100);
+	CHECK_EQ(mi->m->sample_every, 4);
+	CHECK_EQ(gp_gpt__truncated(g), 0);
+	gp_gpt__close(g);
+	/* the STATS chunk follows the map chunk (32 + 16 + 40 + 8) */
+	uint32_t h[4], small = 32;
+	memcpy(h, file + 96, 16);
+	CHECK_EQ(h[0], GP_GPT_STATS);
+	memcpy(file + 100, &small, 4);
+	expect_error(file, len, "chunk at byte 96: ring statistics of 32 bytes for map 'rb' of 2 rings");
+	free(file);
+}
+
 /* a file the writer cannot write: one line, and the consumer keeps consuming */
 static void test_unwritable(const char *dir)
 {
@@ -510,6 +545,7 @@ int main(int argc, char **argv)
 	run_capture(dir, 1);
 	test_types(dir);
 	test_hostile(dir);
+	test_stats(dir);
 	test_unwritable(dir);
 	gp_object__close(obj);
 	for (unsigned i = 0; i < nallocators; i++)
