@@ -2,22 +2,28 @@
  * probe one call can count. A call at site A with weight N is exact for the N sites merged into
  * it when every thread that runs A runs each of them exactly once: so they lie in one
  * straight-line run of the application's statements, nothing between them can leave that run
- * (a branch, call, return, exit or trap; a label lets other paths in; a `{` `}` scope may
- * rename registers), and they are guarded alike: no guard, or the same predicate, same sense,
- * which nothing between them writes. The key (the context bytes the probe reads) must match too:
+ * (a branch, call, return, exit or trap; a label lets other paths in), and they are guarded
+ * alike: no guard, or the same predicate, same sense, which nothing between them writes and no
+ * `{` `}` scope between them may rename. The key (the context bytes the probe reads) must match too:
  * one weighted run then does what the N runs would. */
 #include "ptx-frontend/instrument_internal.h"
 
 #include <stdbool.h>
 #include <string.h>
 
+/* A `{` or `}`: control goes straight through, but a register declared inside may shadow a
+ * guard's name outside (nvcc wraps every inline asm statement in braces: fma-cuda's hot loop has
+ * four accesses between each two of them). */
+static bool is_scope(const ir_stmt *s)
+{
+	return s->kind == IR_STMT_BLOCK_OPEN || s->kind == IR_STMT_BLOCK_CLOSE;
+}
+
 /* Whether control can enter or leave between statement s and the next one. */
 static bool ends_run(const ir_stmt *s)
 {
 	switch (s->kind) {
 	case IR_STMT_LABEL:
-	case IR_STMT_BLOCK_OPEN:
-	case IR_STMT_BLOCK_CLOSE:
 		return true;
 	case IR_STMT_INSN: {
 		const ir_insn *in = &s->insn;
@@ -79,6 +85,13 @@ void inst_merge_sites(ir_stmt *const *stmts, size_t nstmts, struct inst_msite *s
 			nopen = 0;
 			/* a site at a statement that ends the run cannot exist (memory instructions do
 			 * not branch), but keep the order: sites are matched to statements below */
+		} else if (is_scope(s)) {
+			for (size_t g = 0; g < nopen;) {   /* guarded groups: the name may change */
+				if (open[g].guard)
+					open[g] = open[--nopen];
+				else
+					g++;
+			}
 		}
 		for (; k < n && sites[k].stmt == i; k++) {
 			const ir_insn *in = &s->insn;
