@@ -222,13 +222,27 @@ static void poll_all(void)
 		read_seg(P.segs[i]);
 }
 
+/* The reader polls every 50 ms, and run_planes_end wakes it at once: a sleep it had to sit out
+ * was up to 50 ms added to every run's wall time (a short program's 1.2x on the GPU). */
+static pthread_mutex_t wake_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t wake_cond = PTHREAD_COND_INITIALIZER;
+
 static void *reader(void *arg)
 {
 	(void)arg;
 	while (!__atomic_load_n(&P.stop, __ATOMIC_ACQUIRE)) {
 		poll_all();
-		struct timespec ts = {0, 50 * 1000000L};
-		nanosleep(&ts, NULL);
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 50 * 1000000L;
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		pthread_mutex_lock(&wake_lock);
+		if (!__atomic_load_n(&P.stop, __ATOMIC_ACQUIRE))
+			pthread_cond_timedwait(&wake_cond, &wake_lock, &ts);
+		pthread_mutex_unlock(&wake_lock);
 	}
 	return NULL;
 }
@@ -344,7 +358,10 @@ void run_planes_end(void)
 	if (!P.active)
 		return;
 	if (P.running) {
+		pthread_mutex_lock(&wake_lock);
 		__atomic_store_n(&P.stop, 1, __ATOMIC_RELEASE);
+		pthread_cond_signal(&wake_cond);
+		pthread_mutex_unlock(&wake_lock);
 		pthread_join(P.thread, NULL);
 		P.running = 0;
 	}

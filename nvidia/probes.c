@@ -71,6 +71,9 @@ struct gp_nv_probes {
 	unsigned char *matched;
 	char *seen[16];
 	size_t nseen, nkernels, nmodules;
+	/* kernels whose instrumented code came from a cache (gp_nv_probes__note_kernel): matched
+	 * by name, so device-function globs stay undecided */
+	size_t nnoted;
 };
 
 static const char *last_line(char *log)
@@ -376,6 +379,20 @@ static void raise_version(ir_module *m)
 	}
 }
 
+static void add_seen(struct gp_nv_probes *ps, const char *name)
+{
+	size_t i = 0;
+	while (i < ps->nseen && strcmp(ps->seen[i], name))
+		i++;
+	if (i == ps->nseen && ps->nseen < sizeof(ps->seen) / sizeof(ps->seen[0]))
+		ps->seen[ps->nseen++] = strdup(name);
+}
+
+static int is_func_attach(const struct gp_program *prog)
+{
+	return prog->attach == GP_ATTACH_FUNC_ENTRY || prog->attach == GP_ATTACH_FUNC_EXIT;
+}
+
 /* What the report at exit needs from a module: its kernels, and which programs' globs (the
  * section's own, whatever the configuration's kernel filters say) name one of its functions. */
 static void note_seen(struct gp_nv_probes *ps, const ir_module *m)
@@ -387,11 +404,7 @@ static void note_seen(struct gp_nv_probes *ps, const ir_module *m)
 		if (t->kind != IR_TOP_FUNC || !t->func.is_entry || !t->func.has_body || !t->func.name)
 			continue;
 		ps->nkernels++;
-		size_t i = 0;
-		while (i < ps->nseen && strcmp(ps->seen[i], t->func.name))
-			i++;
-		if (i == ps->nseen && ps->nseen < sizeof(ps->seen) / sizeof(ps->seen[0]))
-			ps->seen[ps->nseen++] = strdup(t->func.name);
+		add_seen(ps, t->func.name);
 	}
 	for (size_t k = 0; ps->matched && k < ps->ndev; k++) {
 		const struct gp_program *prog = ps->dev_progs[k].prog;
@@ -402,13 +415,34 @@ static void note_seen(struct gp_nv_probes *ps, const ir_module *m)
 	}
 }
 
+void gp_nv_probes__note_kernel(struct gp_nv_probes *ps, const char *name)
+{
+	if (!ps || !name)
+		return;
+	pthread_mutex_lock(&ps->lock);
+	if (ps->matched || !ps->ndev || (ps->matched = calloc(ps->ndev, 1))) {
+		ps->nnoted++;
+		ps->nkernels++;
+		add_seen(ps, name);
+		char *dem = demangle(name);
+		for (size_t k = 0; k < ps->ndev; k++) {
+			const struct gp_program *prog = ps->dev_progs[k].prog;
+			if (!ps->matched[k] && !is_func_attach(prog) &&
+			    gp_instrument_glob(prog->target, name, dem ? dem : name))
+				ps->matched[k] = 1;
+		}
+		free(dem);
+	}
+	pthread_mutex_unlock(&ps->lock);
+}
+
 void gp_nv_probes__unmatched(struct gp_nv_probes *ps, void (*line)(void *user, const char *text),
 			     void *user)
 {
 	if (!ps)
 		return;
 	pthread_mutex_lock(&ps->lock);
-	if (ps->nmodules) {
+	if (ps->nmodules || ps->nnoted) {
 		char seen[1024];
 		size_t o = 0;
 		seen[0] = 0;
@@ -425,7 +459,9 @@ void gp_nv_probes__unmatched(struct gp_nv_probes *ps, void (*line)(void *user, c
 			if (ps->matched && ps->matched[k])
 				continue;
 			const struct gp_program *prog = ps->dev_progs[k].prog;
-			int fn = prog->attach == GP_ATTACH_FUNC_ENTRY || prog->attach == GP_ATTACH_FUNC_EXIT;
+			int fn = is_func_attach(prog);
+			if (fn && ps->nnoted)
+				continue;   /* a cached kernel's device functions were not looked at */
 			char text[1400];
 			snprintf(text, sizeof(text), "%s: no %s of the application matched; kernels seen: %s",
 				 prog->section, fn ? "device function" : "kernel", ps->nseen ? seen : "none");

@@ -50,6 +50,10 @@ int gp_nv_probes__instrument(struct gp_nv_probes *ps, const char *ptx, size_t le
 void gp_nv_probes__unmatched(struct gp_nv_probes *ps, void (*line)(void *user, const char *text),
 			     void *user);
 
+/* For that report: a kernel whose instrumented code came from a cache, so that no module of it
+ * was parsed here; matched against the sections' kernel globs by its name alone. */
+void gp_nv_probes__note_kernel(struct gp_nv_probes *ps, const char *name);
+
 /* Device programs count (sections with device attach points). */
 size_t gp_nv_probes__device_programs(const struct gp_nv_probes *ps);
 /* The device address of the clock words device programs add to %globaltimer (ebpf/lower.h

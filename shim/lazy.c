@@ -229,6 +229,8 @@ static int instrumented(struct lazy_module *lm, const char *kernel, struct lazy_
 						    lm->jit.key_id, lm->jit.key_val, key);
 	if (*have_key && lazy_cache_get(key, e) == 0) {
 		*from_cache = 1;
+		unsigned sm = 0;
+		gp_nv_probes__note_kernel(shim_probes_pipeline(&sm), kernel);   /* the report at exit */
 		t->parse = now_ms() - t0;
 		return 0;
 	}

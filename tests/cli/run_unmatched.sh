@@ -25,4 +25,13 @@ want="gpuprobe: gpu/entry/nosuch*: no kernel of the application matched; kernels
 grep -qxF "$want" "$work/err" || { echo "FAIL: no line '$want' in:"; cat "$work/err"; exit 1; }
 grep -q "gpu/entry/scale\*: no kernel" "$work/err" && { echo "FAIL: scale* reported"; cat "$work/err"; exit 1; }
 echo "ok: $want"
+# Again with what that run cached: the kernels' instrumented code now comes from the cache and
+# no module is parsed, yet the report is the same (it was missing on the GPU: bpftime_maps.sh).
+env LD_LIBRARY_PATH="$build/lib" FAKE_GPU=1 FAKE_REPORT="$work/rep" GPUPROBE_REAL_LIBCUDA="$fake" \
+	GPUPROBE_CACHE_DIR="$work/cache" GPUPROBE_PROBES="$work/match.bpf.o" GPUPROBE_LOG=1 \
+	"$app" "$fatbin" > "$work/out2" 2> "$work/err2" || { echo "FAIL: the cached run"; cat "$work/err2"; exit 1; }
+grep -q "from the cache" "$work/err2" || { echo "FAIL: the second run did not use the cache:"; cat "$work/err2"; exit 1; }
+grep -qxF "$want" "$work/err2" || { echo "FAIL: cached run: no line '$want' in:"; cat "$work/err2"; exit 1; }
+grep -q "gpu/entry/scale\*: no kernel" "$work/err2" && { echo "FAIL: cached run: scale* reported"; cat "$work/err2"; exit 1; }
+echo "ok: the same from the cache"
 echo PASS
