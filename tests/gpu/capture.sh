@@ -136,5 +136,11 @@ if [ -x "$BUILD/bin/capture_bench" ]; then
 	echo "== capture_bench on this machine (one core)"
 	"$BUILD/bin/capture_bench" -n 50000000 -r 3
 fi
+if [ -x "$BUILD/bin/consume_bench" ]; then
+	echo
+	echo "== consume_bench: the consumer threads alone (rings filled first), then with CPU producers"
+	for c in 1 2 4; do "$BUILD/bin/consume_bench" -f -n 5000000 -c $c; done
+	"$BUILD/bin/consume_bench" -n 50000000 -p 4 -c 4
+fi
 [ $fail = 0 ] && echo "PASS capture.sh" || echo "FAIL capture.sh"
 exit $fail

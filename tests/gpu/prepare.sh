@@ -27,7 +27,7 @@ cmake -S "$root" -B "$B" -DCMAKE_BUILD_TYPE=Release >/dev/null
 # Targets one at a time: an area whose target is absent or broken is reported, the rest still built.
 for t in gpuprobe shim gpuprobe-audit gpu_maps_run lower_gpu_run lower_gpu_inputs lower_gpu_stack \
 	spirv_conformance spirv_e2e spirv_e2e_app launch_latency shim_graph_app shim_capture_probe \
-	gpu_first_kernel gpu_jit_nvrtc_launch gpu_jit_probes capture_bench; do
+	gpu_first_kernel gpu_jit_nvrtc_launch gpu_jit_probes capture_bench consume_bench; do
 	cmake --build "$B" --target "$t" -j2 >"$B/prepare-$t.log" 2>&1 ||
 		echo "prepare.sh: target $t failed (see $B/prepare-$t.log)"
 done
