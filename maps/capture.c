@@ -12,9 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
-#define RINGS_PER_THREAD 32
-#define MAX_THREADS 4
+#define RINGS_PER_THREAD 16
+#define MAX_THREADS 8   /* and at most half the CPUs: the application keeps the rest */
 
 struct ring_ref {
 	struct gp_map_inst *m;
@@ -220,6 +221,10 @@ int gp_capture__start(const char *path, struct gp_map_set *const *sets, size_t n
 	unsigned t = o.threads ? o.threads : (unsigned)((maxr + RINGS_PER_THREAD - 1) / RINGS_PER_THREAD);
 	if (t < 1)
 		t = 1;
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	unsigned most = cpus >= 4 ? (unsigned)(cpus / 2) : 1;
+	if (!o.threads && t > most)
+		t = most;
 	if (t > MAX_THREADS)
 		t = MAX_THREADS;
 	if (t > maxr && maxr)

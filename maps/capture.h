@@ -22,7 +22,8 @@ struct gp_map_inst;
 struct gp_capture;
 
 struct gp_capture_opts {
-	unsigned threads;                 /* consumers (0: one per 32 rings, 1 to 4) */
+	unsigned threads;                 /* consumers (0: one per 16 rings, at most 8 and half
+	                                   * the CPUs; a 132-SM GPU on 16 CPUs gets 8) */
 	const char *const *objects;       /* probe objects whose BTF types the records (may be 0) */
 	size_t nobjects;
 	unsigned idle_max_us;             /* longest idle sleep (0: 1000) */
