@@ -15,6 +15,8 @@
 #   tests/gpu/apps/build.sh BUILD/gpu-apps (the shim's GPU apps);
 #   bench/overhead/build.sh BUILD (the overhead benchmark's workloads and probes);
 #   tests/gpu/capture/build.sh BUILD/capture (capture.sh's app and lossy/lossless memory traces);
+#   tests/trace_replay/build.sh BUILD/trace-replay (trace_replay.sh: patterns, cuda-samples'
+#   vectorAdd, the warp-record probes; bench/overhead/memtrace.sh uses bench/overhead's build);
 #   tests/gpu/amdgpu_prepare.sh BUILD (LLVM-lowered modules for amdgpu.sh and amdgpu_bench.sh).
 # Object files are deleted at the end so the directory stays under the 64 MiB carry limit; the
 # size is printed. usage: tests/gpu/prepare.sh BUILD
@@ -38,6 +40,8 @@ bash "$root/tests/gpu/apps/build.sh" "$B/gpu-apps"
 bash "$root/bench/overhead/build.sh" "$B"
 bash "$root/tests/gpu/capture/build.sh" "$B/capture" ||   # capture.sh: cap_app, memory-trace probes
 	echo "prepare.sh: tests/gpu/capture/build.sh failed (capture.sh will SKIP)"
+bash "$root/tests/trace_replay/build.sh" "$B/trace-replay" ||   # trace_replay.sh: patterns, vectorAdd
+	echo "prepare.sh: tests/trace_replay/build.sh failed (trace_replay.sh will SKIP)"
 # amdgpu.sh / amdgpu_bench.sh: modules lowered through LLVM 19 (BUILD/llvm-cache) and the bench
 # programs; says SKIP where this build has no LLVM 19
 bash "$root/tests/gpu/amdgpu_prepare.sh" "$B" || true

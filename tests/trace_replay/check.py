@@ -2,10 +2,13 @@
 """Replay a warp-record memory trace of patterns.cu against the accesses the program makes.
 
 usage: check.py PATTERNS_STDOUT TRACE_JSON [--divergent]
+       check.py --summary TRACE_JSON      (any program: records, lane accesses, strides, lost)
 
 PATTERNS_STDOUT is what patterns printed (its buffers' addresses and launch shape), TRACE_JSON
 the `gpuprobe run --json` output of replay.bpf.o (one JSON object per line; ring records are
-{"type": "event", "data": HEX}). Every record is a struct gp_warp_record
+{"type": "event", "data": HEX}) or `gpuprobe decode --json` of a `gpuprobe run --output` capture
+({"map": .., "data": HEX} and a {"type": "summary", "lost": N} line per map). Every record is a
+struct gp_warp_record
 (include/gpuprobe/warp.h); check.py computes, for every warp of every launch, which lanes access
 which address at each access of each kernel, and requires exactly one record per warp access
 with exactly those lanes and addresses, no other record, and nothing lost. Prints one PASS or
@@ -78,9 +81,49 @@ def expected(p, divergent):
     return out
 
 
+def read_trace(path, mapname="trace"):
+    """The trace's records (decoded), the lost count, and the malformed records' count."""
+    recs, lost, bad = [], 0, 0
+    for line in open(path):
+        line = line.strip()
+        if not line.startswith("{"):
+            continue
+        j = json.loads(line)
+        if j.get("type") in ("lost", "summary"):
+            if j.get("map", mapname) == mapname:
+                lost += int(j.get("count", j.get("lost", 0)))
+        elif j.get("type", "event") == "event" and j.get("map") == mapname and "data" in j:
+            try:
+                recs.append(decode(bytes.fromhex(j["data"])))
+            except ValueError as e:
+                bad += 1
+                print(f"FAIL: malformed record: {e}")
+    return recs, lost, bad
+
+
+def summary(path):
+    recs, lost, bad = read_trace(path)
+    lanes = sum(bin(r["mask"]).count("1") for r in recs)
+    regular = sum(1 for r in recs if r["nvals"] == 0)
+    strides = {}
+    for r in recs:
+        if r["nvals"] == 0:
+            st = 0 if r["mask"] & (r["mask"] - 1) == 0 else \
+                r["vals"][max(r["vals"])] - r["vals"][min(r["vals"])]
+            k = st // max(1, max(r["vals"]) - min(r["vals"])) if st else 0
+            strides[k] = strides.get(k, 0) + 1
+    nbytes = sum(8 + HDR.size + 8 * r["nvals"] for r in recs)
+    print(f"SUMMARY records {len(recs)} lane_accesses {lanes} regular {regular} "
+          f"lost {lost} malformed {bad} ring_bytes {nbytes} "
+          f"strides {' '.join(f'{k}:{v}' for k, v in sorted(strides.items()))}")
+    return 0 if not bad else 1
+
+
 def main():
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
     divergent = "--divergent" in sys.argv
+    if "--summary" in sys.argv and len(args) == 1:
+        return summary(args[0])
     if len(args) != 2:
         print(__doc__)
         return 2
@@ -92,20 +135,7 @@ def main():
     if not p:
         print("FAIL: no PATTERNS line in the program's output")
         return 1
-    recs, lost, bad = [], 0, 0
-    for line in open(args[1]):
-        line = line.strip()
-        if not line.startswith("{"):
-            continue
-        j = json.loads(line)
-        if j.get("type") == "lost":
-            lost += int(j.get("count", 0))
-        elif j.get("type") == "event" and j.get("map") == "trace":
-            try:
-                recs.append(decode(bytes.fromhex(j["data"])))
-            except ValueError as e:
-                bad += 1
-                print(f"FAIL: malformed record: {e}")
+    recs, lost, bad = read_trace(args[1])
     exp = expected(p, divergent)
     byhash = {fnv1a(k): k for k in exp}
     got = {k: {} for k in exp}
