@@ -16,6 +16,8 @@
 
 #define RINGS_PER_THREAD 16
 #define MAX_THREADS 8   /* and at most half the CPUs: the application keeps the rest */
+#define DIRECT_BATCH (256u << 10)   /* a round's spans this large go to the file uncopied */
+#define MAX_ROUNDS 64
 
 struct ring_ref {
 	struct gp_map_inst *m;
@@ -23,11 +25,15 @@ struct ring_ref {
 	unsigned ring;
 };
 
+struct held;
+
 struct consumer {
 	struct gp_capture *c;
 	pthread_t t;
 	struct ring_ref *refs;
 	size_t n;
+	struct held *held;                 /* n: a round's spans */
+	struct gp_gpt_span_ref *refs_out;  /* n: the same for the writer */
 	struct gp_gpt_buf buf;
 	uint64_t records, bytes, host_lost;
 	int started;
@@ -44,37 +50,69 @@ struct gp_capture {
 	int stop;                    /* atomic */
 };
 
-static int on_span(void *user, unsigned ring, uint64_t pos, const void *bytes, size_t len,
-		   unsigned committed)
+/* One round's spans (one per ring of the group), held until they are in the file. */
+struct held {
+	struct ring_ref *ref;
+	struct gp_ring_span sp;
+	uint64_t adv;
+};
+
+/* A round's spans: into the buffer when they are small (a few records: a copy is cheaper than a
+ * system call each), else straight from the rings into the file with one pwritev, then freed.
+ * A failed file still frees them: lossless producers must never wait on a dead file. */
+static void put(struct consumer *co, struct held *h, size_t n, size_t bytes)
 {
-	struct ring_ref *ref = ((void **)user)[1];
-	struct consumer *co = ((void **)user)[0];
-	(void)ring;
-	/* A failed file still consumes: lossless producers must never wait on a dead file. */
-	if (gp_gpt_buf__span(co->c->w, &co->buf, ref->id, ref->ring, pos, bytes, len))
-		co->host_lost += committed;
-	else
-		co->records += committed;
-	co->bytes += len;
-	return 0;
+	int failed = 0;
+	if (bytes >= DIRECT_BATCH) {
+		failed = gp_gpt_buf__flush(co->c->w, &co->buf) != 0;   /* earlier spans first */
+		for (size_t i = 0; i < n && !failed; i++)
+			co->refs_out[i] = (struct gp_gpt_span_ref){h[i].ref->id, h[i].ref->ring,
+								   h[i].sp.pos, h[i].sp.bytes, h[i].sp.len};
+		if (!failed)
+			failed = gp_gpt_writer__spans(co->c->w, co->refs_out, n) != 0;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (bytes < DIRECT_BATCH)
+			failed = gp_gpt_buf__span(co->c->w, &co->buf, h[i].ref->id, h[i].ref->ring,
+						  h[i].sp.pos, h[i].sp.bytes, h[i].sp.len) != 0;
+		if (failed)
+			co->host_lost += h[i].sp.committed;
+		else
+			co->records += h[i].sp.committed;
+		co->bytes += h[i].sp.len;
+		gp_map_inst__ring_release(h[i].ref->m, h[i].ref->ring, h[i].sp.pos, h[i].adv);
+	}
 }
 
-/* One pass over the thread's rings: the bytes consumed. A ring gives at most one lap per pass
- * so that a busy ring does not starve the others of the group. */
+/* Rounds over the thread's rings until one finds nothing (at most MAX_ROUNDS, so that stop is
+ * seen): the bytes consumed. Each round takes one span from every ring that has records, so a
+ * busy ring does not starve the others of its group. */
 static uint64_t pass(struct consumer *co)
 {
 	uint64_t got = 0;
-	for (size_t i = 0; i < co->n; i++) {
-		struct ring_ref *ref = &co->refs[i];
-		void *u[2] = {co, ref};
-		uint64_t lap = gp_map_inst__desc(ref->m)->capacity, n = 0;
-		while (n < lap) {
-			int64_t k = gp_map_inst__ring_drain_span(ref->m, ref->ring, 0, on_span, u);
-			if (k <= 0)
-				break;
-			n += (uint64_t)k;
+	for (int round = 0; round < MAX_ROUNDS; round++) {
+		size_t n = 0, bytes = 0;
+		uint64_t before = got;
+		for (size_t i = 0; i < co->n; i++) {
+			struct ring_ref *ref = &co->refs[i];
+			struct held *h = &co->held[n];
+			int64_t adv = gp_map_inst__ring_peek_span(ref->m, ref->ring, 0, &h->sp);
+			if (adv <= 0)
+				continue;
+			got += (uint64_t)adv;
+			if (!h->sp.len) {   /* only a PAD at the end of the ring */
+				gp_map_inst__ring_release(ref->m, ref->ring, h->sp.pos, (uint64_t)adv);
+				continue;
+			}
+			h->ref = ref;
+			h->adv = (uint64_t)adv;
+			bytes += h->sp.len;
+			n++;
 		}
-		got += n;
+		if (n)
+			put(co, co->held, n, bytes);
+		if (got == before)
+			break;
 	}
 	return got;
 }
@@ -245,6 +283,15 @@ int gp_capture__start(const char *path, struct gp_map_set *const *sets, size_t n
 		}
 		co->refs = c->refs + a;
 		co->n = b > a ? b - a : 0;
+		co->held = calloc(co->n + 1, sizeof(*co->held));
+		co->refs_out = calloc(co->n + 1, sizeof(*co->refs_out));
+		if (!co->held || !co->refs_out) {
+			for (unsigned j = 0; j <= k; j++) {
+				free(c->cons[j].held);
+				free(c->cons[j].refs_out);
+			}
+			goto oom;
+		}
 	}
 	c->nthreads = t;
 	for (unsigned k = 0; k < t; k++) {
@@ -255,6 +302,11 @@ int gp_capture__start(const char *path, struct gp_map_set *const *sets, size_t n
 			__atomic_store_n(&c->stop, 1, __ATOMIC_RELEASE);
 			for (unsigned j = 0; j < k; j++)
 				pthread_join(c->cons[j].t, NULL);
+			for (unsigned j = 0; j < t; j++) {
+				free(c->cons[j].held);
+				free(c->cons[j].refs_out);
+				free(c->cons[j].buf.p);
+			}
 			gp_gpt_writer__close(c->w, 0, 0);
 			free(c->refs);
 			free(c->maps);
@@ -312,6 +364,8 @@ int gp_capture__stop(struct gp_capture *c, const struct gp_gpt_clock *clock,
 			pthread_join(co->t, NULL);
 		gp_gpt_buf__flush(c->w, &co->buf);
 		free(co->buf.p);
+		free(co->held);
+		free(co->refs_out);
 		s.records += co->records;
 		s.bytes += co->bytes;
 		s.host_lost += co->host_lost;

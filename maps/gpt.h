@@ -124,6 +124,16 @@ struct gp_gpt_buf {
 int gp_gpt_buf__span(struct gp_gpt_writer *w, struct gp_gpt_buf *b, uint32_t map, uint32_t ring,
 		     uint64_t pos, const void *bytes, size_t len);
 int gp_gpt_buf__flush(struct gp_gpt_writer *w, struct gp_gpt_buf *b);
+/* SPAN chunks written straight from where the records are (the rings), no copy: one offset
+ * reserved for all of them, in the order given. The caller flushes its buffer first (a ring's
+ * spans stay in order). 0 or -errno. */
+struct gp_gpt_span_ref {
+	uint32_t map, ring;
+	uint64_t pos;
+	const void *bytes;
+	size_t len;                     /* a multiple of 8 */
+};
+int gp_gpt_writer__spans(struct gp_gpt_writer *w, const struct gp_gpt_span_ref *s, size_t n);
 
 /* ---- the reader (`gpuprobe decode`, tests, the fuzzer) ---------------------------------- */
 struct gp_gpt;

@@ -204,6 +204,41 @@ int gp_gpt_buf__span(struct gp_gpt_writer *w, struct gp_gpt_buf *b, uint32_t map
 	return gp_gpt_writer__error(w);
 }
 
+int gp_gpt_writer__spans(struct gp_gpt_writer *w, const struct gp_gpt_span_ref *s, size_t n)
+{
+	enum { GROUP = 256 };   /* 2 iovecs a span: under IOV_MAX (1024) */
+	struct iovec v[2 * GROUP];
+	struct { uint32_t h[4]; uint64_t pos; } hdr[GROUP];
+	for (size_t i0 = 0; i0 < n; i0 += GROUP) {
+		int e = gp_gpt_writer__error(w);
+		if (e)
+			return e;
+		size_t k = n - i0 < GROUP ? n - i0 : GROUP, total = 0;
+		for (size_t i = 0; i < k; i++) {
+			const struct gp_gpt_span_ref *r = &s[i0 + i];
+			if (r->len & 7 || r->len > GP_GPT_MAX_CHUNK - 8)
+				return -EINVAL;
+			hdr[i].h[0] = GP_GPT_SPAN;
+			hdr[i].h[1] = (uint32_t)(8 + r->len);
+			hdr[i].h[2] = r->map;
+			hdr[i].h[3] = r->ring;
+			hdr[i].pos = r->pos;
+			v[2 * i] = (struct iovec){&hdr[i], sizeof(hdr[i])};
+			v[2 * i + 1] = (struct iovec){(void *)r->bytes, r->len};
+			total += sizeof(hdr[i]) + r->len;
+		}
+		uint64_t off = __atomic_fetch_add(&w->off, total, __ATOMIC_RELAXED);
+		e = full_pwritev(w->fd, v, (int)(2 * k), off);
+		if (e) {
+			int zero = 0;
+			__atomic_compare_exchange_n(&w->error, &zero, e, 0, __ATOMIC_RELAXED,
+						    __ATOMIC_RELAXED);
+			return e;
+		}
+	}
+	return 0;
+}
+
 int gp_gpt_writer__close(struct gp_gpt_writer *w, uint64_t records, uint64_t host_lost)
 {
 	if (!w)

@@ -100,10 +100,10 @@ int gp_map_inst__ring_drain(struct gp_map_inst *m, gp_ring_cb cb, void *user)
 	return consumed;
 }
 
-int64_t gp_map_inst__ring_drain_span(struct gp_map_inst *m, unsigned r, size_t max_bytes,
-				     gp_ring_span_cb cb, void *user)
+int64_t gp_map_inst__ring_peek_span(struct gp_map_inst *m, unsigned r, size_t max_bytes,
+				    struct gp_ring_span *out)
 {
-	if (!m || m->d.kind != GP_MAP_KIND_RING || r >= m->d.nshards || !cb)
+	if (!m || m->d.kind != GP_MAP_KIND_RING || r >= m->d.nshards || !out)
 		return -EINVAL;
 	const uint64_t cap = m->d.capacity;
 	uint64_t cons = __atomic_load_n(cons_pos(m, r), __ATOMIC_ACQUIRE);
@@ -112,7 +112,7 @@ int64_t gp_map_inst__ring_drain_span(struct gp_map_inst *m, unsigned r, size_t m
 	uint8_t *base = (uint8_t *)rec_hdr(m, r, 0);
 	unsigned committed = 0;
 	int pad = 0;
-	/* Walk the headers only (8 bytes a record): the payloads move in one copy by cb. */
+	/* Walk the headers only (8 bytes a record): the payloads move in one copy by the caller. */
 	while (off < limit) {
 		uint64_t hdr = __atomic_load_n((uint64_t *)(base + off), __ATOMIC_ACQUIRE);
 		uint32_t state = (uint32_t)(hdr >> 32), len = (uint32_t)hdr;
@@ -128,18 +128,41 @@ int64_t gp_map_inst__ring_drain_span(struct gp_map_inst *m, unsigned r, size_t m
 		committed += state == GP_REC_COMMITTED;
 		off += adv;
 	}
-	if (off > start) {
-		int rc = cb(user, r, cons, base + start, off - start, committed);
+	*out = (struct gp_ring_span){.pos = cons, .bytes = base + start, .len = off - start,
+				     .committed = committed};
+	return (int64_t)((pad ? cap : off) - start);
+}
+
+int gp_map_inst__ring_release(struct gp_map_inst *m, unsigned r, uint64_t pos, uint64_t adv)
+{
+	if (!m || m->d.kind != GP_MAP_KIND_RING || r >= m->d.nshards)
+		return -EINVAL;
+	const uint64_t cap = m->d.capacity;
+	uint64_t cons = __atomic_load_n(cons_pos(m, r), __ATOMIC_ACQUIRE), start = cons & (cap - 1);
+	if (pos != cons || adv > cap - start)
+		return -EINVAL;   /* not the span peek gave: releasing it would free unread records */
+	/* Zero what was read so a future lap sees 0 until its own commit, then free it. */
+	memset((uint8_t *)rec_hdr(m, r, start), 0, adv);
+	__atomic_store_n(cons_pos(m, r), cons + adv, __ATOMIC_RELEASE);
+	return 0;
+}
+
+int64_t gp_map_inst__ring_drain_span(struct gp_map_inst *m, unsigned r, size_t max_bytes,
+				     gp_ring_span_cb cb, void *user)
+{
+	if (!cb)
+		return -EINVAL;
+	struct gp_ring_span sp;
+	int64_t adv = gp_map_inst__ring_peek_span(m, r, max_bytes, &sp);
+	if (adv <= 0)
+		return adv;
+	if (sp.len) {
+		int rc = cb(user, r, sp.pos, sp.bytes, sp.len, sp.committed);
 		if (rc < 0)
 			return rc;
 	}
-	uint64_t end = pad ? cap : off;
-	if (end == start)
-		return 0;
-	/* Zero what was read so a future lap sees 0 until its own commit, then free it. */
-	memset(base + start, 0, end - start);
-	__atomic_store_n(cons_pos(m, r), cons + (end - start), __ATOMIC_RELEASE);
-	return (int64_t)(end - start);
+	gp_map_inst__ring_release(m, r, sp.pos, (uint64_t)adv);
+	return adv;
 }
 
 int gp_map_inst__ring_drops_each(struct gp_map_inst *m, uint64_t *drops)

@@ -128,6 +128,20 @@ typedef int (*gp_ring_span_cb)(void *user, unsigned ring, uint64_t pos, const vo
 			       size_t len, unsigned committed);
 int64_t gp_map_inst__ring_drain_span(struct gp_map_inst *m, unsigned ring, size_t max_bytes,
 				     gp_ring_span_cb cb, void *user);
+/* The same in two steps, for a consumer that writes spans straight from the ring (no copy):
+ * peek fills *span (len 0 when only a PAD is ready) and returns the bytes to release (the span,
+ * and a PAD after it), 0 when nothing is ready; release zeroes them and advances the position.
+ * Until then the span stays the consumer's, and a producer cannot reuse it. release refuses
+ * (-EINVAL) anything but the span peek gave last. */
+struct gp_ring_span {
+	uint64_t pos;
+	const void *bytes;
+	size_t len;
+	unsigned committed;
+};
+int64_t gp_map_inst__ring_peek_span(struct gp_map_inst *m, unsigned ring, size_t max_bytes,
+				    struct gp_ring_span *span);
+int gp_map_inst__ring_release(struct gp_map_inst *m, unsigned ring, uint64_t pos, uint64_t adv);
 
 /* Format one printk record as bpf_trace_printk would (%d %i %u %x %X %ld %lu %lx %lld %llu %llx
  * %p %c %%, widths, '-' and '0' flags; %s prints "(%s unsupported)"). Returns the length

@@ -187,6 +187,9 @@ int main(int argc, char **argv)
 	       st.bytes / el / 1e9);
 	gp_gpt__close(g);
 	free(data);
+	free(ck.next);
+	free(p);
+	free(t);
 	gp_map_set__free(set);
 	free(a);
 	return ck.n == n && !ck.bad ? 0 : 1;

@@ -121,6 +121,21 @@ static void test_spans(void)
 	CHECK_EQ(s.first_pos, 65536);
 	CHECK_EQ(s.committed, 1);
 	CHECK_EQ(gp_map_inst__ring_drain_span(m, 9, 0, on_span, &s), -EINVAL);
+	/* peek holds the span (a second peek sees the same), release frees exactly it */
+	for (int i = 0; i < 3; i++)
+		CHECK_EQ(gp_map_inst__ring_output(m, 0, &r, sizeof(r)), 0);
+	struct gp_ring_span sp, sp2;
+	CHECK_EQ(gp_map_inst__ring_peek_span(m, 0, 0, &sp), 120);
+	CHECK_EQ(sp.pos, 65576);
+	CHECK_EQ(sp.len, 120);
+	CHECK_EQ(sp.committed, 3);
+	CHECK_EQ(gp_map_inst__ring_peek_span(m, 0, 0, &sp2), 120);
+	CHECK_EQ(sp2.pos, sp.pos);
+	CHECK_EQ(gp_map_inst__ring_release(m, 0, sp.pos + 40, 120), -EINVAL);   /* not peek's */
+	CHECK_EQ(gp_map_inst__ring_release(m, 0, sp.pos, 70000), -EINVAL);      /* past the end */
+	CHECK_EQ(gp_map_inst__ring_release(m, 0, sp.pos, 120), 0);
+	CHECK_EQ(gp_map_inst__ring_peek_span(m, 0, 0, &sp), 0);
+	CHECK_EQ(sp.pos, 65696);
 	gp_map_set__free(set);
 }
 
