@@ -20,9 +20,18 @@
 #define F_COPY GP_EMIT_PREFIX "copy"
 #define F_STORE GP_EMIT_PREFIX "store"
 #define F_FIND GP_EMIT_PREFIX "hash_find"
-#define F_RESERVE GP_EMIT_PREFIX "ring_reserve"
 #define F_COMMIT GP_EMIT_PREFIX "ring_commit"
-#define F_RESERVE1 GP_EMIT_PREFIX "ring_reserve1"
+
+/* Two variants of the ring reservation. The lossless and sampled rings' code (include/gpuprobe/
+ * warp.h) adds about 60 instructions to every inlined reservation, which pushed the memory
+ * trace's 218 sites in bench/overhead's module past the inliner's budget (ptx-frontend/inline.h)
+ * into out-of-line calls: so only the helpers of a probe object that has such a ring get it
+ * (names ending in _modes); every other object gets the reservation as it was. The variant is
+ * chosen per call of gp_maps_helper_func (thread-local: modules are instrumented on several
+ * threads at once). */
+static _Thread_local int modes_variant;
+#define F_RESERVE (modes_variant ? GP_EMIT_PREFIX "ring_reserve_modes" : GP_EMIT_PREFIX "ring_reserve")
+#define F_RESERVE1 (modes_variant ? GP_EMIT_PREFIX "ring_reserve1_modes" : GP_EMIT_PREFIX "ring_reserve1")
 
 static void load_args(struct gp_emit *e, unsigned n)
 {
@@ -379,7 +388,7 @@ static int ring_warp_target(const struct gp_emit *e)
  * %r11 k, %r12 k1, %r13 the batch's offset in the ring, %r26 the map's flags, %r28 sampled
  * out, %r29 the wait's next sleep, %rd35 when the wait began (0: none).
  * warp = 0: every calling lane reserves for itself (a group of one); sleep: nanosleep exists. */
-static void def_reserve_impl(struct gp_emit *e, int warp, int sleep)
+static void def_reserve_impl(struct gp_emit *e, int warp, int sleep, int modes)
 {
 	load_args(e, 2);
 	gp_em(e, "ld.global.nc.u32 %%r1, [%%rd1+%d]", GP_MD_KIND);
@@ -406,7 +415,8 @@ static void def_reserve_impl(struct gp_emit *e, int warp, int sleep)
 	gp_em(e, "mov.u32 %%r11, 0");
 	gp_em(e, "mov.u32 %%r12, 0");
 	gp_em(e, "mov.u32 %%r13, 0");
-	gp_em(e, "mov.u32 %%r28, 0");
+	if (modes)
+		gp_em(e, "mov.u32 %%r28, 0");
 	if (warp) {
 		gp_em(e, "activemask.b32 %%r5");
 		gp_em(e, "match.any.sync.b64 %%r6, %%rd10, %%r5");
@@ -425,26 +435,30 @@ static void def_reserve_impl(struct gp_emit *e, int warp, int sleep)
 		gp_em(e, "mov.u32 %%r8, 0");
 		gp_em(e, "mov.u32 %%r9, 1");
 	}
-	gp_em(e, "mov.u64 %%rd35, 0");
-	gp_em(e, "ld.global.nc.u32 %%r26, [%%rd1+%d]", GP_MD_FLAGS);
-	gp_em(e, "and.b32 %%r27, %%r26, %d", GP_MAPF_SAMPLED);
-	gp_em(e, "setp.eq.u32 %%p8, %%r27, 0");
-	gp_em(e, "@%%p8 bra $L_sampled_in");
-	gp_em(e, "cvt.u64.u32 %%rd30, %%r9");
-	gp_em(e, "red.global.add.u64 [%%rd10+%d], %%rd30", GP_RP_OFFERED);
-	gp_em(e, "atom.global.add.u64 %%rd31, [%%rd10+%d], 1", GP_RP_SAMPLE_SEQ);
-	gp_em(e, "ld.global.nc.u32 %%r27, [%%rd1+%d]", GP_MD_SAMPLE_RATE);
-	gp_em(e, "max.u32 %%r27, %%r27, 1");
-	gp_em(e, "cvt.u64.u32 %%rd32, %%r27");
-	gp_em(e, "rem.u64 %%rd31, %%rd31, %%rd32");
-	gp_em(e, "setp.eq.u64 %%p8, %%rd31, 0");
-	gp_em(e, "@%%p8 bra $L_sampled_in");
-	gp_em(e, "mov.u32 %%r28, 1");                         /* left out: no record, no drop */
-	gp_em(e, "bra.uni $L_bcast");
-	gp_em_label(e, "$L_sampled_in");
+	if (modes) {
+		gp_em(e, "mov.u64 %%rd35, 0");
+		gp_em(e, "ld.global.nc.u32 %%r26, [%%rd1+%d]", GP_MD_FLAGS);
+		gp_em(e, "and.b32 %%r27, %%r26, %d", GP_MAPF_SAMPLED);
+		gp_em(e, "setp.eq.u32 %%p8, %%r27, 0");
+		gp_em(e, "@%%p8 bra $L_sampled_in");
+		gp_em(e, "cvt.u64.u32 %%rd30, %%r9");
+		gp_em(e, "red.global.add.u64 [%%rd10+%d], %%rd30", GP_RP_OFFERED);
+		gp_em(e, "atom.global.add.u64 %%rd31, [%%rd10+%d], 1", GP_RP_SAMPLE_SEQ);
+		gp_em(e, "ld.global.nc.u32 %%r27, [%%rd1+%d]", GP_MD_SAMPLE_RATE);
+		gp_em(e, "max.u32 %%r27, %%r27, 1");
+		gp_em(e, "cvt.u64.u32 %%rd32, %%r27");
+		gp_em(e, "rem.u64 %%rd31, %%rd31, %%rd32");
+		gp_em(e, "setp.eq.u64 %%p8, %%rd31, 0");
+		gp_em(e, "@%%p8 bra $L_sampled_in");
+		gp_em(e, "mov.u32 %%r28, 1");                         /* left out: no record, no drop */
+		gp_em(e, "bra.uni $L_bcast");
+		gp_em_label(e, "$L_sampled_in");
+	}
 	gp_em(e, "@%%p3 bra $L_decided");
-	gp_em(e, "mov.u32 %%r29, %d", GP_RING_WAIT_MIN_NS);
-	gp_em(e, "mov.u32 %%r30, 0");
+	if (modes) {
+		gp_em(e, "mov.u32 %%r29, %d", GP_RING_WAIT_MIN_NS);
+		gp_em(e, "mov.u32 %%r30, 0");
+	}
 	gp_em(e, "sub.u32 %%r15, %%r4, 1");                   /* offset mask */
 	gp_em(e, "mov.u32 %%r16, 0");                         /* attempts */
 	gp_em(e, "mov.u32 %%r17, 0");                         /* host position reread once */
@@ -505,50 +519,52 @@ static void def_reserve_impl(struct gp_emit *e, int warp, int sleep)
 	gp_em(e, "red.global.max.u64 [%%rd10+%d], %%rd29", GP_RP_CONS_SEEN);
 	gp_em(e, "bra.uni $L_try");
 	gp_em_label(e, "$L_claim");
-	/* Lossless: short of space for the whole batch, wait (sleep, reread, try again) unless
-	 * the ring is empty (the batch is larger than the ring) or a producer gave up on it. */
-	gp_em(e, "setp.ge.u32 %%p1, %%r11, %%r9");
-	gp_em(e, "@%%p1 bra $L_cas");
-	gp_em(e, "and.b32 %%r27, %%r26, %d", GP_MAPF_LOSSLESS);
-	gp_em(e, "setp.eq.u32 %%p1, %%r27, 0");
-	gp_em(e, "@%%p1 bra $L_cas");
-	gp_em(e, "setp.eq.u64 %%p1, %%rd16, 0");
-	gp_em(e, "@%%p1 bra $L_cas");
-	gp_em(e, "ld.volatile.global.u64 %%rd33, [%%rd10+%d]", GP_RP_GAVE_UP);
-	gp_em(e, "setp.ne.u64 %%p1, %%rd33, 0");
-	gp_em(e, "@%%p1 bra $L_cas");
-	/* The give-up clock (%rd38) restarts whenever the consumer's position (%rd39) moved: only
-	 * a consumer that stopped for the whole timeout turns the ring lossy. */
-	gp_em(e, "mov.u64 %%rd34, %%globaltimer");
-	gp_em(e, "setp.eq.u64 %%p1, %%rd35, 0");
-	gp_em(e, "@%%p1 mov.u64 %%rd35, %%rd34");
-	gp_em(e, "@%%p1 mov.u64 %%rd38, %%rd34");
-	gp_em(e, "@%%p1 mov.u64 %%rd39, %%rd15");
-	gp_em(e, "setp.ne.u64 %%p1, %%rd15, %%rd39");
-	gp_em(e, "@%%p1 mov.u64 %%rd38, %%rd34");
-	gp_em(e, "@%%p1 mov.u64 %%rd39, %%rd15");
-	gp_em(e, "sub.u64 %%rd36, %%rd34, %%rd38");
-	gp_em(e, "setp.gt.u64 %%p1, %%rd36, %llu", (unsigned long long)GP_RING_LOSSLESS_TIMEOUT_NS);
-	gp_em(e, "@%%p1 bra $L_giveup");
-	if (sleep)
-		gp_em(e, "nanosleep.u32 %%r29");
-	gp_em(e, "shl.b32 %%r29, %%r29, 1");
-	gp_em(e, "min.u32 %%r29, %%r29, %d", GP_RING_WAIT_MAX_NS);
-	gp_em(e, "mov.u32 %%r16, 0");                         /* CAS attempts start again */
-	gp_em(e, "mov.u32 %%r17, 0");                         /* may reread the host's position */
-	/* Every GP_RING_WAIT_REREAD waits this warp rereads the host's position itself, past the
-	 * per-ring rate limit: that limit runs on %globaltimer, which a backend without a clock
-	 * (spirv/ on PoCL counts reads) cannot be trusted to advance as time does. */
-	gp_em(e, "add.u32 %%r30, %%r30, 1");
-	gp_em(e, "and.b32 %%r27, %%r30, %d", GP_RING_WAIT_REREAD - 1);
-	gp_em(e, "setp.ne.u32 %%p1, %%r27, 0");
-	gp_em(e, "@%%p1 bra $L_try");
-	gp_em(e, "ld.volatile.global.u64 %%rd29, [%%rd12+%d]", GP_RC_POS);
-	gp_em(e, "red.global.max.u64 [%%rd10+%d], %%rd29", GP_RP_CONS_SEEN);
-	gp_em(e, "bra.uni $L_try");
-	gp_em_label(e, "$L_giveup");
-	gp_em(e, "st.volatile.global.u64 [%%rd10+%d], %%rd34", GP_RP_GAVE_UP);
-	gp_em_label(e, "$L_cas");
+	if (modes) {
+		/* Lossless: short of space for the whole batch, wait (sleep, reread, try again) unless
+		 * the ring is empty (the batch is larger than the ring) or a producer gave up on it. */
+		gp_em(e, "setp.ge.u32 %%p1, %%r11, %%r9");
+		gp_em(e, "@%%p1 bra $L_cas");
+		gp_em(e, "and.b32 %%r27, %%r26, %d", GP_MAPF_LOSSLESS);
+		gp_em(e, "setp.eq.u32 %%p1, %%r27, 0");
+		gp_em(e, "@%%p1 bra $L_cas");
+		gp_em(e, "setp.eq.u64 %%p1, %%rd16, 0");
+		gp_em(e, "@%%p1 bra $L_cas");
+		gp_em(e, "ld.volatile.global.u64 %%rd33, [%%rd10+%d]", GP_RP_GAVE_UP);
+		gp_em(e, "setp.ne.u64 %%p1, %%rd33, 0");
+		gp_em(e, "@%%p1 bra $L_cas");
+		/* The give-up clock (%rd38) restarts whenever the consumer's position (%rd39) moved: only
+		 * a consumer that stopped for the whole timeout turns the ring lossy. */
+		gp_em(e, "mov.u64 %%rd34, %%globaltimer");
+		gp_em(e, "setp.eq.u64 %%p1, %%rd35, 0");
+		gp_em(e, "@%%p1 mov.u64 %%rd35, %%rd34");
+		gp_em(e, "@%%p1 mov.u64 %%rd38, %%rd34");
+		gp_em(e, "@%%p1 mov.u64 %%rd39, %%rd15");
+		gp_em(e, "setp.ne.u64 %%p1, %%rd15, %%rd39");
+		gp_em(e, "@%%p1 mov.u64 %%rd38, %%rd34");
+		gp_em(e, "@%%p1 mov.u64 %%rd39, %%rd15");
+		gp_em(e, "sub.u64 %%rd36, %%rd34, %%rd38");
+		gp_em(e, "setp.gt.u64 %%p1, %%rd36, %llu", (unsigned long long)GP_RING_LOSSLESS_TIMEOUT_NS);
+		gp_em(e, "@%%p1 bra $L_giveup");
+		if (sleep)
+			gp_em(e, "nanosleep.u32 %%r29");
+		gp_em(e, "shl.b32 %%r29, %%r29, 1");
+		gp_em(e, "min.u32 %%r29, %%r29, %d", GP_RING_WAIT_MAX_NS);
+		gp_em(e, "mov.u32 %%r16, 0");                         /* CAS attempts start again */
+		gp_em(e, "mov.u32 %%r17, 0");                         /* may reread the host's position */
+		/* Every GP_RING_WAIT_REREAD waits this warp rereads the host's position itself, past the
+		 * per-ring rate limit: that limit runs on %globaltimer, which a backend without a clock
+		 * (spirv/ on PoCL counts reads) cannot be trusted to advance as time does. */
+		gp_em(e, "add.u32 %%r30, %%r30, 1");
+		gp_em(e, "and.b32 %%r27, %%r30, %d", GP_RING_WAIT_REREAD - 1);
+		gp_em(e, "setp.ne.u32 %%p1, %%r27, 0");
+		gp_em(e, "@%%p1 bra $L_try");
+		gp_em(e, "ld.volatile.global.u64 %%rd29, [%%rd12+%d]", GP_RC_POS);
+		gp_em(e, "red.global.max.u64 [%%rd10+%d], %%rd29", GP_RP_CONS_SEEN);
+		gp_em(e, "bra.uni $L_try");
+		gp_em_label(e, "$L_giveup");
+		gp_em(e, "st.volatile.global.u64 [%%rd10+%d], %%rd34", GP_RP_GAVE_UP);
+		gp_em_label(e, "$L_cas");
+	}
 	gp_em(e, "setp.eq.u32 %%p1, %%r11, 0");
 	gp_em(e, "@%%p1 bra $L_decided");
 	gp_em(e, "cvt.u64.u32 %%rd18, %%r20");
@@ -571,12 +587,14 @@ static void def_reserve_impl(struct gp_emit *e, int warp, int sleep)
 	gp_em(e, "or.b64 %%rd21, %%rd21, %lld", (long long)GP_REC_PAD << 32);
 	gp_em(e, "st.volatile.global.u64 [%%rd20], %%rd21");
 	gp_em_label(e, "$L_decided");
-	gp_em(e, "setp.eq.u64 %%p1, %%rd35, 0");
-	gp_em(e, "@%%p1 bra $L_nowait");
-	gp_em(e, "mov.u64 %%rd34, %%globaltimer");
-	gp_em(e, "sub.u64 %%rd36, %%rd34, %%rd35");
-	gp_em(e, "red.global.add.u64 [%%rd10+%d], %%rd36", GP_RP_WAIT_NS);
-	gp_em_label(e, "$L_nowait");
+	if (modes) {
+		gp_em(e, "setp.eq.u64 %%p1, %%rd35, 0");
+		gp_em(e, "@%%p1 bra $L_nowait");
+		gp_em(e, "mov.u64 %%rd34, %%globaltimer");
+		gp_em(e, "sub.u64 %%rd36, %%rd34, %%rd35");
+		gp_em(e, "red.global.add.u64 [%%rd10+%d], %%rd36", GP_RP_WAIT_NS);
+		gp_em_label(e, "$L_nowait");
+	}
 	gp_em(e, "setp.ge.u32 %%p1, %%r11, %%r9");
 	gp_em(e, "@%%p1 bra $L_bcast");
 	gp_em(e, "sub.u32 %%r21, %%r9, %%r11");               /* the group's lost records, once */
@@ -587,13 +605,17 @@ static void def_reserve_impl(struct gp_emit *e, int warp, int sleep)
 		gp_em(e, "shfl.sync.idx.b32 %%r13, %%r13, %%r10, 31, %%r6");
 		gp_em(e, "shl.b32 %%r23, %%r12, 8");
 		gp_em(e, "or.b32 %%r23, %%r23, %%r11");
-		gp_em(e, "shl.b32 %%r27, %%r28, 16");
-		gp_em(e, "or.b32 %%r23, %%r23, %%r27");
+		if (modes) {
+			gp_em(e, "shl.b32 %%r27, %%r28, 16");
+			gp_em(e, "or.b32 %%r23, %%r23, %%r27");
+		}
 		gp_em(e, "shfl.sync.idx.b32 %%r23, %%r23, %%r10, 31, %%r6");
 		gp_em(e, "and.b32 %%r11, %%r23, 255");
 		gp_em(e, "shr.u32 %%r12, %%r23, 8");
-		gp_em(e, "and.b32 %%r12, %%r12, 255");
-		gp_em(e, "shr.u32 %%r28, %%r23, 16");
+		if (modes) {
+			gp_em(e, "and.b32 %%r12, %%r12, 255");
+			gp_em(e, "shr.u32 %%r28, %%r23, 16");
+		}
 	}
 	/* this lane's record (rank < k): rank < k1 at off + rank * rec, the others from 0. No
 	 * branch: with one, the SPIR-V warp emulation (spirv/lower_warp.c on PoCL) let lanes past k
@@ -609,16 +631,23 @@ static void def_reserve_impl(struct gp_emit *e, int warp, int sleep)
 	gp_em(e, "cvt.u32.u64 %%r25, %%rd2");
 	gp_em(e, "@%%p7 st.global.u32 [%%rd23], %%r25");      /* length now; state at commit */
 	gp_em(e, "add.u64 %%rd6, %%rd23, %d", GP_RING_HDR);
-	gp_em(e, "cvt.u64.u32 %%rd37, %%r28");
-	gp_em(e, "selp.b64 %%rd6, %%rd6, %%rd37, %%p7");
+	if (modes) {
+		gp_em(e, "cvt.u64.u32 %%rd37, %%r28");
+		gp_em(e, "selp.b64 %%rd6, %%rd6, %%rd37, %%p7");
+	} else {
+		gp_em(e, "selp.b64 %%rd6, %%rd6, 0, %%p7");
+	}
 	ret_reg(e, "%rd6");
 	gp_em_label(e, "$L_none");
 	ret_imm(e, 0);
 }
 
-static void def_reserve(struct gp_emit *e) { def_reserve_impl(e, ring_warp_target(e), ring_warp_target(e)); }
+static void def_reserve(struct gp_emit *e)
+{
+	def_reserve_impl(e, ring_warp_target(e), ring_warp_target(e), modes_variant);
+}
 /* One lane reserves for itself alone (the leader of bpf_gpu_warp_output, in code only it runs). */
-static void def_reserve1(struct gp_emit *e) { def_reserve_impl(e, 0, ring_warp_target(e)); }
+static void def_reserve1(struct gp_emit *e) { def_reserve_impl(e, 0, ring_warp_target(e), modes_variant); }
 
 /* ring_commit(payload, state): publish a reserved record to the host: the record's bytes are
  * ordered before its state by a system-scope release (fence + relaxed store). Lanes that commit
@@ -1057,7 +1086,7 @@ static const char *define(ir_module *m, const char *name, unsigned nparams, def_
 /* The internal functions, callees before callers (a .func must precede its callers). */
 static int need_internals(ir_module *m)
 {
-	static const struct { const char *name; unsigned n; def_fn def; } fns[] = {
+	const struct { const char *name; unsigned n; def_fn def; } fns[] = {   /* F_RESERVE*: the variant */
 		{F_COPY, 3, def_copy}, {F_SHARD, 1, def_shard}, {F_STORE, 4, def_store},
 		{F_FIND, 2, def_find}, {F_RESERVE, 2, def_reserve}, {F_COMMIT, 2, def_commit},
 		{F_RESERVE1, 2, def_reserve1},
@@ -1095,19 +1124,41 @@ static const char *cold(ir_module *m, const char *name)
 	return name;
 }
 
+/* Whether a ring of this object is lossless or sampled (the _modes variant of the helpers). */
+static int dev_has_modes(const struct gp_maps_device *dev)
+{
+	for (size_t i = 0; dev && i < dev->nmaps; i++)
+		if (dev->descs[i].kind == GP_MAP_KIND_RING &&
+		    (dev->descs[i].flags & (GP_MAPF_LOSSLESS | GP_MAPF_SAMPLED)))
+			return 1;
+	return 0;
+}
+
+static const char *helper_func(struct gp_maps_device *dev, ir_module *m, int helper_id);
+
 const char *gp_maps_helper_func(void *user, ir_module *m, int helper_id)
 {
 	struct gp_maps_device *dev = user;
+	modes_variant = helper_id != 6 && dev_has_modes(dev);   /* printk's ring has no modes */
+	const char *f = helper_func(dev, m, helper_id);
+	modes_variant = 0;
+	return f;
+}
+
+#define M(name) (modes_variant ? GP_EMIT_PREFIX name "_modes" : GP_EMIT_PREFIX name)
+
+static const char *helper_func(struct gp_maps_device *dev, ir_module *m, int helper_id)
+{
 	switch (helper_id) {
 	case 1: return ensure(m, GP_EMIT_PREFIX "map_lookup_elem", 5, def_lookup, NULL, 0);
 	case 2: return cold(m, ensure(m, GP_EMIT_PREFIX "map_update_elem", 5, def_update, NULL, 0));
 	case 3: return cold(m, ensure(m, GP_EMIT_PREFIX "map_delete_elem", 5, def_delete, NULL, 0));
-	case 25: return ensure(m, GP_EMIT_PREFIX "perf_event_output", 5, def_perf_output, NULL, 0);
-	case 130: return ensure(m, GP_EMIT_PREFIX "ringbuf_output", 5, def_ring_output, NULL, 0);
-	case 131: return ensure(m, GP_EMIT_PREFIX "ringbuf_reserve", 5, def_ring_reserve, NULL, 0);
+	case 25: return ensure(m, M("perf_event_output"), 5, def_perf_output, NULL, 0);
+	case 130: return ensure(m, M("ringbuf_output"), 5, def_ring_output, NULL, 0);
+	case 131: return ensure(m, M("ringbuf_reserve"), 5, def_ring_reserve, NULL, 0);
 	case 132: return ensure(m, GP_EMIT_PREFIX "ringbuf_submit", 5, def_submit, NULL, 0);
 	case 133: return ensure(m, GP_EMIT_PREFIX "ringbuf_discard", 5, def_discard, NULL, 0);
-	case 517: return ensure(m, GP_EMIT_PREFIX "gpu_warp_output", 5, def_warp_output, NULL, 0);
+	case 517: return ensure(m, M("gpu_warp_output"), 5, def_warp_output, NULL, 0);
 	case 6:
 		if (!dev || !dev->printk_desc)
 			return NULL;
