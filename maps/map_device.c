@@ -1342,15 +1342,7 @@ static int emit_hash_lookup_var(ir_module *m, ir_func *f, const char *dst,
 	gp_em(&e, "and.b32 %%gph_s, %%gph_s, %u", d->capacity - 1);
 	gp_em(&e, "mul.wide.u32 %%gph_b, %%gph_s, %u", d->bucket_stride);
 	gp_em(&e, "add.u64 %%gph_b, %%gph_b, %llu", (unsigned long long)d->data);
-	/* Relaxed, not acquire: sm_90 makes an acquire load invalidate the SM's L1 (CCTL.IVALL),
-	 * which at a kernel's entry and exit in every thread took the application's own cached
-	 * data away. What the acquire ordered is ordered without it: a bucket's key is written
-	 * while it is BUSY and never changes once FULL or DELETED, and both loads here are strong
-	 * (they read L2, where the inserter's release put the key before the state), the second
-	 * issued only after the first returned (it depends on it through the branch). Values are
-	 * changed by atomics, which L2 orders after that release too. The generic lookup and the
-	 * insert (emit_probe) keep the acquire. */
-	gp_em(&e, "ld.relaxed.gpu.global.u32 %%gph_t, [%%gph_b]");
+	gp_em(&e, "ld.acquire.gpu.global.u32 %%gph_t, [%%gph_b]");
 	gp_em(&e, "setp.eq.u32 %%gph_p, %%gph_t, %d", GP_HASH_EMPTY);
 	gp_em(&e, "@%%gph_p bra $Lgph_miss");
 	gp_em(&e, "setp.ne.u32 %%gph_p, %%gph_t, %d", GP_HASH_BUSY);
@@ -1361,7 +1353,7 @@ static int emit_hash_lookup_var(ir_module *m, ir_func *f, const char *dst,
 	gp_em(&e, "bra.uni $Lgph_probe");
 	gp_em_label(&e, "$Lgph_settled");
 	/* a 4-byte key decides alone: equal keys have equal hashes */
-	gp_em(&e, "ld.relaxed.gpu.global.u32 %%gph_s, [%%gph_b+%d]", GP_HB_KEY);
+	gp_em(&e, "ld.global.u32 %%gph_s, [%%gph_b+%d]", GP_HB_KEY);
 	gp_em(&e, "setp.eq.u32 %%gph_p, %%gph_s, %%gph_k");
 	gp_em(&e, "@%%gph_p bra $Lgph_match");
 	gp_em(&e, "add.u32 %%gph_i, %%gph_i, 1");
