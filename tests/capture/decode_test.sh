@@ -33,7 +33,7 @@ cat >"$W/json.want" <<'X'
 {"map":"events","ring":0,"seq":4,"sm":0,"neg":-5,"tag":"t4","pair.lo":4,"pair.hi":2,"f":0.5}
 {"map":"events","ring":1,"seq":1,"sm":1,"neg":-2,"tag":"t1","pair.lo":1,"pair.hi":2,"f":0.5}
 {"map":"events","ring":1,"seq":3,"sm":1,"neg":-4,"tag":"t3","pair.lo":3,"pair.hi":2,"f":0.5}
-{"type":"summary","map":"events","records":5,"lost":0,"lost_known":true,"rings":2,"mode":"lossy","sample_every":1}
+{"type":"summary","map":"events","records":5,"lost":0,"lost_known":true,"rings":2,"mode":"lossy","sample_every":1,"wait_ns":0,"rings_gave_up":0,"offered":0}
 X
 "$GP" decode --json "$F" >"$W/json.out" 2>"$W/json.err"; status json 0 $?
 check json.stdout "$W/json.want" "$W/json.out"
