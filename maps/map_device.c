@@ -361,6 +361,15 @@ static int ring_warp_target(const struct gp_emit *e)
 	return e->m->target && !strncmp(e->m->target, "sm_", 3) && atoi(e->m->target + 3) >= 70;
 }
 
+/* Whether nanosleep exists: sm_70 and PTX ISA 6.3 (when the module says). */
+static int ring_sleep_target(const struct gp_emit *e)
+{
+	const char *v = e->m->version;
+	if (v && (atoi(v) < 6 || (atoi(v) == 6 && strchr(v, '.') && atoi(strchr(v, '.') + 1) < 3)))
+		return 0;
+	return ring_warp_target(e);
+}
+
 /* ring_reserve(desc, size) -> payload address in this SM's ring, 0 (the record is counted as
  * dropped) or 1 (a sampled ring left the batch out: not a drop).
  *
@@ -644,10 +653,10 @@ static void def_reserve_impl(struct gp_emit *e, int warp, int sleep, int modes)
 
 static void def_reserve(struct gp_emit *e)
 {
-	def_reserve_impl(e, ring_warp_target(e), ring_warp_target(e), modes_variant);
+	def_reserve_impl(e, ring_warp_target(e), ring_sleep_target(e), modes_variant);
 }
 /* One lane reserves for itself alone (the leader of bpf_gpu_warp_output, in code only it runs). */
-static void def_reserve1(struct gp_emit *e) { def_reserve_impl(e, 0, ring_warp_target(e), modes_variant); }
+static void def_reserve1(struct gp_emit *e) { def_reserve_impl(e, 0, ring_sleep_target(e), modes_variant); }
 
 /* ring_commit(payload, state): publish a reserved record to the host: the record's bytes are
  * ordered before its state by a system-scope release (fence + relaxed store). Lanes that commit

@@ -9,15 +9,19 @@
 #   memtrace_warp_s16   the same, lossless, sampled 1 in 16 warp accesses per SM ring
 # Prints a table: time ratio to native for vecadd 16M and sgemm 2048, the records captured and
 # lost (gpuprobe decode --stats), the drop fraction, the capture's size. Every log into $OUT.
-# Captures are deleted once counted (CAP_DIR, default $OUT: an SGEMM 2048 lossless warp trace is
-# about 0.7 GB per launch). OVH_REPS (default 5) and OVH_WARM (1) per size.
+# Captures are deleted once counted (CAP_DIR: /dev/shm when it exists, else $OUT; an SGEMM 2048
+# lossless warp trace is about 0.7 GB per launch, the per-lane lossless vector add 1.2 GB).
+# OVH_REPS (default 3) and OVH_WARM (1) per size; MT_PROBES: the probes to run (default all).
 # usage: bench/overhead/memtrace.sh [BUILD]   (BUILD from bench/overhead/build.sh or
 #        tests/gpu/prepare.sh; default $BENCH_BUILD, then ./build). Exit 77 without a GPU.
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 B=$(realpath -m "${1:-${BENCH_BUILD:-$root/build}}")
 OUT=${OUT:-$(mktemp -d)}
-CAP_DIR=${CAP_DIR:-$OUT}
+if [ -z "${CAP_DIR:-}" ]; then
+	CAP_DIR=$OUT
+	[ -d /dev/shm ] && [ -w /dev/shm ] && CAP_DIR=/dev/shm/gp-memtrace.$$
+fi
 mkdir -p "$OUT" "$CAP_DIR"
 if ! nvidia-smi -L >/dev/null 2>&1; then
 	echo "SKIP: no NVIDIA GPU or driver (nvidia-smi -L failed)"
@@ -26,7 +30,8 @@ fi
 [ -x "$B/overhead/ovh" ] || { echo "SKIP: $B/overhead/ovh missing (bench/overhead/build.sh $B)"; exit 77; }
 export LD_LIBRARY_PATH=$B/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export CUDA_CACHE_PATH=$OUT/jitcache GPUPROBE_CACHE_DIR=$OUT/jitcache/gpuprobe
-export OVH_REPS=${OVH_REPS:-5} OVH_WARM=${OVH_WARM:-1}
+export OVH_REPS=${OVH_REPS:-3} OVH_WARM=${OVH_WARM:-1}
+MT_PROBES=${MT_PROBES:-memtrace memtrace_lossless memtrace_warp memtrace_warp_lossy memtrace_warp_s16}
 GP=$B/bin/gpuprobe O=$B/overhead P=$B/overhead/probes
 LIMIT=${MT_LIMIT:-280}
 { nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader; date -u +%FT%TZ; } |
@@ -54,12 +59,14 @@ run() {
 }
 
 run native "vecadd sgemm"
-run memtrace "vecadd sgemm" memtrace
-run memtrace_lossless "vecadd" memtrace_lossless
-run memtrace_warp "vecadd sgemm" memtrace_warp
-run memtrace_warp_lossy "vecadd sgemm" memtrace_warp_lossy
-run memtrace_warp_s16 "vecadd sgemm" memtrace_warp_s16
+for p in $MT_PROBES; do
+	case $p in
+	memtrace_lossless) run "$p" "vecadd" "$p" ;;   # per-lane lossless SGEMM: 13 GB a launch
+	*) run "$p" "vecadd sgemm" "$p" ;;
+	esac
+done
 run native2 "vecadd sgemm"
+[ "$CAP_DIR" = "$OUT" ] || rmdir "$CAP_DIR" 2>/dev/null
 
 python3 - "$OUT" <<'PY' | tee "$OUT/memtrace-table.txt"
 import re, sys, os

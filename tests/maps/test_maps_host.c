@@ -2,6 +2,7 @@
  * table, sharded sums, per-CPU copies, rings (wrap, exact drops), printk formatting. */
 #include "maps/maps.h"
 #include "check.h"
+#include "gpuprobe/warp.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -417,6 +418,35 @@ static void test_create_errors(void)
 	struct gp_map z = {.name = "z", .type = BPF_MAP_TYPE_HASH, .key_size = 4, .value_size = 8};
 	CHECK_EQ(gp_map_inst__create(&z, NULL, alloc4, &m, err, sizeof(err)), -EINVAL);
 	CHECK_STR(err, "map 'z': max_entries is 0");
+	/* the ring modes (gpuprobe/warp.h) only on rings; a sampling rate that fits 32 bits */
+	struct gp_map ll = {.name = "ll", .type = BPF_MAP_TYPE_ARRAY, .key_size = 4, .value_size = 8,
+			    .max_entries = 4, .flags = GP_RINGBUF_LOSSLESS};
+	CHECK_EQ(gp_map_inst__create(&ll, NULL, alloc4, &m, err, sizeof(err)), -EINVAL);
+	CHECK_STR(err, "map 'll': map_flags GP_RINGBUF_LOSSLESS (0x10000000) is for ring buffers, not array");
+	struct gp_map sx = {.name = "sx", .type = BPF_MAP_TYPE_HASH, .key_size = 4, .value_size = 8,
+			    .max_entries = 4, .map_extra = 8};
+	CHECK_EQ(gp_map_inst__create(&sx, NULL, alloc4, &m, err, sizeof(err)), -EINVAL);
+	CHECK_STR(err, "map 'sx': map_extra 8: only ring buffers take one (the sampling rate), not hash");
+	struct gp_map big = {.name = "big", .type = BPF_MAP_TYPE_RINGBUF, .max_entries = 1 << 16,
+			     .map_extra = 1ull << 32};
+	CHECK_EQ(gp_map_inst__create(&big, NULL, alloc4, &m, err, sizeof(err)), -EINVAL);
+	CHECK_STR(err, "map 'big': map_extra 4294967296: a ring's sampling rate (1 in N) must be below 2^32");
+	/* and what a ring with them gets: the descriptor's flags and rate */
+	struct gp_map ok = {.name = "ok", .type = BPF_MAP_TYPE_RINGBUF, .max_entries = 1 << 16,
+			    .flags = GP_RINGBUF_LOSSLESS, .map_extra = 16};
+	CHECK_EQ(gp_map_inst__create(&ok, NULL, alloc4, &m, err, sizeof(err)), 0);
+	if (m) {
+		const struct gp_map_desc *d = gp_map_inst__desc(m);
+		CHECK_EQ(d->flags & (GP_MAPF_LOSSLESS | GP_MAPF_SAMPLED), GP_MAPF_LOSSLESS | GP_MAPF_SAMPLED);
+		CHECK_EQ(d->sample_rate, 16);
+		gp_map_inst__free(m);
+	}
+	struct gp_map one = {.name = "one", .type = BPF_MAP_TYPE_RINGBUF, .max_entries = 1 << 16, .map_extra = 1};
+	CHECK_EQ(gp_map_inst__create(&one, NULL, alloc4, &m, err, sizeof(err)), 0);
+	if (m) {
+		CHECK_EQ(gp_map_inst__desc(m)->flags & (GP_MAPF_LOSSLESS | GP_MAPF_SAMPLED), 0);   /* 1 in 1: all */
+		gp_map_inst__free(m);
+	}
 }
 
 struct collected { int n; size_t total; uint32_t first; uint32_t last; unsigned ring_mask; };
