@@ -717,9 +717,9 @@ static int sites_mem_weighted(struct fn *fn, const struct gp_inst_probe *p)
 	}
 	for (size_t k = 0; k < n; k++) {
 		key[k].stmt = ms[k].stmt;
-		/* the bytes of words 8..23 the probe reads; the others (address, thread ids) differ
-		 * from site to site never (thread ids) or are not read (additive probes never read
-		 * the address: ebpf/verifier_additive.c) */
+		/* the context bytes 8..23 (size, space|dir|kind, insn_index, line) the probe reads;
+		 * the others are the same at every site of a thread (its ids) or never read by an
+		 * additive probe (the address: ebpf/verifier_additive.c) */
 		for (unsigned b = 0; b < 16; b++) {
 			unsigned off = offsetof(struct gp_mem_ctx, size) + b;
 			if (p->ctx_key[off / 64] >> (off % 64) & 1)
