@@ -18,6 +18,7 @@
 #define MAX_THREADS 8   /* and at most half the CPUs: the application keeps the rest */
 #define DIRECT_BATCH (256u << 10)   /* a round's spans this large go to the file uncopied */
 #define MAX_ROUNDS 64
+#define SPAN_MAX (64u << 20)        /* bytes taken from a ring at once (a chunk holds < 1 GiB) */
 
 struct ring_ref {
 	struct gp_map_inst *m;
@@ -96,7 +97,7 @@ static uint64_t pass(struct consumer *co)
 		for (size_t i = 0; i < co->n; i++) {
 			struct ring_ref *ref = &co->refs[i];
 			struct held *h = &co->held[n];
-			int64_t adv = gp_map_inst__ring_peek_span(ref->m, ref->ring, 0, &h->sp);
+			int64_t adv = gp_map_inst__ring_peek_span(ref->m, ref->ring, SPAN_MAX, &h->sp);
 			if (adv <= 0)
 				continue;
 			got += (uint64_t)adv;
