@@ -453,11 +453,13 @@ static void def_reserve_impl(struct gp_emit *e, int warp, int sleep, int modes)
 		gp_em(e, "cvt.u64.u32 %%rd30, %%r9");
 		gp_em(e, "red.global.add.u64 [%%rd10+%d], %%rd30", GP_RP_OFFERED);
 		gp_em(e, "atom.global.add.u64 %%rd31, [%%rd10+%d], 1", GP_RP_SAMPLE_SEQ);
+		/* 32-bit remainder (a 64-bit one is a long software sequence): the phase moves once
+		 * per 2^32 batches of one SM */
 		gp_em(e, "ld.global.nc.u32 %%r27, [%%rd1+%d]", GP_MD_SAMPLE_RATE);
 		gp_em(e, "max.u32 %%r27, %%r27, 1");
-		gp_em(e, "cvt.u64.u32 %%rd32, %%r27");
-		gp_em(e, "rem.u64 %%rd31, %%rd31, %%rd32");
-		gp_em(e, "setp.eq.u64 %%p8, %%rd31, 0");
+		gp_em(e, "cvt.u32.u64 %%r31, %%rd31");
+		gp_em(e, "rem.u32 %%r31, %%r31, %%r27");
+		gp_em(e, "setp.eq.u32 %%p8, %%r31, 0");
 		gp_em(e, "@%%p8 bra $L_sampled_in");
 		gp_em(e, "mov.u32 %%r28, 1");                         /* left out: no record, no drop */
 		gp_em(e, "bra.uni $L_bcast");
@@ -484,7 +486,7 @@ static void def_reserve_impl(struct gp_emit *e, int warp, int sleep, int modes)
 	gp_em(e, "mov.u32 %%r11, 0");
 	gp_em(e, "mov.u32 %%r12, 0");
 	gp_em(e, "setp.ge.u32 %%p1, %%r16, %d", GP_RING_CAS_LIMIT);
-	gp_em(e, "@%%p1 bra $L_decided");
+	gp_em(e, modes ? "@%%p1 bra $L_cas_limit" : "@%%p1 bra $L_decided");
 	gp_em(e, "add.u32 %%r16, %%r16, 1");
 	gp_em(e, "sub.u64 %%rd16, %%rd14, %%rd15");
 	gp_em(e, "min.u64 %%rd16, %%rd16, %%rd8");            /* used */
@@ -572,6 +574,18 @@ static void def_reserve_impl(struct gp_emit *e, int warp, int sleep, int modes)
 		gp_em(e, "bra.uni $L_try");
 		gp_em_label(e, "$L_giveup");
 		gp_em(e, "st.volatile.global.u64 [%%rd10+%d], %%rd34", GP_RP_GAVE_UP);
+		gp_em(e, "bra.uni $L_cas");
+		/* Lost the head's CAS GP_RING_CAS_LIMIT times in a row: a lossy ring drops the batch,
+		 * a lossless one backs off and tries again (the give-up clock still runs). */
+		gp_em_label(e, "$L_cas_limit");
+		gp_em(e, "mov.u32 %%r11, 0");
+		gp_em(e, "and.b32 %%r27, %%r26, %d", GP_MAPF_LOSSLESS);
+		gp_em(e, "setp.eq.u32 %%p1, %%r27, 0");
+		gp_em(e, "@%%p1 bra $L_decided");
+		if (sleep)
+			gp_em(e, "nanosleep.u32 %%r29");
+		gp_em(e, "mov.u32 %%r16, 0");
+		gp_em(e, "bra.uni $L_try");
 		gp_em_label(e, "$L_cas");
 	}
 	gp_em(e, "setp.eq.u32 %%p1, %%r11, 0");
