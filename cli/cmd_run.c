@@ -421,7 +421,7 @@ static void capture_said(const char *path)
 	struct gp_gpt_end e;
 	if (fd < 0) {
 		fprintf(stderr, "gpuprobe: capture %s: not written (the application set no probes up, "
-			"or has no ring map)\n", path);
+			"or could not create it: then a line above says why)\n", path);
 		return;
 	}
 	if (!fstat(fd, &sb) && !gp_gpt__peek_end(fd, (uint64_t)sb.st_size, &e))

@@ -41,10 +41,17 @@ ls "$tmp"/cap.gpt.* >/dev/null 2>&1 && bad "a FILE.gpt.PID appeared: $(ls "$tmp"
 msg=$("$gp" run -p "$tmp/mt.bpf.o" --output cap.txt -- "$tmp/vec_add" 2>&1); rc=$?
 [ $rc = 2 ] && [ "$msg" = "gpuprobe: run: --output cap.txt: a capture's name ends in .gpt (see 'gpuprobe run --help')" ] &&
 	ok "--output cap.txt refused (exit 2)" || bad "--output cap.txt: exit $rc, '$msg'"
+# a capture that cannot be created: one line from the shim, the records go to the printer, the
+# application's output is as without it
+out=$(timeout 300 "$gp" run -p "$tmp/mt.bpf.o" --output "$tmp/no/such/dir/c.gpt" -- "$tmp/vec_add" 2>"$tmp/err2")
+n=$(grep -c '^@trace\[ring' "$tmp/err2")
+grep -q "^gpuprobe: probes: capture $tmp/no/such/dir/c.gpt: cannot create it (No such file or directory); ring records go to gpuprobe as without --output$" "$tmp/err2" &&
+	[ "$out" = "$want" ] && [ "$n" = 640 ] && ok "unwritable capture: one line, 640 records printed instead" ||
+	{ bad "unwritable capture: '$out', $n records printed"; cat "$tmp/err2"; }
 # a file an earlier run left is not this run's: an app without CUDA leaves none, and run says so
 touch "$tmp/old.gpt"
 said=$("$gp" run -p "$tmp/mt.bpf.o" --output "$tmp/old.gpt" -- /bin/true 2>&1)
-[ ! -e "$tmp/old.gpt" ] && [ "$said" = "gpuprobe: capture $tmp/old.gpt: not written (the application set no probes up, or has no ring map)" ] &&
+[ ! -e "$tmp/old.gpt" ] && [ "$said" = "gpuprobe: capture $tmp/old.gpt: not written (the application set no probes up, or could not create it: then a line above says why)" ] &&
 	ok "stale capture removed: $said" || bad "stale capture: '$said'"
 [ $fails = 0 ] && echo "PASS" || echo "$fails FAILED"
 exit $((fails > 0))
