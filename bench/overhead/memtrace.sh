@@ -11,7 +11,8 @@
 # lost (gpuprobe decode --stats), the drop fraction, the capture's size. Every log into $OUT.
 # Captures are deleted once counted (CAP_DIR: /dev/shm when it exists, else $OUT; an SGEMM 2048
 # lossless warp trace is about 0.7 GB per launch, the per-lane lossless vector add 1.2 GB).
-# OVH_REPS (default 3) and OVH_WARM (1) per size; MT_PROBES: the probes to run (default all).
+# OVH_REPS (default 3) and OVH_WARM (1) per size; MT_PROBES: the probes to run (default all);
+# MT_WORKLOADS: ovh's workloads (default "vecadd sgemm"; the table shows each one's largest size).
 # usage: bench/overhead/memtrace.sh [BUILD]   (BUILD from bench/overhead/build.sh or
 #        tests/gpu/prepare.sh; default $BENCH_BUILD, then ./build). Exit 77 without a GPU.
 set -u
@@ -32,6 +33,7 @@ export LD_LIBRARY_PATH=$B/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export CUDA_CACHE_PATH=$OUT/jitcache GPUPROBE_CACHE_DIR=$OUT/jitcache/gpuprobe
 export OVH_REPS=${OVH_REPS:-3} OVH_WARM=${OVH_WARM:-1}
 MT_PROBES=${MT_PROBES:-memtrace memtrace_lossless memtrace_warp memtrace_warp_lossy memtrace_warp_s16}
+MT_WORKLOADS=${MT_WORKLOADS:-vecadd sgemm}
 GP=$B/bin/gpuprobe O=$B/overhead P=$B/overhead/probes
 LIMIT=${MT_LIMIT:-280}
 { nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader; date -u +%FT%TZ; } |
@@ -58,19 +60,19 @@ run() {
 	echo "$name rc=$rc wall_s=$(awk "BEGIN {printf \"%.1f\", $(date +%s.%N) - $s}")" | tee -a "$OUT/memtrace-runs.txt"
 }
 
-run native "vecadd sgemm"
+run native "$MT_WORKLOADS"
 for p in $MT_PROBES; do
 	case $p in
 	memtrace_lossless) run "$p" "vecadd" "$p" ;;   # per-lane lossless SGEMM: 13 GB a launch
-	*) run "$p" "vecadd sgemm" "$p" ;;
+	*) run "$p" "$MT_WORKLOADS" "$p" ;;
 	esac
 done
-run native2 "vecadd sgemm"
+run native2 "$MT_WORKLOADS"
 [ "$CAP_DIR" = "$OUT" ] || rmdir "$CAP_DIR" 2>/dev/null
 
-python3 - "$OUT" <<'PY' | tee "$OUT/memtrace-table.txt"
+python3 - "$OUT" $MT_WORKLOADS <<'PY' | tee "$OUT/memtrace-table.txt"
 import re, sys, os
-out = sys.argv[1]
+out, workloads = sys.argv[1], sys.argv[2:]
 def med(name, w, size):
     try:
         for line in open(os.path.join(out, name + ".out")):
@@ -88,24 +90,38 @@ def extra(name, key):
     except OSError:
         pass
     return None
-nv, ns = med("native", "vecadd", 16777216), med("native", "sgemm", 2048)
-n2 = med("native2", "vecadd", 16777216)
-print(f"native: vecadd 16M {nv} us, sgemm 2048 {ns} us (median per launch); "
-      f"a second native run: vecadd 16M {n2 / nv:.3f}x" if nv and n2 else "native: no 16M vecadd line")
-print(f"{'probe':22} {'mode':9} {'vecadd16M':>10} {'sgemm2048':>10} {'records':>12} {'lost':>12} {'drop%':>7} {'capture_MB':>11}")
+def largest(w):
+    sizes = []
+    try:
+        for line in open(os.path.join(out, "native.out")):
+            f = line.split()
+            if f[:2] == ["R", w] and f[3] == "base":
+                sizes.append(int(f[2]))
+    except OSError:
+        pass
+    return max(sizes) if sizes else None
+cols = [(w, largest(w)) for w in workloads if largest(w)]
+nat = {c: med("native", *c) for c in cols}
+for w, n in cols:
+    n2 = med("native2", w, n)
+    print(f"native {w} {n}: {nat[(w, n)]} us median per launch"
+          + (f"; a second native run {n2 / nat[(w, n)]:.3f}x" if n2 else ""))
+hdr = "".join(f" {w + str(n):>15}" for w, n in cols)
+print(f"{'probe':22} {'mode':9}{hdr} {'records':>12} {'lost':>12} {'drop%':>7} {'capture_MB':>11}")
 modes = {"memtrace": "lossy", "memtrace_lossless": "lossless", "memtrace_warp": "lossless",
          "memtrace_warp_lossy": "lossy", "memtrace_warp_s16": "1/16"}
 for p, mode in modes.items():
-    v, s = med(p, "vecadd", 16777216), med(p, "sgemm", 2048)
-    rv = f"{v / nv:.2f}x" if v and nv else "-"
-    rs = f"{s / ns:.2f}x" if s and ns else "-"
+    ratios = ""
+    for c in cols:
+        t = med(p, *c)
+        ratios += f" {(f'{t / nat[c]:.2f}x' if t and nat[c] else '-'):>15}"
     cap = extra(p, "CAPTURED") or ["-", "-"]
     size = extra(p, "CAPTURE_BYTES")
     drop = "-"
     if cap[0] != "-" and int(cap[0]) + int(cap[1]) > 0:
         drop = f"{100.0 * int(cap[1]) / (int(cap[0]) + int(cap[1])):.2f}"
     mb = f"{int(size[0]) / 1e6:.1f}" if size else "-"
-    print(f"{p:22} {mode:9} {rv:>10} {rs:>10} {cap[0]:>12} {cap[1]:>12} {drop:>7} {mb:>11}")
+    print(f"{p:22} {mode:9}{ratios} {cap[0]:>12} {cap[1]:>12} {drop:>7} {mb:>11}")
 print("(time ratios: the probe's median launch over native's; records and lost: the whole run,"
       " every size and launch, warm-ups included; NVBit mem_trace publishes 7x, bpftime 1.8-4.2x)")
 PY
