@@ -8,7 +8,7 @@
 # Skips (77) without nvcc, clang or an OpenCL device.
 # usage: pocl_test.sh GPUPROBE SRC_DIR NVCC
 set -u
-gp=$1 src=$2 nvcc=$3
+gp=$(realpath "$1") src=$2 nvcc=$3
 root=$(cd "$src/../.." && pwd)
 [ -x "$nvcc" ] || { echo "SKIP: no nvcc at $nvcc"; exit 77; }
 clang=$(command -v clang || command -v clang-14) || { echo "SKIP: no clang"; exit 77; }
