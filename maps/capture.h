@@ -17,6 +17,11 @@
 
 #include "maps/gpt.h"
 
+/* The ring floor a capture asks of map creation (gp_map_set_opts.ring_floor_total): what a
+ * 25 GB/s link carries in 1.3 ms, spread over the SMs (256 KiB per SM on 132 SMs, 2 MiB on 16),
+ * so that a ring holds what its SM makes between two drains of a busy consumer. */
+#define GP_CAPTURE_RING_FLOOR_TOTAL (32ull << 20)
+
 struct gp_map_set;
 struct gp_map_inst;
 struct gp_capture;

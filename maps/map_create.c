@@ -334,6 +334,14 @@ static int shape(const struct gp_map *def, const struct gp_map_create_opts *o, u
 		} else {
 			per = o->ring_bytes ? pow2_ceil(o->ring_bytes) : 65536;
 		}
+		if (o->ring_floor_total) {
+			/* a capture's floor: what the GPU makes between two drains, per SM */
+			uint64_t floor = pow2_ceil((o->ring_floor_total + nsms - 1) / nsms);
+			if (floor > GP_RING_FLOOR_MAX_PER_SM)
+				floor = GP_RING_FLOOR_MAX_PER_SM;
+			if (per < floor)
+				per = floor;
+		}
 		if (per < GP_RING_MIN_BYTES)
 			per = GP_RING_MIN_BYTES;
 		if (!per || per > (1u << 30))
@@ -512,6 +520,7 @@ int gp_map_set__create(const struct gp_map *defs, size_t n, const struct gp_map_
 			.sharded = opts->atomic_only ? opts->atomic_only[i] : 0,
 			.placement = opts->placement ? opts->placement[i] : GP_MAP_PLACE_DEVICE,
 			.perthread_slots = opts->perthread_slots,
+			.ring_floor_total = opts->ring_floor_total,
 		};
 		rc = gp_map_inst__create(&defs[i], &o, opts->alloc, &s->maps[i], err, errlen);
 		s->n = i + (rc == 0);

@@ -44,8 +44,13 @@ struct gp_map_create_opts {
 	enum gp_map_placement placement;
 	unsigned perthread_slots;  /* 1502 maps: thread slots (0: GP_MAP_PERTHREAD_DEFAULT_SLOTS) */
 	unsigned ring_bytes;       /* printk ring: bytes per SM (0: default) */
+	/* Ring maps (not printk): at least this many bytes over all SMs, each SM's ring the next
+	 * power of two of its share (at most GP_RING_FLOOR_MAX_PER_SM), whatever the definition
+	 * asks; 0: as defined. A capture sets it from the link's rate (maps/capture.h). */
+	uint64_t ring_floor_total;
 };
 #define GP_MAP_PERTHREAD_DEFAULT_SLOTS 65536u
+#define GP_RING_FLOOR_MAX_PER_SM (16u << 20)
 #define GP_PRINTK_RING_DEFAULT_BYTES 65536u
 
 struct gp_map_inst;
@@ -156,6 +161,7 @@ struct gp_map_set_opts {
 	const enum gp_map_placement *placement;/* nmaps entries, or NULL (device) */
 	unsigned perthread_slots;              /* 0: default */
 	unsigned printk_ring_bytes;            /* 0: default */
+	uint64_t ring_floor_total;             /* gp_map_create_opts' (0: rings as defined) */
 };
 int gp_map_set__create(const struct gp_map *defs, size_t n, const struct gp_map_set_opts *opts,
 		       struct gp_map_set **out, char *err, size_t errlen);

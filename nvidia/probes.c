@@ -5,6 +5,7 @@
 #include "common/env.h"
 #include "ebpf/lower.h"
 #include "ebpf/verifier.h"
+#include "maps/capture.h"
 #include "maps/map_device.h"
 #include "ptx-frontend/demangle.h"
 #include "ptx-frontend/kernel_match.h"
@@ -180,7 +181,9 @@ static int open_one(struct gp_nv_probes *ps, size_t oi, const char *path,
 		.alloc = opts->alloc ? opts->alloc : ps->own_alloc, .atomic_only = all,
 		.placement = place,
 		.perthread_slots = opts->cfg ? opts->cfg->perthread_slots : 0,
-		.printk_ring_bytes = opts->cfg ? opts->cfg->printk_ring_bytes : 0};
+		.printk_ring_bytes = opts->cfg ? opts->cfg->printk_ring_bytes : 0,
+		/* under `gpuprobe run --output`: rings big enough for the link's rate (capture.h) */
+		.ring_floor_total = gp_env_str(GP_VAR_CAPTURE) ? GP_CAPTURE_RING_FLOOR_TOTAL : 0};
 	err[0] = 0;
 	if (gp_map_set__create(o->defs, o->nmaps, &so, &o->set, err, errlen)) {
 		char why[512];

@@ -519,6 +519,35 @@ static void test_stats(const char *dir)
 	free(file);
 }
 
+/* A capture's ring floor (gp_map_set_opts.ring_floor_total): each SM's ring at least the next
+ * power of two of its share, at most 16 MiB; a ring already larger, and printk, as they were. */
+static void test_floor(void)
+{
+	struct { unsigned nsms; uint64_t floor; uint32_t want; } c[] = {
+		{132, GP_CAPTURE_RING_FLOOR_TOTAL, 256u << 10},   /* 32 MiB / 132 = 254 KiB */
+		{16, GP_CAPTURE_RING_FLOOR_TOTAL, 2u << 20},
+		{1, GP_CAPTURE_RING_FLOOR_TOTAL, 16u << 20},      /* the cap, not 32 MiB */
+		{4, 0, 16384},                                    /* 1 << 16 / 4: as defined */
+		{1, 4096, 65536},                                 /* defined larger than the floor */
+	};
+	for (unsigned i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		struct gp_map_allocator *a = gp_map_allocator_host(c[i].nsms);
+		struct gp_map def = *gp_object__map(obj, 0);
+		struct gp_map_set_opts so = {.alloc = a, .ring_floor_total = c[i].floor};
+		struct gp_map_set *set = NULL;
+		char err[256] = "";
+		CHECK_EQ(gp_map_set__create(&def, 1, &so, &set, err, sizeof(err)), 0);
+		if (!set) {
+			free(a);
+			continue;
+		}
+		CHECK_EQ(gp_map_inst__desc(gp_map_set__find(set, "events"))->capacity, c[i].want);
+		CHECK_EQ(gp_map_inst__desc(gp_map_set__printk(set))->capacity, GP_PRINTK_RING_DEFAULT_BYTES);
+		gp_map_set__free(set);
+		free(a);
+	}
+}
+
 /* a file the writer cannot write: one line, and the consumer keeps consuming */
 static void test_unwritable(const char *dir)
 {
@@ -561,6 +590,7 @@ int main(int argc, char **argv)
 	test_types(dir);
 	test_hostile(dir);
 	test_stats(dir);
+	test_floor();
 	test_unwritable(dir);
 	gp_object__close(obj);
 	for (unsigned i = 0; i < nallocators; i++)
