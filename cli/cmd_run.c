@@ -19,6 +19,7 @@
 #include "maps/gpt.h"
 #include "shim/driver_find.h"
 
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -29,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 static void run_usage(FILE *out)
@@ -412,26 +414,59 @@ static int set_jit_env(const char *lib)
 	return rc;
 }
 
-/* --output: one line on what the application's capture holds (its END chunk, read from the
- * file's tail: a file of GBs is not read again here). */
-static void capture_said(const char *path)
+/* --output: one line per capture of this run (the application's FILE.gpt, and FILE.gpt.PID of
+ * any other process, as --json names its files: a wrapper script's CUDA child is one), from
+ * each file's END chunk read at its tail (a file of GBs is not read again here). */
+static int capture_one(const char *path, int fd)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	struct stat sb;
 	struct gp_gpt_end e;
-	if (fd < 0) {
-		fprintf(stderr, "gpuprobe: capture %s: not written (the application set no probes up, "
-			"or could not create it: then a line above says why)\n", path);
-		return;
-	}
 	if (!fstat(fd, &sb) && !gp_gpt__peek_end(fd, (uint64_t)sb.st_size, &e))
 		fprintf(stderr, "gpuprobe: capture %s: %llu records, %llu bytes%s ('gpuprobe decode %s')\n",
 			path, (unsigned long long)e.records, (unsigned long long)sb.st_size,
 			e.host_lost ? ", some consumed and not written (see above)" : "", path);
 	else
-		fprintf(stderr, "gpuprobe: capture %s: no end chunk: the application did not finish "
-			"its capture ('gpuprobe decode %s' reads what is whole)\n", path, path);
+		fprintf(stderr, "gpuprobe: capture %s: no end chunk: the process did not finish its "
+			"capture ('gpuprobe decode %s' reads what is whole)\n", path, path);
 	close(fd);
+	return 1;
+}
+
+static void capture_said(const char *path, time_t since)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), found = 0;
+	if (fd >= 0)
+		found += capture_one(path, fd);
+	char dir[PATH_MAX];
+	snprintf(dir, sizeof(dir), "%s", path);
+	char *slash = strrchr(dir, '/');   /* the path is absolute (parse_args made it so) */
+	const char *base = slash ? slash + 1 : path;
+	size_t bl = strlen(base);
+	if (slash)
+		*slash = 0;
+	DIR *d = opendir(slash && *dir ? dir : "/");
+	for (struct dirent *de = d ? readdir(d) : NULL; de; de = readdir(d)) {
+		const char *n = de->d_name;
+		if (strncmp(n, base, bl) || n[bl] != '.' || !n[bl + 1] ||
+		    strspn(n + bl + 1, "0123456789") != strlen(n + bl + 1))
+			continue;   /* not FILE.gpt.PID */
+		char other[PATH_MAX + 300];
+		snprintf(other, sizeof(other), "%s/%s", dir, n);
+		struct stat sb;
+		int ofd = open(other, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+		if (ofd < 0)
+			continue;
+		if (fstat(ofd, &sb) || sb.st_mtime < since) {   /* an earlier run's */
+			close(ofd);
+			continue;
+		}
+		found += capture_one(other, ofd);
+	}
+	if (d)
+		closedir(d);
+	if (!found)
+		fprintf(stderr, "gpuprobe: capture %s: not written (the application set no probes up, "
+			"or could not create it: then a line above says why)\n", path);
 }
 
 /* Everything the shim reads, into the environment the application inherits. */
@@ -528,11 +563,12 @@ int cmd_run(int argc, char **argv)
 			run_planes_end();
 		goto out;
 	}
+	time_t started = time(NULL);
 	rc = run_child(argv + optind);
 	if (planes)
 		run_planes_end();
 	if (a.output)
-		capture_said(a.output);
+		capture_said(a.output, started);
 out:
 	if (tr.dir[0] && trace_run_finish(&tr, a.trace, ck.probes) && !rc)
 		rc = 1;

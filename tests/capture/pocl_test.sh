@@ -4,7 +4,9 @@
 # program's output is as without the capture; the file holds exactly the records the segment
 # path prints without --output (640: vectorAdd 3 accesses and oddEven 2 per element, 128
 # elements), 0 lost; decode types them (384 loads, 256 stores, all 4 bytes); no FILE.gpt.PID
-# appears (one process); a name without .gpt is refused.
+# appears (one process), but a wrapper's CUDA child writes FILE.gpt.PID and run names it; an
+# uncreatable capture falls back to printing; a stale file is not reported; a name without .gpt
+# is refused.
 # Skips (77) without nvcc, clang or an OpenCL device.
 # usage: pocl_test.sh GPUPROBE SRC_DIR NVCC
 set -u
@@ -48,6 +50,11 @@ n=$(grep -c '^@trace\[ring' "$tmp/err2")
 grep -q "^gpuprobe: probes: capture $tmp/no/such/dir/c.gpt: cannot create it (No such file or directory); ring records go to gpuprobe as without --output$" "$tmp/err2" &&
 	[ "$out" = "$want" ] && [ "$n" = 640 ] && ok "unwritable capture: one line, 640 records printed instead" ||
 	{ bad "unwritable capture: '$out', $n records printed"; cat "$tmp/err2"; }
+# the CUDA process is a wrapper's child: it writes FILE.gpt.PID, and run reports that file
+out=$(cd "$tmp" && timeout 300 "$gp" run -p "$tmp/mt.bpf.o" --output wrap.gpt -- sh -c "$tmp/vec_add" 2>"$tmp/err3")
+said=$(grep '^gpuprobe: capture ' "$tmp/err3")
+echo "$said" | grep -Eq "^gpuprobe: capture $tmp/wrap.gpt\.[0-9]+: 640 records, [0-9]+ bytes \('gpuprobe decode $tmp/wrap.gpt\.[0-9]+'\)$" &&
+	[ ! -e "$tmp/wrap.gpt" ] && [ "$out" = "$want" ] && ok "wrapped: $said" || { bad "wrapped: '$said'"; cat "$tmp/err3"; }
 # a file an earlier run left is not this run's: an app without CUDA leaves none, and run says so
 touch "$tmp/old.gpt"
 said=$("$gp" run -p "$tmp/mt.bpf.o" --output "$tmp/old.gpt" -- /bin/true 2>&1)
