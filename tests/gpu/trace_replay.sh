@@ -6,10 +6,11 @@
 #     times), once through `gpuprobe run --output` (binary capture, gpuprobe decode --json) and
 #     once through `gpuprobe run --json`: check.py requires exactly one record per warp access,
 #     each lane's address as the program computes it, nothing lost.
-#  2. cuda-samples' vectorAdd (50000 elements, 196 blocks of 256) under memtrace_warp.bpf.o
-#     (lossless, every global load and store): the sample passes, and the capture holds 3 * 1563
-#     warp records (1562 full warps and one of 16 lanes per access) covering 150000 lane
-#     accesses, all base + 4-byte stride, none lost.
+#  2. cuda-samples' vectorAdd (50000 elements, 196 blocks of 256) under vectoradd.bpf.o
+#     (lossless warp records of every global load and store, and the kernel's A, B, C read at
+#     its entry): the sample passes, and the capture holds 3 * 1563 warp records (1562 full
+#     warps and one of 16 lanes per access) covering 150000 lane accesses, all base + 4-byte
+#     stride, none lost, every lane's address A + 4i, B + 4i (loads) or C + 4i (stores).
 # Inputs: BUILD/trace-replay (tests/trace_replay/build.sh, run by tests/gpu/prepare.sh).
 # usage: BUILD=$PWD/build-gpu tests/gpu/trace_replay.sh       Exit 77 without a GPU.
 # (DIVERGENT= N=4096 with a stand-in nvidia-smi and GPUPROBE_BACKEND=opencl: the same on PoCL,
@@ -65,16 +66,18 @@ fi
 # 2. cuda-samples' vectorAdd, captured in full
 if [ -x "$T/vectorAdd" ]; then
 	rm -f "$OUT/vectorAdd.gpt"
-	(cd "$OUT" && timeout 300 "$GP" run --output "$OUT/vectorAdd.gpt" -p "$T/memtrace_warp.bpf.o" -- \
+	(cd "$OUT" && timeout 300 "$GP" run --output "$OUT/vectorAdd.gpt" -p "$T/vectoradd.bpf.o" -- \
 		"$T/vectorAdd" >"$OUT/vectorAdd.out" 2>"$OUT/vectorAdd.err")
 	rc=$?
 	"$GP" decode --json "$OUT/vectorAdd.gpt" >"$OUT/vectorAdd.json" 2>/dev/null
 	sum=$(python3 "$T/check.py" --summary "$OUT/vectorAdd.json")
 	echo "vectorAdd: exit $rc, $(grep -c 'Test PASSED' "$OUT/vectorAdd.out") 'Test PASSED'; $sum" | log
 	want="SUMMARY records 4689 lane_accesses 150000 regular 4689 lost 0 malformed 0"
+	exact=$(python3 "$T/check.py" --vectoradd "$OUT/vectorAdd.json")
+	echo "$exact" | log
 	if [ $rc = 0 ] && grep -q "Test PASSED" "$OUT/vectorAdd.out" && [[ "$sum" == "$want"* ]] &&
-		[[ "$sum" == *"strides 4:4689" ]]; then
-		echo "PASS vectorAdd captured in full: 4689 warp records, 150000 lane accesses, 4-byte strides, 0 lost" | log
+		[[ "$sum" == *"strides 4:4689" ]] && [[ "$exact" == PASS* ]]; then
+		echo "PASS vectorAdd captured in full: 4689 warp records, 150000 lane addresses exact, 0 lost" | log
 	else
 		echo "FAIL vectorAdd: expected '$want ... strides 4:4689'" | log; tail -3 "$OUT/vectorAdd.err" | log; fail=1
 	fi

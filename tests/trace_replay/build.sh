@@ -1,8 +1,8 @@
 #!/bin/bash
 # tests/gpu/trace_replay.sh's inputs, built on the build machine (the GPU machine has no clang):
 # patterns (nvcc, SASS and PTX for sm_90), replay.bpf.o, check.py, and cuda-samples' vectorAdd
-# with a lossless warp-record memory trace of every global access (memtrace_warp.bpf.o, from
-# bench/overhead/probes). usage: build.sh OUTDIR [CUDA_SAMPLES_DIR]
+# with its probe (vectoradd.bpf.o: a lossless warp-record trace of every global access and the
+# kernel's pointer arguments). usage: build.sh OUTDIR [CUDA_SAMPLES_DIR]
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -15,7 +15,7 @@ clang=$(command -v clang || command -v clang-14)
 "$nvcc" -O2 -arch=sm_90 -o "$out/patterns" "$here/patterns.cu"
 bpf() { "$clang" -target bpf -O2 -g -I/usr/include/x86_64-linux-gnu -I"$root/include" "$@"; }
 bpf -c "$here/replay.bpf.c" -o "$out/replay.bpf.o"
-bpf -c "$root/bench/overhead/probes/memtrace_warp.bpf.c" -o "$out/memtrace_warp.bpf.o"
+bpf -c "$here/vectoradd.bpf.c" -o "$out/vectoradd.bpf.o"
 cp "$here/check.py" "$out/"
 if [ -f "$samples/samples/vectorAdd/vectorAdd.cu" ]; then
 	"$nvcc" -O2 -std=c++17 -arch=sm_90 -I"$samples/Common" -o "$out/vectorAdd" \

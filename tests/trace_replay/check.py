@@ -3,6 +3,9 @@
 
 usage: check.py PATTERNS_STDOUT TRACE_JSON [--divergent]
        check.py --summary TRACE_JSON      (any program: records, lane accesses, strides, lost)
+       check.py --vectoradd TRACE_JSON    (cuda-samples' vectorAdd under vectoradd.bpf.o: the
+                                           kernel's A, B, C from the params ring; every lane's
+                                           address checked)
 
 PATTERNS_STDOUT is what patterns printed (its buffers' addresses and launch shape), TRACE_JSON
 the `gpuprobe run --json` output of replay.bpf.o (one JSON object per line; ring records are
@@ -119,8 +122,59 @@ def summary(path):
     return 0 if not bad else 1
 
 
+def vectoradd(path):
+    """vectorAdd(A, B, C, n): thread i < n loads A[i] and B[i] and stores C[i], 256 per block."""
+    launches = []
+    for line in open(path):
+        line = line.strip()
+        if line.startswith("{"):
+            j = json.loads(line)
+            if j.get("map") == "params" and "data" in j:
+                a, b, c, n, _ = struct.unpack_from("<QQQII", bytes.fromhex(j["data"]))
+                launches.append((a, b, c, n))
+    recs, lost, bad = read_trace(path)
+    if len(launches) != 1:
+        print(f"FAIL vectorAdd: {len(launches)} launches' parameters, expected 1")
+        return 1
+    a, b, c, n = launches[0]
+    want = {}
+    for i0 in range(0, n, 32):
+        blk, w = i0 // 256, i0 % 256 // 32
+        lanes = [l for l in range(32) if i0 + l < n]
+        for d, bases in ((LOAD, (a, b)), (STORE, (c,))):
+            for base in bases:
+                want[(d, blk, w, base)] = {l: base + 4 * (i0 + l) for l in lanes}
+    got, problems = {}, []
+    for r in recs:
+        lo = min(r["vals"])
+        i0 = r["block"] * 256 + r["warp"] * 32
+        base = r["vals"][lo] - 4 * (i0 + lo)   # the array this record's lowest lane accessed
+        key = (r["dir"], r["block"], r["warp"], base)
+        if key in got:
+            problems.append(f"{key}: two records")
+        got[key] = r
+    for key, lanes in want.items():
+        r = got.get(key)
+        if not r:
+            problems.append(f"{key}: no record")
+        elif r["mask"] != sum(1 << l for l in lanes) or r["vals"] != lanes or r["size"] != 4:
+            problems.append(f"{key}: mask {r['mask']:#x}, values differ")
+    extra = len(set(got) - set(want))
+    if extra:
+        problems.append(f"{extra} records of accesses vectorAdd does not make")
+    lanes_total = sum(len(v) for v in want.values())
+    if problems or lost or bad:
+        print(f"FAIL vectorAdd: {'; '.join(problems[:4])} (+{max(0, len(problems) - 4)}), lost {lost}, malformed {bad}")
+        return 1
+    print(f"PASS vectorAdd: A={a:#x} B={b:#x} C={c:#x} n={n}: {len(recs)} warp records, one per warp "
+          f"access, {lanes_total} lane addresses as the kernel computes them, 0 lost")
+    return 0
+
+
 def main():
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    if "--vectoradd" in sys.argv and len(args) == 1:
+        return vectoradd(args[0])
     divergent = "--divergent" in sys.argv
     if "--summary" in sys.argv and len(args) == 1:
         return summary(args[0])
