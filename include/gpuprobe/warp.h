@@ -56,9 +56,12 @@ struct gp_warp_record {
 _Static_assert(sizeof(struct gp_warp_record) == GP_WARP_REC_BYTES, "gp_warp_record layout");
 #endif
 
-/* The value of lane `lane` (in mask) of record r, whose values (if any) follow it. */
+/* The value of lane `lane` (in mask) of record r, whose values (if any) follow it (the caller
+ * checks the record's size against nvals first). */
 static inline __u64 gp_warp_record_value(const struct gp_warp_record *r, unsigned lane)
 {
+	if (!r->mask || lane > 31)
+		return r->base;   /* not a record bpf_gpu_warp_output writes */
 	unsigned lowest = (unsigned)__builtin_ctz(r->mask);
 	if (!r->nvals)
 		return r->base + (__u64)((long long)r->stride * ((long long)lane - (long long)lowest));
