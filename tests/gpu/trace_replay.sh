@@ -2,10 +2,11 @@
 # On the GPU (issue 18): warp-record memory traces captured in full and replayed.
 #  1. patterns --divergent 65536 (tests/trace_replay/patterns.cu: coalesced, strided, random,
 #     shared-memory banks, a partial warp mask) traced by replay.bpf.o (every global and shared
-#     access, bpf_gpu_warp_output, lossless rings of 4 KiB per SM, which the trace overflows many
-#     times), once through `gpuprobe run --output` (binary capture, gpuprobe decode --json) and
-#     once through `gpuprobe run --json`: check.py requires exactly one record per warp access,
-#     each lane's address as the program computes it, nothing lost.
+#     access, bpf_gpu_warp_output, lossless), once through `gpuprobe run --output` (binary
+#     capture, gpuprobe decode --json; --output sizes rings to 256 KiB per SM) and once through
+#     `gpuprobe run --json` (1 MiB over the SMs: 4 KiB rings that the trace overflows many times,
+#     so producers wait): check.py requires exactly one record per warp access, each lane's
+#     address as the program computes it, nothing lost.
 #  2. cuda-samples' vectorAdd (50000 elements, 196 blocks of 256) under vectoradd.bpf.o
 #     (lossless warp records of every global load and store, and the kernel's A, B, C read at
 #     its entry): the sample passes, and the capture holds 3 * 1563 warp records (1562 full
