@@ -41,11 +41,17 @@ unset GPUPROBE_SEGMENT_DIR GPUPROBE_CAPTURE
 S=${CAP_SECONDS:-2}
 # the device side's warp records (bench/overhead/probes/memtrace_warp.bpf.c), when built: run too
 WARP=$BUILD/overhead/probes/memtrace_warp.bpf.o
+# captures are GBs: the folder with the most room of /dev/shm (memory) and the temporary folder
+avail_kb() { df -Pk "$1" 2>/dev/null | awk 'NR==2 {print $4}'; }
 if [ -z "${CAPDIR:-}" ]; then
-	if [ -w /dev/shm ]; then CAPDIR=$(mktemp -d /dev/shm/gpcap.XXXXXX); else CAPDIR=$(mktemp -d); fi
+	tmpd=${TMPDIR:-/tmp}
+	shm=$(avail_kb /dev/shm); shm=${shm:-0}; tmp=$(avail_kb "$tmpd"); tmp=${tmp:-0}
+	if [ -w /dev/shm ] && [ "$shm" -ge "$tmp" ]; then CAPDIR=$(mktemp -d /dev/shm/gpcap.XXXXXX); else CAPDIR=$(mktemp -d "$tmpd/gpcap.XXXXXX"); fi
 fi
 mkdir -p "$CAPDIR"
 trap 'rm -rf "$CAPDIR"' EXIT
+echo "capture folder: $CAPDIR, $(( $(avail_kb "$CAPDIR") / 1048576 )) GiB free"
+[ "$(avail_kb "$CAPDIR")" -ge $((8 * 1048576)) ] || echo "WARNING: less than 8 GiB free for captures: a lossless run may fill it (CAPDIR=... to choose)"
 nvidia-smi --query-gpu=name,driver_version,pcie.link.gen.current,pcie.link.width.current --format=csv,noheader | sed 's/^/gpu: /'
 echo "date: $(date -u +%Y-%m-%dT%H:%MZ)  seconds per run: $S  captures in: $CAPDIR"
 fail=0
@@ -83,6 +89,8 @@ for w in ${CAP_WORKLOADS:-copy vecadd}; do
 				bad "$w $n $mode: gpuprobe run exit $rc, no capture ($(head -c 400 "$OUT/$w-$n-$mode.err"))"
 				continue
 			fi
+			grep -q 'consumed and not written\|cannot write it' "$OUT/$w-$n-$mode.err" &&
+				bad "$w $n $mode: the capture file could not be written whole ($(grep -m1 'capture' "$OUT/$w-$n-$mode.err"))"
 			acc=$(echo "$cap" | awk '{print $9}'); launches=$(echo "$cap" | awk '{print $7}')
 			loop_ms=$(echo "$cap" | awk '{print $11}')
 			d0=$(date +%s.%N)
