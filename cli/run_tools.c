@@ -32,6 +32,7 @@ static const struct tool {
 	{"memcount", "loads, stores and atomics executed per kernel, every state space (gpu/mem)", NULL},
 	{"memtrace", "every global access as a ring record: address, size, direction, kernel (gpu/mem)", NULL},
 	{"opcodes", "PTX instructions executed per kernel by class: int, fp32, load, control... (gpu/bb)", NULL},
+	{"warptrace", "every global access of a warp as one lossless record: base + stride or each lane's address (gpu/mem)", NULL},
 };
 #define NTOOLS (sizeof(tools) / sizeof(tools[0]))
 

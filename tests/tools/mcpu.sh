@@ -13,7 +13,7 @@ echo 'int x;' >"$work/probe.c"
 clangs=$(for c in clang clang-14 clang-15 clang-16 clang-17 clang-18 clang-19; do command -v $c; done | sort -u)
 [ -n "$clangs" ] || { echo "SKIP: no clang"; exit 77; }
 # sites each tool's device probes have in vec_add.ptx (tools.sh checks the same at -O2)
-declare -A sites=([kcount]=2 [memcount]=4 [bbcount]=3 [memtrace]=4 [opcodes]=3 [divergence]=3
+declare -A sites=([kcount]=2 [memcount]=4 [bbcount]=3 [memtrace]=4 [warptrace]=4 [opcodes]=3 [divergence]=3
 		  [ktime]=2 [launches]=0 [blocks]=2)
 for v in v1 v2 v3 v4; do
 	cc=

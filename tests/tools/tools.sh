@@ -29,7 +29,8 @@ ktime       GPU time per kernel and a histogram of launch durations (gpu/block_b
 launches    launches per kernel and driver function, grid and block sizes (host/entry/cuLaunch*)
 memcount    loads, stores and atomics executed per kernel, every state space (gpu/mem)
 memtrace    every global access as a ring record: address, size, direction, kernel (gpu/mem)
-opcodes     PTX instructions executed per kernel by class: int, fp32, load, control... (gpu/bb)" \
+opcodes     PTX instructions executed per kernel by class: int, fp32, load, control... (gpu/bb)
+warptrace   every global access of a warp as one lossless record: base + stride or each lane's address (gpu/mem)" \
 	"$("$gp" tools 2>&1)"
 check "tools listed = tools in include/gpuprobe/tools" \
 	"$(cd "$repo/include/gpuprobe/tools" && ls *.bpf.c | sed 's/\.bpf\.c$//')" \
@@ -53,6 +54,7 @@ on_store (gpu/mem/store/*): OK, 28 insns, stack 16
 on_atomic (gpu/mem/atomic/*): OK, 28 insns, stack 16" "$(verify memcount)"
 check "verify bbcount" "on_bb (gpu/bb/*): OK, 55 insns, stack 16" "$(verify bbcount)"
 check "verify memtrace" "on_access (gpu/mem/global/*): OK, 22 insns, stack 24" "$(verify memtrace)"
+check "verify warptrace" "on_access (gpu/mem/global/*): OK, 17 insns, stack 0" "$(verify warptrace)"
 check "verify opcodes" "on_bb (gpu/bb/*): OK, 382 insns, stack 16" "$(verify opcodes)"
 check "verify divergence" "on_bb (gpu/bb/*): OK, 139 insns, stack 16" "$(verify divergence)"
 check "verify ktime" "on_begin (gpu/block_begin/*): OK, 38 insns, stack 24
@@ -63,7 +65,7 @@ check "verify launches" "on_launch (host/entry/cuLaunch*): OK, 287 insns, stack 
 
 # sites in a kernel of known shape (launches has host probes only: no site)
 ptx=$repo/tests/tools/vec_add.ptx
-for t in kcount:2 memcount:4 bbcount:3 memtrace:4 opcodes:3 divergence:3 ktime:2 blocks:2; do
+for t in kcount:2 memcount:4 bbcount:3 memtrace:4 warptrace:4 opcodes:3 divergence:3 ktime:2 blocks:2; do
 	name=${t%%:*} n=${t#*:}
 	got=$("$gp" ptx instrument -p "$tools/$name.bpf.o" -o "$work/$name.ptx" "$ptx" 2>&1)
 	check "ptx instrument -t $name" "gpuprobe: $ptx: $n probe sites in 1 functions" "$got"
@@ -119,7 +121,7 @@ usage() {   # usage EXPECTED-LINE ARGS...: exit 2, one line, the application nev
 	check "run $*" "$want" "$got"
 	[ -e "$work/started" ] && { echo "FAIL: run $*: the application started"; fail=1; }
 }
-usage "gpuprobe: run: -t nosuch: no such tool (tools: bbcount, blocks, divergence, kcount, ktime, launches, memcount, memtrace, opcodes; see 'gpuprobe tools')" -t nosuch
+usage "gpuprobe: run: -t nosuch: no such tool (tools: bbcount, blocks, divergence, kcount, ktime, launches, memcount, memtrace, opcodes, warptrace; see 'gpuprobe tools')" -t nosuch
 usage "gpuprobe: run: -k needs a kernel name or glob (see 'gpuprobe run --help')" -k ''
 usage "gpuprobe: run: --launch-count 0: expected a whole number from 1 to 4294967295" --launch-count 0
 usage "gpuprobe: run: --launch-skip -1: expected a whole number from 0 to 4294967295" --launch-skip -1

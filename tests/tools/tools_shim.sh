@@ -19,7 +19,7 @@ run() {   # run TOOL [app args...] [-- run options]: stdout in $tmp/out, stderr 
 	GPUPROBE_REAL_LIBCUDA=$fake GPUPROBE_CACHE_DIR=$tmp/cache "$gp" run -t "$t" ${opts[@]+"${opts[@]}"} -- \
 		"$app" "$shim" "$ptx" ${args[@]+"${args[@]}"} >"$tmp/out" 2>"$tmp/err"
 }
-for t in kcount ktime bbcount opcodes divergence memcount memtrace; do
+for t in kcount ktime bbcount opcodes divergence memcount memtrace warptrace; do
 	run $t
 	rc=$?
 	n=$(grep -c '^fake: launch k_use instrumented' "$tmp/out")
