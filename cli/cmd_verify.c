@@ -316,7 +316,11 @@ int cmd_verify(int argc, char **argv)
 					if (atomic_only[m])
 						fprintf(out, "  map %s: changed only by atomic add (sharded per SM)\n",
 							maps[m].name);
-			if (verbose && !root && o.additive)
+			if (verbose && !root && o.additive == 2)
+				fprintf(out, "  additive: yes, after a first run (the sites of a basic block "
+					     "with equal context bytes may be counted by a run of weight 1 and "
+					     "one with its adds multiplied: it inserts into a hash map)\n");
+			else if (verbose && !root && o.additive)
 				fprintf(out, "  additive: yes (the sites of a basic block with equal context "
 					     "bytes may be counted by one run with its adds multiplied)\n");
 			else if (verbose && !root)

@@ -64,13 +64,19 @@ struct gp_verify_opts {
 	   must be the program's instruction count, else it is ignored. */
 	const struct gp_verify_srcinfo *src;
 	/* out: 1 when the program is additive (ebpf/verifier_additive.c): it calls no helper but
-	   map_lookup_elem on ARRAY/PERCPU_ARRAY maps with a key on the stack, changes map values
+	   map_lookup_elem on ARRAY/PERCPU_ARRAY maps with a key on the stack (or, for 2 below, a
+	   HASH map), changes map values
 	   only by atomic add without fetch, reads no map value (but .rodata), no ring-buffer
 	   memory, and no context byte that can differ between runs of one site by one thread (a
 	   memory access's address, clocks, a function's arguments), and makes no BPF-to-BPF call.
 	   N runs of it at sites whose ctx_read bytes hold equal values then do what one run does
 	   with every add multiplied by N: the instrumentation may count a basic block's sites
-	   with one call (ptx-frontend/instrument.h, weighted sites). */
+	   with one call (ptx-frontend/instrument.h, weighted sites).
+	   2: the same with a HASH map too (lookups and BPF_NOEXIST inserts whose result is not
+	   read, of one key of one map, whose stack bytes nothing changes after its first use, in
+	   a program without loops: gp_count's idiom): a run may insert the key the next run finds,
+	   so runs 2..N are alike but the first may differ: one run of weight 1, then one of weight
+	   N-1, do what N runs do. */
 	int additive;
 	char additive_why[160];                    /* out: when not additive, the first reason
 	                                              ("insn 7: reads a map value") */

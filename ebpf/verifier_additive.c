@@ -12,7 +12,15 @@
  * are the same at every such site, so every run takes the same path, looks up the same elements
  * and adds the same values. The check runs on the verifier's own register types, at every
  * instruction of every explored path (a pruned path is covered by the state that pruned it: the
- * types compare exactly). */
+ * types compare exactly).
+ *
+ * Hash maps (additive == 2): the counting idiom `v = lookup(k); if (!v) { update(k, &zero,
+ * BPF_NOEXIST); v = lookup(k); } if (v) add(v, n)` (gp_count, one-liners' count()) depends on
+ * whether the key is there, which the run itself may change. Keys are never removed (no delete
+ * helper, no LRU map) and a map only fills, so with one key of one map, looked up with bytes that
+ * nothing rewrites after the first lookup, a run that follows another at the same site finds
+ * what the one after it finds: runs 2..N are alike, run 1 alone may differ. One run of weight 1
+ * and one of weight N-1 then do what N runs do (the instrumentation's "first run"). */
 #include "ebpf/verifier_priv.h"
 
 #include "gpuprobe/context.h"
@@ -20,6 +28,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #ifndef BPF_ATOMIC
@@ -90,6 +99,64 @@ static bool array_map(const struct gpv_env *env, int map)
 	return t == BPF_MAP_TYPE_ARRAY || t == BPF_MAP_TYPE_PERCPU_ARRAY;
 }
 
+/* A hash map whose keys stay once inserted (not LRU, which evicts). */
+static bool hash_map(const struct gpv_env *env, int map)
+{
+	return map >= 0 && (size_t)map < env->opts->nmaps &&
+	       env->opts->maps[map].type == BPF_MAP_TYPE_HASH;
+}
+
+/* Frame bytes [lo, hi) a store through a stack pointer may write, kept per instruction. */
+static void stack_write(struct gpv_env *env, const struct gpv_reg *dst, int off, int size)
+{
+	if (!env->stack_write_lo)
+		return;
+	int lo = -GPV_STACK, hi = 0;   /* a variable offset: anywhere */
+	if (tnum_is_const(dst->var)) {
+		lo = dst->off + off + (int)dst->var.value;
+		hi = lo + size;
+	}
+	int16_t *l = &env->stack_write_lo[env->idx], *h = &env->stack_write_hi[env->idx];
+	if (*l == *h) {   /* none yet */
+		*l = (int16_t)lo;
+		*h = (int16_t)hi;
+	} else {
+		*l = (int16_t)(lo < *l ? lo : *l);
+		*h = (int16_t)(hi > *h ? hi : *h);
+	}
+}
+
+/* A lookup or NOEXIST insert on a hash map: the program's one key of its one hash map. */
+static void hash_call(struct gpv_env *env, const struct bpf_insn *insn)
+{
+	const struct gpv_reg *regs = cur_regs(env);
+	const struct gpv_reg *key = &regs[BPF_REG_2];
+	int map = regs[BPF_REG_1].map;
+	if (key->type != T_PTR_STACK || !tnum_is_const(key->var)) {
+		not_additive(env, "a hash key outside the stack or at a variable offset");
+		return;
+	}
+	int off = key->off + (int)key->var.value;
+	if (env->hash_map < 0) {
+		env->hash_map = map;
+		env->hash_key_off = off;
+	} else if (env->hash_map != map || env->hash_key_off != off) {
+		not_additive(env, "a second hash map or key (one key of one hash map is additive)");
+		return;
+	}
+	if (env->hash_first < 0 || env->idx < env->hash_first)
+		env->hash_first = env->idx;
+	if (insn->imm != BPF_FUNC_map_update_elem)
+		return;
+	const struct gpv_reg *val = &regs[BPF_REG_3], *flags = &regs[BPF_REG_4];
+	if (!reg_is_const(flags) || flags->var.value != BPF_NOEXIST)
+		not_additive(env, "an update whose flags are not a known BPF_NOEXIST");
+	else if (val->type != T_PTR_STACK)
+		not_additive(env, "an inserted value outside the stack");
+	else if (env->idx + 1 < env->n && (env->live[env->idx + 1] & 1))
+		not_additive(env, "reads what the update returns");
+}
+
 static void ctx_read(struct gpv_env *env, const struct gpv_reg *ptr, int off, int size)
 {
 	if (!tnum_is_const(ptr->var))
@@ -132,13 +199,18 @@ void gpv_additive_step(struct gpv_env *env, const struct bpf_insn *insn)
 	case BPF_ST:
 	case BPF_STX: {
 		const struct gpv_reg *dst = &regs[insn->dst_reg];
-		if (dst->type == T_PTR_STACK)
-			return;   /* the thread's own frame */
+		if (dst->type == T_PTR_STACK) {   /* the thread's own frame */
+			int size = BPF_SIZE(insn->code) == BPF_DW ? 8 : BPF_SIZE(insn->code) == BPF_W ? 4
+				 : BPF_SIZE(insn->code) == BPF_H ? 2 : 1;
+			stack_write(env, dst, insn->off, size);
+			return;
+		}
 		if (cls == BPF_STX && BPF_MODE(insn->code) == BPF_ATOMIC) {
 			if (insn->imm != BPF_ADD)
 				not_additive(env, "an atomic operation other than add without fetch");
-			else if (dst->type != T_PTR_MAP_VALUE || !array_map(env, dst->map))
-				not_additive(env, "an atomic add outside an array map's value");
+			else if (dst->type != T_PTR_MAP_VALUE ||
+				 (!array_map(env, dst->map) && !hash_map(env, dst->map)))
+				not_additive(env, "an atomic add outside an array or hash map's value");
 			return;
 		}
 		not_additive(env, "a store outside the stack");
@@ -152,17 +224,23 @@ void gpv_additive_step(struct gpv_env *env, const struct bpf_insn *insn)
 			not_additive(env, "a BPF-to-BPF call");
 			return;
 		}
+		if (insn->src_reg == 0 && (insn->imm == BPF_FUNC_map_lookup_elem ||
+					   insn->imm == BPF_FUNC_map_update_elem) &&
+		    regs[BPF_REG_1].type == T_CONST_MAP_PTR && hash_map(env, regs[BPF_REG_1].map)) {
+			hash_call(env, insn);
+			return;
+		}
 		if (insn->src_reg != 0 || insn->imm != BPF_FUNC_map_lookup_elem) {
 			const char *name = insn->src_reg ? NULL : gpv_helper_name(insn->imm);
 			if (!name)
 				not_additive(env, "calls a function that is not a helper");
 			else
-				not_additive(env, "calls %s%s (only bpf_map_lookup_elem on an array map is additive)",
+				not_additive(env, "calls %s%s (only map lookups and hash inserts are additive)",
 					     strncmp(name, "bpf_", 4) ? "bpf_" : "", name);
 			return;
 		}
 		if (regs[BPF_REG_1].type != T_CONST_MAP_PTR || !array_map(env, regs[BPF_REG_1].map))
-			not_additive(env, "looks up a map that is not an array (a hash lookup can miss one run and hit the next)");
+			not_additive(env, "looks up a map that is neither an array nor a hash map");
 		else if (regs[BPF_REG_2].type != T_PTR_STACK)
 			not_additive(env, "a lookup key outside the stack");
 		return;
@@ -179,16 +257,54 @@ void gpv_additive_start(struct gpv_env *env)
 	o->ctx_read[0] = o->ctx_read[1] = 0;
 	struct span v[4];
 	env->not_additive = false;
+	env->hash_map = env->hash_key_off = env->hash_first = -1;
+	env->stack_write_lo = calloc((size_t)env->n + 1, sizeof(int16_t));
+	env->stack_write_hi = calloc((size_t)env->n + 1, sizeof(int16_t));
+	if (!env->stack_write_lo || !env->stack_write_hi) {
+		env->not_additive = true;
+		snprintf(o->additive_why, sizeof(o->additive_why), "out of memory");
+	}
 	if (variant_bytes(o->attach, v) == (size_t)-1) {
 		env->not_additive = true;
 		snprintf(o->additive_why, sizeof(o->additive_why), "the attach point has no device sites");
 	}
 }
 
+/* The hash key's bytes are what the first lookup read, on every path: no loop brings a store
+ * back above it, and no store after it (instructions run in index order without loops) touches
+ * them. */
+static void hash_key_kept(struct gpv_env *env)
+{
+	if (env->not_additive || env->hash_map < 0)
+		return;
+	if (env->has_loop) {
+		env->not_additive = true;
+		snprintf(env->opts->additive_why, sizeof(env->opts->additive_why),
+			 "a loop in a program that uses a hash map");
+		return;
+	}
+	int lo = env->hash_key_off, hi = lo + (int)env->opts->maps[env->hash_map].key_size;
+	for (int i = env->hash_first + 1; i < env->n; i++) {
+		int16_t l = env->stack_write_lo[i], h = env->stack_write_hi[i];
+		if (l != h && l < hi && h > lo) {
+			env->not_additive = true;
+			snprintf(env->opts->additive_why, sizeof(env->opts->additive_why),
+				 "insn %d: changes the hash key after its first use (insn %d)", i,
+				 env->hash_first);
+			return;
+		}
+	}
+}
+
 void gpv_additive_finish(struct gpv_env *env, int ret)
 {
 	struct gp_verify_opts *o = env->opts;
-	o->additive = !ret && !env->not_additive;
+	if (!ret && env->stack_write_lo)
+		hash_key_kept(env);
+	free(env->stack_write_lo);
+	free(env->stack_write_hi);
+	env->stack_write_lo = env->stack_write_hi = NULL;
+	o->additive = !ret && !env->not_additive ? (env->hash_map >= 0 ? 2 : 1) : 0;
 	if (ret) {
 		o->additive_why[0] = 0;
 		o->ctx_read[0] = o->ctx_read[1] = 0;

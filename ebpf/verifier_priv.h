@@ -180,6 +180,9 @@ struct gpv_env {
 	uint8_t *map_plain_write;
 	uint8_t *map_atomic_add;
 	bool not_additive;                 /* verifier_additive.c: a reason was found */
+	int hash_map, hash_key_off;        /* the one hash map and key (frame offset) it uses, -1 */
+	int hash_first;                    /* the first instruction calling a helper on it */
+	int16_t *stack_write_lo, *stack_write_hi;   /* per instruction: frame bytes it may write */
 
 	/* warnings (verifier_race.c): instructions already warned about */
 	uint8_t *warned;

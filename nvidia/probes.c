@@ -515,6 +515,7 @@ static int instrument_uncached(struct gp_nv_probes *ps, const char *ptx, size_t 
 		 * (ptx-frontend/instrument.h); GPUPROBE_AGGREGATE=0: one call per site as before */
 		probe.weighted = p->additive && p->prog->attach == GP_ATTACH_MEM &&
 				 gp_env_flag(GP_VAR_AGGREGATE);
+		probe.first_run = p->additive == 2;
 		probe.ctx_key[0] = p->ctx_read[0];
 		probe.ctx_key[1] = p->ctx_read[1];
 		struct gp_lower_opts lo = {

@@ -728,11 +728,21 @@ static int sites_mem_weighted(struct fn *fn, const struct gp_inst_probe *p)
 	}
 	inst_merge_sites(fn->stmts, fn->n, key, n);
 	for (size_t k = 0; k < n; k++) {
-		if (!key[k].weight) {
+		/* a first run of weight 1, then one of the rest; a pair gains nothing from it:
+		 * each site keeps its own call */
+		bool pair = p->first_run && key[key[k].leader].weight == 2;
+		if (!key[k].weight && !pair) {
 			fn->st->merged++;
 			continue;
 		}
-		site_mem_emit(fn, p, &ms[k], key[k].weight);
+		if (pair) {
+			site_mem_emit(fn, p, &ms[k], 1);
+		} else if (p->first_run && key[k].weight > 1) {
+			site_mem_emit(fn, p, &ms[k], 1);
+			site_mem_emit(fn, p, &ms[k], key[k].weight - 1);
+		} else {
+			site_mem_emit(fn, p, &ms[k], key[k].weight);
+		}
 	}
 	free(key);
 	free(ms);

@@ -59,6 +59,9 @@ struct gp_inst_probe {
 	 * leave. Every other site passes weight 1. (GPUPROBE_AGGREGATE=0: the pipeline does not
 	 * set it.) */
 	int weighted;
+	/* weighted only: a merged group of N >= 2 sites makes two calls, weight 1 then N-1 (the
+	 * probe's first run may insert a hash key later runs find: gp_verify_opts.additive 2) */
+	int first_run;
 	uint64_t ctx_key[2];       /* bytes of the context the probe reads (gp_verify_opts.ctx_read) */
 };
 

@@ -25,6 +25,7 @@ struct inst_msite {
 	                         site fills that the probe reads (others 0) */
 	unsigned weight;      /* out: 0, counted by an earlier site's call; else how many sites
 	                         (itself included) its call counts */
+	size_t leader;        /* out: the site whose call counts it (itself when weight > 0) */
 };
 
 /* Merge the n sites (in statement order) of one function whose statements, before any

@@ -102,9 +102,11 @@ void inst_merge_sites(ir_stmt *const *stmts, size_t nstmts, struct inst_msite *s
 			if (g < nopen) {
 				sites[open[g].leader].weight++;
 				sites[k].weight = 0;
+				sites[k].leader = open[g].leader;
 				continue;
 			}
 			sites[k].weight = 1;
+			sites[k].leader = k;
 			if (nopen == MAX_OPEN)
 				continue;   /* its own call: still exact */
 			open[nopen++] = (struct group){k, in->guard, in->guard_neg};
@@ -119,6 +121,8 @@ void inst_merge_sites(ir_stmt *const *stmts, size_t nstmts, struct inst_msite *s
 				g++;
 		}
 	}
-	for (; k < n; k++)
+	for (; k < n; k++) {
 		sites[k].weight = 1;   /* not at a statement given (a caller's bug): each its own */
+		sites[k].leader = k;
+	}
 }

@@ -21,7 +21,7 @@ CC=${CC:-cc}
 rm -rf "$W" && mkdir -p "$W/rt" && chmod 700 "$W/rt" || exit 1
 fail=0
 check() { if [ "$2" = "$3" ]; then echo "ok   $1"; else echo "FAIL $1"; echo "  expected: $2"; echo "  got:      $3"; fail=1; fi; }
-for p in count_dir agg_bytes agg_addr count_hash; do
+for p in count_dir agg_bytes agg_hash agg_addr count_hash; do
 	"$CLANG" -target bpf -O2 -g -I/usr/include/x86_64-linux-gnu -I"$SRC/include" \
 		-c "$SRC/tests/e2e/probes/$p.bpf.c" -o "$W/$p.bpf.o" || exit 2
 done
@@ -29,7 +29,8 @@ additive() { "$GP" verify -v "$W/$1.bpf.o" | grep '^  additive:' | sort -u; }
 check "verify: count_dir is additive" "  additive: yes (the sites of a basic block with equal context bytes may be counted by one run with its adds multiplied)" "$(additive count_dir)"
 check "verify: agg_bytes (adds ctx->size) is additive" "  additive: yes (the sites of a basic block with equal context bytes may be counted by one run with its adds multiplied)" "$(additive agg_bytes)"
 check "verify: agg_addr (reads ctx->addr) is not" "  additive: no (insn 0: reads context bytes 0-7, which change from one run to the next)" "$(additive agg_addr)"
-check "verify: count_hash (HASH lookups) is not" "  additive: no (insn 8: looks up a map that is not an array (a hash lookup can miss one run and hit the next))" "$(additive count_hash)"
+check "verify: agg_hash (gp_count on a HASH) is, after a first run" "  additive: yes, after a first run (the sites of a basic block with equal context bytes may be counted by a run of weight 1 and one with its adds multiplied: it inserts into a hash map)" "$(additive agg_hash)"
+check "verify: count_hash (reads the insert's result) is not" "  additive: no (insn 17: reads what the update returns)" "$(additive count_hash)"
 
 B=$SRC/tests/e2e/aggregate/block.ptx
 weights() { grep -o '__gp_wt\], [0-9]*' "$1" | awk '{ printf "%s%s", s, $2; s = " " }'; }
@@ -44,13 +45,17 @@ check "count_dir: the guarded calls are behind their guard's skip" "3 1" \
 GPUPROBE_INLINE=0 "$GP" ptx instrument -p "$W/agg_bytes.bpf.o" "$B" -o "$W/agg_bytes.ool.ptx" 2>/dev/null
 check "agg_bytes: weights (global loads, stores and atomic, %p1, !%p1, %p1, new %p1, shared 2, loop 2, store)" \
 	"8 1 1 1 1 2 2 1" "$(weights "$W/agg_bytes.ool.ptx")"
+# a hash counter: a group of N makes a call of weight 1 and one of N-1 (the first run may insert)
+GPUPROBE_INLINE=0 "$GP" ptx instrument -p "$W/agg_hash.bpf.o" "$B" -o "$W/agg_hash.ool.ptx" 2>/dev/null
+check "agg_hash: weights (count_dir's, each group of N as 1 and N-1)" \
+	"1 5 1 1 1 1 1 2 1 1 1 1" "$(weights "$W/agg_hash.ool.ptx")"
 GPUPROBE_INLINE=0 "$GP" ptx instrument -p "$W/agg_addr.bpf.o" "$B" -o "$W/addr.ptx" 2>"$W/addr.err"
 check "agg_addr: a call per site, no weight" "gpuprobe: $B: 17 probe sites in 1 functions 0" \
 	"$(cat "$W/addr.err") $(grep -c __gp_wt "$W/addr.ptx")"
 GPUPROBE_AGGREGATE=0 GPUPROBE_INLINE=0 "$GP" ptx instrument -p "$W/count_dir.bpf.o" "$B" -o "$W/off.ptx" 2>"$W/off.err"
 check "GPUPROBE_AGGREGATE=0: a call per site, no weight" "gpuprobe: $B: 17 probe sites in 1 functions 0" \
 	"$(cat "$W/off.err") $(grep -c __gp_wt "$W/off.ptx")"
-for p in count_dir agg_bytes; do
+for p in count_dir agg_bytes agg_hash; do
 	"$GP" ptx instrument --sms 132 -p "$W/$p.bpf.o" "$B" -o "$W/$p.inl.ptx" 2>/dev/null
 	check "$p inlined: the weights are immediates" "$(weights "$W/$p.ool.ptx")" \
 		"$(grep -oE '_wt, [0-9]+;' "$W/$p.inl.ptx" | grep -oE '[0-9]+' | paste -sd' ')"
@@ -79,7 +84,7 @@ st=$(run plain 1 "" "$W/ptx_launch" "$B" agg 2 128 3840)
 grep -q '^ptx_launch: agg sum=' "$W/plain.out" ||
 	{ echo "SKIP (PoCL half): block.ptx does not run on the own driver here: $(tail -2 "$W/plain.err")"; exit $fail; }
 maps() { grep -E '^@' "$W/$1.err" | sort; }
-for p in count_dir agg_bytes; do
+for p in count_dir agg_bytes agg_hash; do
 	for a in 1 0; do
 		check "block.ptx, $p, GPUPROBE_AGGREGATE=$a: exit 0" 0 "$(run "$p.$a" $a $p "$W/ptx_launch" "$B" agg 2 128 3840)"
 		check "block.ptx, $p, GPUPROBE_AGGREGATE=$a: the kernel's results as without probes" \
@@ -93,9 +98,15 @@ check "block.ptx, count_dir: loads 3584, stores 1024, atomics 256" "@by_dir[1]: 
 @by_dir[2]: 1024
 @by_dir[3]: 256" "$(maps count_dir.1)"
 check "block.ptx, count_dir: the same without aggregation" "$(maps count_dir.1)" "$(maps count_dir.0)"
+check "block.ptx, agg_hash: loads 3584, stores 1024, atomics 256, on and off" "@dirs[1]: 3584
+@dirs[2]: 1024
+@dirs[3]: 256
+@dirs[1]: 3584
+@dirs[2]: 1024
+@dirs[3]: 256" "$(maps agg_hash.1; maps agg_hash.0)"
 # out of line (GPUPROBE_INLINE=0): the weight is the probe's parameter at run time, and the
 # weighted add takes its second, predicated form (ebpf/lower_mem.c weighted_add)
-for p in count_dir agg_bytes; do
+for p in count_dir agg_bytes agg_hash; do
 	GPUPROBE_INLINE=0 run "$p.ool" 1 $p "$W/ptx_launch" "$B" agg 2 128 3840 >/dev/null
 	check "block.ptx, $p, out of line: the same maps" "$(maps $p.0)" "$(maps $p.ool)"
 done

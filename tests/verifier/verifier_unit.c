@@ -76,7 +76,8 @@ struct tcase {
 	int expect_stack;                 /* >= 0: expected stack_depth */
 	const char *atomic_only;          /* expected map_atomic_only as "10.." (NULL: not checked) */
 	unsigned max_states;
-	const char *additive;             /* "yes", or the reason it is not (NULL: not checked) */
+	const char *additive;             /* "yes", "yes, after a first run" (hash maps), or the
+	                                     reason it is not (NULL: not checked) */
 };
 
 static void run(const struct tcase *t)
@@ -129,7 +130,7 @@ static void run(const struct tcase *t)
 	ao[NMAPS] = 0;
 	if (t->atomic_only && strcmp(ao, t->atomic_only))
 		ok = 0;
-	const char *add = o.additive ? "yes" : o.additive_why;
+	const char *add = o.additive == 2 ? "yes, after a first run" : o.additive ? "yes" : o.additive_why;
 	if (t->additive && strcmp(add, t->additive)) {
 		ok = 0;
 		printf("  additive: '%s' (want '%s')\n", add, t->additive);
@@ -170,6 +171,9 @@ static const struct bpf_insn raw_ld_abs[] = {I(BPF_LD | BPF_ABS | BPF_W, 0, 0, 0
 #define ADD_COUNT(KEY, USE) \
 	KEY "and %r2, 0\nstxw [%r10-4], %r2\nmov %r2, %r10\nadd %r2, -4\n" \
 	"lddw %r1, 0x4d41500000000001\ncall 1\njeq %r0, 0, +2\nmov %r1, 1\n" USE "mov %r0, 0\nexit\n"
+
+/* r1 = the hash m2, r2 = its 8-byte key 0 at fp-8 (5 instructions) */
+#define HASH_KEY "stdw [%r10-8], 0\nmov %r2, %r10\nadd %r2, -8\nlddw %r1, 0x4d41500000000002\n"
 
 /* lookup of map M with key 0 on the stack; r0 = value or null */
 #define LOOKUP(m) \
@@ -323,12 +327,26 @@ static const struct tcase tests[] = {
 	 .attach = GP_ATTACH_MEM, .ret = 0, .expect_stack = -1, .additive = "insn 10: reads a map value"},
 	{"additive_no_value_store", ADD_COUNT("ldxb %r2, [%r1+13]\n", "stxdw [%r0+0], %r1\n"),
 	 .attach = GP_ATTACH_MEM, .ret = 0, .expect_stack = -1, .additive = "insn 10: a store outside the stack"},
-	{"additive_no_hash", "stdw [%r10-8], 0\nmov %r2, %r10\nadd %r2, -8\nlddw %r1, 0x4d41500000000002\n"
-	 "call 1\nmov %r0, 0\nexit\n", .attach = GP_ATTACH_MEM, .ret = 0,
-	 .expect_stack = -1,
-	 .additive = "insn 5: looks up a map that is not an array (a hash lookup can miss one run and hit the next)"},
+	/* hash maps (additive 2): one key of one map, looked up and inserted with BPF_NOEXIST */
+	{"additive_hash_lookup", HASH_KEY "call 1\nmov %r0, 0\nexit\n", .attach = GP_ATTACH_MEM, .ret = 0,
+	 .expect_stack = -1, .additive = "yes, after a first run"},
+	{"additive_hash_count", NOEXIST_COUNT("mov %r4, 1\n"), .attach = E, .ret = 0, .expect_stack = -1,
+	 .additive = "yes, after a first run"},
+	{"additive_hash_update_any", NOEXIST_COUNT("mov %r4, 0\n"), .attach = E, .ret = 0, .expect_stack = -1,
+	 .additive = "insn 10: an update whose flags are not a known BPF_NOEXIST"},
+	{"additive_hash_two_keys", HASH_KEY "call 1\nstdw [%r10-16], 0\nmov %r2, %r10\nadd %r2, -16\n"
+	 "lddw %r1, 0x4d41500000000002\ncall 1\nmov %r0, 0\nexit\n", .attach = GP_ATTACH_MEM, .ret = 0,
+	 .expect_stack = -1, .additive = "insn 11: a second hash map or key (one key of one hash map is additive)"},
+	{"additive_hash_key_changed", HASH_KEY "call 1\n" HASH_KEY "call 1\nmov %r0, 0\nexit\n",
+	 .attach = GP_ATTACH_MEM, .ret = 0, .expect_stack = -1,
+	 .additive = "insn 6: changes the hash key after its first use (insn 5)"},
+	{"additive_hash_update_result", "stdw [%r10-16], 0\n" HASH_KEY "mov %r3, %r10\nadd %r3, -16\nmov %r4, 1\n"
+	 "call 2\nmov %r6, %r0\nmov %r0, %r6\nexit\n", .attach = GP_ATTACH_MEM, .ret = 0, .expect_stack = -1,
+	 .additive = "insn 9: reads what the update returns"},
+	{"additive_hash_loop", "mov %r6, 0\nadd %r6, 1\njlt %r6, 3, -2\n" HASH_KEY "call 1\nmov %r0, 0\nexit\n",
+	 .attach = GP_ATTACH_MEM, .ret = 0, .expect_stack = -1, .additive = "a loop in a program that uses a hash map"},
 	{"additive_no_other_helper", "call 509\nexit\n", .attach = GP_ATTACH_MEM, .ret = 0, .expect_stack = -1,
-	 .additive = "insn 0: calls bpf_get_sm_id (only bpf_map_lookup_elem on an array map is additive)"},
+	 .additive = "insn 0: calls bpf_get_sm_id (only map lookups and hash inserts are additive)"},
 	{"additive_no_timestamp", "ldxdw %r0, [%r1+56]\nmov %r0, 0\nexit\n", .attach = GP_ATTACH_BARRIER,
 	 .ret = 0, .expect_stack = -1,
 	 .additive = "insn 0: reads context bytes 56-63, which change from one run to the next"},
