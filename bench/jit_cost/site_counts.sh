@@ -1,6 +1,6 @@
 #!/bin/bash
 # bench/jit_cost: what one probe makes of each program's module, with and without aggregated
-# memory sites (GPUPROBE_AGGREGATE): the probe calls spliced in (and the sites they count), the
+# memory sites (GPUPROBE_AGGREGATE): the probe calls spliced in (and the accesses they count), the
 # module's PTX instructions, and the SASS instructions ptxas -arch=sm_90 makes of it (the cubin's
 # .text sections, 16 bytes an instruction, NOPs left out). Programs as ptxas_cost.sh (nvcc -arch=sm_90 -ptx of
 # app-regressions' fft, fma, chemv); the probe is app-regressions' memcount unless given.
@@ -38,10 +38,11 @@ for prog in fft fma chemv; do
 	for a in 0 1; do
 		GPUPROBE_AGGREGATE=$a "$GP" ptx instrument --sms 132 -p "$W/p.bpf.o" "$W/$prog.ptx" \
 			-o "$W/$prog.$a.ptx" 2>"$W/$prog.$a.err" || { echo "$prog: instrument failed"; continue; }
-		calls=$(grep -oE '[0-9]+ probe sites' "$W/$prog.$a.err" | grep -oE '^[0-9]+')
-		more=$(grep -oE '\([0-9]+ more' "$W/$prog.$a.err" | grep -oE '[0-9]+')
+		calls=$(grep -E "^gpuprobe: $W/$prog.ptx: [0-9]+ probe sites" "$W/$prog.$a.err" |
+			grep -oE '[0-9]+ probe sites' | grep -oE '^[0-9]+')
+		[ $a = 0 ] && sites=$calls   # a call per access: the accesses
 		"$PTXAS" -arch=sm_90 "$W/$prog.$a.ptx" -o "$W/$prog.$a.cubin" || { echo "$prog: ptxas failed"; continue; }
 		printf '%-8s %-12s %7s %7s %9s %9s\n' "$prog" "$([ $a = 1 ] && echo on || echo off)" "$calls" \
-			"$((calls + ${more:-0}))" "$(insns "$W/$prog.$a.ptx")" "$(sass "$W/$prog.$a.cubin")"
+			"$sites" "$(insns "$W/$prog.$a.ptx")" "$(sass "$W/$prog.$a.cubin")"
 	done
 done
