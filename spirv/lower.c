@@ -725,6 +725,8 @@ static int lower_func(lw *c, struct lw_func_info *fi, ir_module *am)
 	c->in_block = false;
 	c->clock_var = 0;
 	c->carry_var = 0;
+	c->token_var = 0;
+	c->token_escaped = false;
 	c->alloca_arena = c->alloca_top = 0;
 	c->vars.n = c->prologue.n = c->body.n = 0;
 

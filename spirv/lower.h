@@ -80,6 +80,7 @@ typedef struct lw {
 	uint32_t tex_texel;      /* the texel-fetch helper function (lower_tex.c); 0 until used */
 	uint32_t heap, heap_top;  /* device malloc's heap and its offset; 0 until used */
 	uint32_t fence_word;     /* CrossWorkgroup u32 that fences (membar) apply to */
+	uint32_t token_word;     /* CrossWorkgroup u64 behind the region token (lower_region.c); 0 until used */
 	uint32_t builtins[16];   /* BuiltIn Input variables by enum lw_builtin; 0 until used */
 	struct lw_func_info *funcs;
 	size_t nfuncs;
@@ -100,6 +101,8 @@ typedef struct lw {
 	uint32_t ret_block;      /* kernel: the block that returns */
 	uint32_t clock_var;      /* per-thread counter behind %clock */
 	uint32_t carry_var;      /* the carry flag of add.cc/addc chains */
+	uint32_t token_var;      /* the region token (lower_region.c); 0 until used */
+	bool token_escaped;      /* this function stores the token's address (lower_region.c) */
 	uint32_t alloca_arena, alloca_top; /* alloca: a private arena and its bump offset */
 	const ir_stmt *cur;      /* for error lines */
 	const char *const *skip_names; /* functions to leave out (spirv_lower_module's second pass) */
@@ -155,6 +158,11 @@ uint32_t lw_builtin_load(lw *c, enum lw_builtin b, unsigned comp); /* u32 */
 uint32_t lw_linear_tid(lw *c);   /* u32 */
 uint32_t lw_block_threads(lw *c); /* u32 */
 void lw_barrier(lw *c);
+
+/* The region token (lower_region.c): a u64 0 that LLVM cannot carry across a barrier, so that
+ * `reg + imm` addresses are not hoisted out of loops past barriers (PoCL saves each per thread). */
+void lw_region_after_barrier(lw *c);
+uint32_t lw_region_token(lw *c); /* u64 */
 
 /* Declarations: bytes a declaration occupies (*open for `[]`), and its initializer's bytes. */
 uint64_t lw_decl_bytes(const ir_decl *d, bool *open);

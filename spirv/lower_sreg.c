@@ -60,6 +60,7 @@ void lw_barrier(lw *c)
 		       SpvMemorySemanticsCrossWorkgroupMemoryMask;
 	spv_op(&c->body, SpvOpControlBarrier, 3, lw_u32(c, SpvScopeWorkgroup), lw_u32(c, SpvScopeWorkgroup),
 	       lw_u32(c, sem));
+	lw_region_after_barrier(c);
 }
 
 static int comp_of(const char *suffix)

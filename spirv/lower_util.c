@@ -473,18 +473,31 @@ uint32_t lw_address(lw *c, const ir_operand *op, enum ir_space sp, ptype t, SpvS
 					: lw_read(c, &(ir_operand){.kind = IR_OPND_REG, .name = base}, PT('u', 64));
 		if (!a)
 			return 0;
-		if (off)
-			a = lw_op2(c, SpvOpIAdd, spv_t_int(c->e, 64), a, lw_u64(c, (uint64_t)off));
 	}
+	/* reg + imm: the pointer of reg + region token (lower_region.c), then imm added to the
+	 * pointer. Integer additions of both would be reassociated as (reg + imm) + token, and a
+	 * pointer step by the token before imm's would be swapped by InstCombine: either way LLVM
+	 * hoists reg + imm out of the loop again. */
+	ptype at = t;
+	if (base && off) {
+		a = lw_op2(c, SpvOpIAdd, spv_t_int(c->e, 64), a, lw_region_token(c));
+		at = PT('u', 8);
+	}
+	uint32_t p;
+	SpvStorageClass sc = sp == IR_SPACE_SHARED ? SpvStorageClassWorkgroup : space_sc(sp);
 	if (sp == IR_SPACE_SHARED) {
 		if (!c->shared_window)
 			return lw_fail(c, "shared-memory access but the module declares no .shared variable"), 0;
-		*sc_out = SpvStorageClassWorkgroup;
-		return byte_offset_ptr(c, c->shared_window, SpvStorageClassWorkgroup, a, t);
+		p = byte_offset_ptr(c, c->shared_window, SpvStorageClassWorkgroup, a, at);
+	} else {
+		p = lw_op1(c, SpvOpConvertUToPtr, spv_t_ptr(c->e, sc, lw_type(c, at)), a);
 	}
-	SpvStorageClass sc = space_sc(sp);
 	*sc_out = sc;
-	return lw_op1(c, SpvOpConvertUToPtr, spv_t_ptr(c->e, sc, lw_type(c, t)), a);
+	if (!(base && off))
+		return p;
+	/* not InBounds: a PTX base register need not point into the object the access reaches */
+	p = lw_op2(c, SpvOpPtrAccessChain, spv_t_ptr(c->e, sc, spv_t_int(c->e, 8)), p, lw_u64(c, (uint64_t)off));
+	return lw_op1(c, SpvOpBitcast, spv_t_ptr(c->e, sc, lw_type(c, t)), p);
 }
 
 /* ---- instruction modifiers ------------------------------------------------------------- */
