@@ -89,8 +89,9 @@ static void run_usage(FILE *out)
 	      "                         choice, then instrumented PTX differs per run: no JIT cache hits)\n"
 	      "\nKernels compiled at run time: APP gets TRITON_PTXAS_PATH (and _BLACKWELL_PATH) set to\n"
 	      "gpuprobe-ptxas unless set already, a ptxas that is gpuprobe-ptxas first on PATH (XLA),\n"
-	      "and lib/'s libnvrtc.so.13 and libnvJitLink.so.13: each records the PTX of the cubins it\n"
-	      "makes, which the shim instruments when those cubins load (GPUPROBE_REAL_PTXAS,\n"
+	      "NVCC (CuPy's nvcc) set to gpuprobe-nvcc unless set already, and lib/'s libnvrtc.so.13\n"
+	      "and libnvJitLink.so.13: each records the PTX of the cubins it makes, which the shim\n"
+	      "instruments when those cubins load (GPUPROBE_REAL_PTXAS, GPUPROBE_REAL_NVCC,\n"
 	      "GPUPROBE_REAL_NVRTC, GPUPROBE_REAL_NVJITLINK: the real tools; docs/guide.md)\n", out);
 }
 
@@ -393,8 +394,9 @@ static int parse_args(int argc, char **argv, struct run_args *a)
 /* Kernels compiled at run time (issue 16, shim/jit_capture.h): Triton runs the ptxas that
  * TRITON_PTXAS_PATH names (TRITON_PTXAS_BLACKWELL_PATH for sm_100 and later), XLA the first ptxas
  * of its search (--xla_gpu_cuda_data_dir's bin/, then PATH): both get gpuprobe-ptxas, which
- * records the PTX of every cubin it makes, unless the user named a ptxas already. NVRTC and
- * nvJitLink are lib/'s libnvrtc.so.13 and libnvJitLink.so.13 through LD_LIBRARY_PATH. */
+ * records the PTX of every cubin it makes, unless the user named a ptxas already; NVCC (CuPy's
+ * nvcc) is gpuprobe-nvcc unless set. NVRTC and nvJitLink are lib/'s libnvrtc.so.13 and
+ * libnvJitLink.so.13 through LD_LIBRARY_PATH. */
 static int set_jit_env(const char *lib)
 {
 	char wrap[PATH_MAX + 64], dir[PATH_MAX + 32];
@@ -408,6 +410,13 @@ static int set_jit_env(const char *lib)
 		rc |= setenv("TRITON_PTXAS_PATH", real, 1);
 	if (real && !getenv("TRITON_PTXAS_BLACKWELL_PATH"))
 		rc |= setenv("TRITON_PTXAS_BLACKWELL_PATH", real, 1);
+	free(real);
+	/* CuPy's backend="nvcc" runs $NVCC first: gpuprobe-nvcc, whose ptxas steps are
+	 * gpuprobe-ptxas (nvcc itself runs its own bin directory's ptxas, whatever PATH says) */
+	snprintf(wrap, sizeof(wrap), "%s/../bin/gpuprobe-nvcc", lib);
+	real = access(wrap, X_OK) ? NULL : realpath(wrap, NULL);
+	if (real && !getenv("NVCC"))
+		rc |= setenv("NVCC", real, 1);
 	free(real);
 	if (!access(dir, X_OK))
 		rc |= env_prepend("PATH", dir);

@@ -14,9 +14,11 @@
 #     entries = exits = 2^20, plain global loads = stores = 2^20 exactly, result checked
 #   CuPy (jit/cupy_kernels.py, cubins: no CUPY_COMPILE_WITH_PTX): a RawKernel through NVRTC, an
 #     ElementwiseKernel (NVRTC), a RawModule and a RawKernel through nvcc (backend="nvcc"; nvcc
-#     from PATH, else /usr/local/cuda via CUDA_PATH): per kernel entries = exits = blocks x
+#     from PATH, else /usr/local/cuda via CUDA_PATH; NVCC unset, so that under gpuprobe CuPy runs
+#     gpuprobe-nvcc, which `gpuprobe run` names in NVCC): per kernel entries = exits = blocks x
 #     threads x launches exactly, = what gpuprobe's launches tool saw asked of the driver in the
-#     same run, each output identical with and without probes and right
+#     same run, each output identical with and without probes and right; the nvcc kernels' cubins
+#     found recorded by gpuprobe-ptxas (through gpuprobe-nvcc): at least 2
 #   JAX (jit/jax_add.py): the flags this jaxlib knows are asked first (XLA stops at start-up on
 #     a flag it does not know); then by default, with XLA_FLAGS that make XLA run ptxas
 #     (--xla_gpu_enable_libnvptxcompiler=false, --xla_gpu_enable_libnvjitlink=false, or the older
@@ -160,7 +162,7 @@ fi
 # NAME of the kernel a report lists for PREFIX: PREFIX itself or PREFIX_... (CuPy may add types)
 kname() { grep -oE "^@threads\[$2(_[^]]*)?\]" "$1" | head -1 | sed 's/^@threads\[//; s/\]$//'; }
 if python3 -c "import cupy" 2>/dev/null; then
-	cupy_env=(env -u CUPY_COMPILE_WITH_PTX) cupy_arg=()
+	cupy_env=(env -u CUPY_COMPILE_WITH_PTX -u NVCC) cupy_arg=()
 	if command -v nvcc >/dev/null; then
 		:
 	elif [ -x /usr/local/cuda/bin/nvcc ]; then
@@ -177,7 +179,7 @@ if python3 -c "import cupy" 2>/dev/null; then
 		timeout 600 "$GP" run -p "$PROBE" -t launches -- python3 "$J/cupy_kernels.py" "${cupy_arg[@]}" \
 		>"$OUT/cupy.out" 2>"$OUT/cupy.err"
 	check "cupy: exit status under gpuprobe" 0 $?
-	grep -E "cubin whose PTX|cubin with no PTX|did not|not instrumented|probes skipped|Error|error:" "$OUT/cupy.err" | head -8
+	grep -E "cubin whose PTX|cubin with no PTX|did not|not instrumented|probes skipped|Error|error:|^gpuprobe-nvcc:" "$OUT/cupy.err" | head -10
 	check "cupy: kernels run" $(( ${#cupy_arg[@]} ? 2 : 4 )) "$(grep -c '^kernel ' "$OUT/cupy.plain")"
 	while read -r _ name _ blocks _ threads _ launches; do
 		want=$((blocks * threads * launches))
@@ -194,9 +196,15 @@ if python3 -c "import cupy" 2>/dev/null; then
 		check "cupy $name: exits" "$want" "$(val "$OUT/cupy.err" exits "$k")"
 		case $name in *_nvcc)
 			[ -z "$(val "$OUT/cupy.err" entries "$k")" ] && grep -q "cubin with no PTX recorded" "$OUT/cupy.err" &&
-				info "cupy $name: nvcc made a cubin without a record: nvcc runs the ptxas of its own bin directory (nvcc.profile puts it first on PATH), not gpuprobe-ptxas" ;;
+				info "cupy $name: nvcc made a cubin without a record: did CuPy run gpuprobe-nvcc (NVCC, which gpuprobe run sets; its GPUPROBE_LOG=1 lines 'gpuprobe-nvcc: ...' in $OUT/cupy.err say what it did)?" ;;
 		esac
 	done < <(grep '^kernel ' "$OUT/cupy.plain")
+	if [ ${#cupy_arg[@]} = 0 ]; then
+		[ -x "$BUILD/bin/gpuprobe-nvcc" ] || failed "cupy: $BUILD/bin/gpuprobe-nvcc missing (cmake the build again)"
+		nrec=$(grep -c 'a cubin whose PTX ptxas recorded' "$OUT/cupy.err")
+		[ "$nrec" -ge 2 ] && pass "cupy: cubins of the nvcc backend found recorded by gpuprobe-ptxas (through gpuprobe-nvcc) = $nrec (>= 2)" ||
+			failed "cupy: cubins of the nvcc backend found recorded by gpuprobe-ptxas (through gpuprobe-nvcc): expected >= 2, got $nrec"
+	fi
 	info "cupy: $(grep -c 'a cubin whose PTX nvrtc recorded' "$OUT/cupy.err") cubins instrumented from NVRTC's records, $(grep -c 'a cubin whose PTX ptxas recorded' "$OUT/cupy.err") from gpuprobe-ptxas's, $(grep -c 'cubin with no PTX recorded' "$OUT/cupy.err") without a record"
 else
 	echo "SKIP cupy part: cupy not importable"

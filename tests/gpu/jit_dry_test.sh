@@ -7,7 +7,9 @@
 # nvrtc_launch. Checks that the scripts pass when the numbers are right, and that each wrong number
 # is a FAIL line naming it: a kernel's count off by one, an extra Triton kernel, a loss that
 # differs, a slow probed loop, an XLA kernel's exits or one the launches tool did not see, a CuPy
-# nvcc kernel without probes; and that jit.sh leaves out an XLA flag jaxlib does not know.
+# nvcc kernel without probes (its cubins recorded only when CuPy ran gpuprobe-nvcc, which the fake
+# gpuprobe names in NVCC as the real one does); and that jit.sh leaves out an XLA flag jaxlib does
+# not know.
 # usage: tests/gpu/jit_dry_test.sh
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -35,9 +37,12 @@ while [ $# -gt 0 ] && [ "$1" != -- ]; do
 	shift
 done
 shift
+# as gpuprobe run does: CuPy's nvcc is gpuprobe-nvcc unless NVCC is set
+[ -n "${NVCC:-}" ] || export NVCC=$(dirname "$0")/gpuprobe-nvcc
 FAKE_GP=1 "$@"
 EOF
 cp "$W/build/bin/gpuprobe" "$W/build/bin/gpuprobe-ptxas"
+cp "$W/build/bin/gpuprobe" "$W/build/bin/gpuprobe-nvcc"
 touch "$W/build/gpu-jit/jit_probes.bpf.o" "$W/build/gpu-jit/jit_counters.bpf.o"
 cat >"$W/build/gpu-jit/nvrtc_launch" <<'EOF'
 #!/bin/bash
@@ -95,10 +100,12 @@ cupy_kernels.py)
 		t=$(($2 * $3 * $4)) name=$1
 		[ $1 = gp_ew_axpb ] && name=gp_ew_axpb__float32_float32
 		launched $name $t $4
-		case $1 in *nvcc) if [ -n "${FAKE_NVCC_NOREC:-}" ]; then
+		# nvcc's cubins: recorded when CuPy ran gpuprobe-nvcc (NVCC)
+		case $1 in *nvcc) if [ -n "${FAKE_NVCC_NOREC:-}" ] || [ "${NVCC:-}" = "${NVCC%/gpuprobe-nvcc}" ]; then
 			[ -n "${FAKE_GP:-}" ] && echo "gpuprobe: module 9: a cubin with no PTX recorded for it" >&2
 			continue
-		fi ;; esac
+		fi
+		recorded ptxas ;; esac
 		map entries $name $t; map exits $name $t
 	done ;;
 jax_add.py)
@@ -151,8 +158,8 @@ has() { grep -qF -- "$2" "$W/$1" && ok "$1: $2" || { bad "$1: no '$2'"; sed 's/^
 hasnt() { grep -qF -- "$2" "$W/$1" && { bad "$1: '$2'"; grep -F -- "$2" "$W/$1" | head -5; } || ok "$1: no '$2'"; }
 rc() { [ "$(cat "$W/$1.rc")" = "$2" ] && ok "$1: exit $2" || bad "$1: exit $(cat "$W/$1.rc"), not $2"; }
 
-# jit.sh, every number right
-run jit.sh jit-good
+# jit.sh, every number right (an NVCC of the user's: jit.sh leaves it out, gpuprobe run sets it)
+run jit.sh jit-good NVCC=/opt/other/nvcc
 rc jit-good 0
 has jit-good "jit: all checks passed"
 hasnt jit-good "FAIL"
@@ -171,7 +178,11 @@ has jit-bad "does not know: --xla_gpu_libnvjitlink_mode=disabled"
 has jit-bad "XLA_FLAGS='--xla_gpu_enable_libnvptxcompiler=false --xla_gpu_enable_libnvjitlink=false':"
 has jit-bad "XLA_FLAGS='--xla_gpu_enable_libnvptxcompiler=false --xla_gpu_enable_libnvjitlink=true':"
 if [ "$ONLY_NVRTC" = 0 ]; then
+	has jit-good "PASS cupy gp_scale_nvcc: entries = 7680"
+	has jit-good "PASS cupy gp_saxpy_nvcc: exits = 9856"
+	has jit-good "PASS cupy: cubins of the nvcc backend found recorded by gpuprobe-ptxas (through gpuprobe-nvcc) = 2 (>= 2)"
 	has jit-bad "FAIL cupy gp_scale_nvcc: entries: expected 7680, got"
+	has jit-bad "FAIL cupy: cubins of the nvcc backend found recorded by gpuprobe-ptxas (through gpuprobe-nvcc): expected >= 2, got 0"
 	has jit-bad "INFO cupy gp_saxpy_nvcc: nvcc made a cubin without a record"
 else
 	has jit-bad "SKIP cupy's nvcc backend"
