@@ -8,8 +8,9 @@
 # is a FAIL line naming it: a kernel's count off by one, an extra Triton kernel, a loss that
 # differs, a slow probed loop, an XLA kernel's exits or one the launches tool did not see, a CuPy
 # nvcc kernel without probes (its cubins recorded only when CuPy ran gpuprobe-nvcc, which the fake
-# gpuprobe names in NVCC as the real one does); and that jit.sh leaves out an XLA flag jaxlib does
-# not know.
+# gpuprobe names in NVCC as the real one does), a torch.compile kernel launched in another shape
+# under gpuprobe, profiled training steps that are not alike (the profiler counts steps 2..50 and
+# jit_ml.sh scales them to 50 steps); and that jit.sh leaves out an XLA flag jaxlib does not know.
 # usage: tests/gpu/jit_dry_test.sh
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -127,15 +128,23 @@ compile_mlp.py)
 	sleep "${FAKE_SLEEP:-0}"
 	echo "time first_step_s 3.000000 loop_s $loop steps $STEPS"
 	if [ "${1:-}" = --profile ]; then
-		echo "profiler kernels 400 triton kernels 2"
-		echo "expect triton_per_fused_native_layer_norm_1 6553600 50"
-		echo "expect triton_poi_fused_relu_0 26214400 50"
+		# the steps after the first: 131072 and 524288 threads a launch, once a step (the H100's
+		# run: the first step's benchmark launches, of other shapes, are not profiled)
+		s=$((STEPS - 1)) l=$((STEPS - 1))
+		[ -n "${FAKE_UNEVEN:-}" ] && l=$((2 * s + 1))
+		echo "profiler kernels 400 triton kernels 2 steps $s"
+		echo "profiled triton_per_fused_native_layer_norm_1 $((131072 * l)) $l 131072"
+		echo "profiled triton_poi_fused_relu_0 $((524288 * s)) $s 524288"
 	fi
 	recorded ptxas
-	map entries triton_poi_fused_relu_0 26214400; map exits triton_poi_fused_relu_0 26214400
+	# FAKE_GEOM: gpuprobe's run launches relu_0 with another shape (as many threads per step
+	# in twice the launches: a configuration of its own)
+	rl=50 rt=26214400
+	[ -n "${FAKE_GEOM:-}" ] && rl=100
+	map entries triton_poi_fused_relu_0 $rt; map exits triton_poi_fused_relu_0 $rt
 	map entries triton_per_fused_native_layer_norm_1 "${FAKE_LN:-6553600}"
 	map exits triton_per_fused_native_layer_norm_1 "${FAKE_LN:-6553600}"
-	launched triton_poi_fused_relu_0 26214400 50
+	launched triton_poi_fused_relu_0 $rt $rl
 	launched triton_per_fused_native_layer_norm_1 6553600 50
 	launched sm90_xmma_gemm_f32f32 9999 150
 	[ -n "${FAKE_EXTRA:-}" ] && launched triton_poi_fused_extra_9 1000 1
@@ -207,12 +216,23 @@ has ml-good "PASS torch.compile overhead: training loop probed / plain = 1.010 (
 # a count off by one, a loss that differs, an extra kernel, a slow probed loop
 run jit_ml.sh ml-bad FAKE_LN=6553599 FAKE_BADLOSS=1 FAKE_EXTRA=1 FAKE_PROBED_LOOP=0.120000
 rc ml-bad 1
-has ml-bad "FAIL torch.compile: triton_per_fused_native_layer_norm_1: profiler 50 launches / 6553600 threads; gpuprobe: entries '6553599', exits '6553599'"
+has ml-bad "FAIL torch.compile: triton_per_fused_native_layer_norm_1: profiler 50 launches / 6553600 threads in 50 steps (131072 per launch); gpuprobe: entries '6553599', exits '6553599'"
 has ml-bad "FAIL torch.compile: losses differ with probes"
 has ml-bad "FAIL torch.compile: triton_poi_fused_extra_9 launched under gpuprobe (1000 threads) but not in the plain run"
 has ml-bad "FAIL torch.compile probed-warm1 (cached): 1 of 2 Triton kernels counted wrong"
 has ml-bad "FAIL torch.compile overhead: training loop probed / plain = 1.200 (> 1.10)"
-has ml-bad "PASS torch.compile: the profiler saw 2 Inductor Triton kernels"
+has ml-bad "PASS torch.compile: the profiler saw 2 Inductor Triton kernels in training steps 2..50"
+has ml-good "  triton_poi_fused_relu_0: 50 launches, entries = exits = 26214400"
+# a kernel launched in another shape under gpuprobe: its launches differ, both shapes named
+run jit_ml.sh ml-geom FAKE_GEOM=1
+rc ml-geom 1
+has ml-geom "FAIL torch.compile: triton_poi_fused_relu_0: profiler 50 launches / 26214400 threads in 50 steps (524288 per launch); gpuprobe: entries '26214400', exits '26214400', launches tool '100' launches / '26214400' threads (262144 per launch)"
+hasnt ml-geom "FAIL torch.compile: triton_per_fused_native_layer_norm_1"
+# training steps that do not launch alike: no expectation made up for the kernel
+run jit_ml.sh ml-uneven FAKE_UNEVEN=1
+rc ml-uneven 1
+has ml-uneven "FAIL torch.compile: triton_per_fused_native_layer_norm_1: the profiler saw 99 launches (12976128 threads, 131072 per launch) in 49 training steps: not the same in every step"
+has ml-uneven "FAIL torch.compile: triton_per_fused_native_layer_norm_1 launched under gpuprobe (6553600 threads) but not in the plain run's training steps"
 
 echo "$((n - fails)) passed, $fails failed"
 [ $fails = 0 ]

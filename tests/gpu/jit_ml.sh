@@ -1,17 +1,23 @@
 #!/bin/bash
 # torch.compile under gpuprobe (issue 16), on the GPU machine: a small MLP trained for 50 steps by
 # torch.compile (jit/compile_mlp.py: Inductor's Triton kernels for the forward and backward graphs,
-# deterministic algorithms, so one configuration per kernel and no autotuning launches).
+# deterministic algorithms, pointwise autotuning off: one configuration per kernel).
 #   1. plain, fresh caches (TORCHINDUCTOR_CACHE_DIR, TRITON_CACHE_DIR of its own), with
-#      torch.profiler (CUPTI): per Triton kernel the sum of grid x block over its launches, as the
-#      driver ran them
+#      torch.profiler (CUPTI) over the training steps after the first: per Triton kernel the sum of
+#      grid x block over its launches, as the driver ran them. The first step compiles, and its
+#      compile-time launches (benchmarks: another geometry, and counts a probed run need not
+#      share) are not training launches; every later step launches the same kernels the same way,
+#      so a run of STEPS steps without compile-time launches makes STEPS / (STEPS - 1) times the
+#      profiled launches and threads (a kernel whose profiled count is not a multiple of
+#      STEPS - 1 is a FAIL: the steps are not alike)
 #   2. under `gpuprobe run -p jit_counters.bpf.o -t launches` (jit/jit_counters.bpf.c: an entry
 #      and an exit counter per kernel; as a one-liner when prepare.sh has not built it), fresh
 #      caches of its own (so Triton
 #      runs ptxas, which is gpuprobe-ptxas, and every kernel gets probes): exit 0; the 50 losses
-#      bit-identical to run 1; for every triton_* kernel entries = exits = run 1's grid x block
-#      exactly, and = the threads the launches tool saw asked of the driver in the same run
-#      (cuLaunchKernel*'s grid x block), launches equal; no Triton kernel the profiler did not see
+#      bit-identical to run 1; for every triton_* kernel entries = exits = run 1's grid x block for
+#      50 steps exactly, and = the threads the launches tool saw asked of the driver in the same run
+#      (cuLaunchKernel*'s grid x block), launches equal (a difference names both runs' grid x block
+#      per launch); no Triton kernel the profiler did not see
 #   3. overhead: the cached second runs, plain on run 1's caches and probed (entry+exit counters
 #      only, no launches tool) on run 2's caches and gpuprobe cache, twice each, alternately:
 #      the losses and counts again, and the best training loop (steps 2..50) and whole run
@@ -116,15 +122,28 @@ grep -q "^expect-error" "$OUT/plain-cold.out" && failed "torch.compile: $(grep -
 info "torch.compile plain run: $(grep '^profiler' "$OUT/plain-cold.out")"
 nrec=$(grep -c "a cubin whose PTX ptxas recorded" "$OUT/probed-cold.err")
 info "torch.compile under gpuprobe: $nrec cubins instrumented from gpuprobe-ptxas's records, $(ls "$G" 2>/dev/null | grep -c '\.jitptx$') records made"
-nk=$(grep -c '^expect ' "$OUT/plain-cold.out")
+# the profiled training steps (2..STEPS) scaled to the whole run: "expect NAME THREADS LAUNCHES
+# PER_LAUNCH" for STEPS steps
+S=$(sed -n 's/^profiler .* steps \([0-9][0-9]*\)$/\1/p' "$OUT/plain-cold.out" | head -1)
+: >"$OUT/profiled-expect.txt"
+while read -r _ k t l per; do
+	if [ -n "$S" ] && [ "$S" -gt 0 ] && [ $((l % S)) = 0 ] && [ $((t % S)) = 0 ]; then
+		echo "expect $k $((t / S * STEPS)) $((l / S * STEPS)) $per" >>"$OUT/profiled-expect.txt"
+	else
+		failed "torch.compile: $k: the profiler saw $l launches ($t threads, $per per launch) in ${S:-?} training steps: not the same in every step"
+	fi
+done < <(grep '^profiled ' "$OUT/plain-cold.out")
+nk=$(grep -c '^expect ' "$OUT/profiled-expect.txt")
 if [ "$nk" -gt 0 ]; then
-	pass "torch.compile: the profiler saw $nk Inductor Triton kernels"
+	pass "torch.compile: the profiler saw $nk Inductor Triton kernels in training steps 2..$STEPS"
 else
 	failed "torch.compile: the profiler (CUPTI) saw no triton_* kernel: the launches tool's counts are the expected ones below"
 fi
 # every kernel the profiler saw: entries = exits = its grid x block, = the launches tool's threads
+# per() THREADS LAUNCHES: threads per launch ("?" when not whole)
+per() { [ -n "$1" ] && [ -n "$2" ] && [ "$2" -gt 0 ] 2>/dev/null && [ $(($1 % $2)) = 0 ] && echo $(($1 / $2)) || echo "?"; }
 ok=0 bad=0
-while read -r _ k want nlaunch; do
+while read -r _ k want nlaunch geo; do
 	e=$(val "$OUT/probed-cold.err" entries "$k") x=$(val "$OUT/probed-cold.err" exits "$k")
 	ht=$(val "$OUT/probed-cold.err" threads "$k") hl=$(val "$OUT/probed-cold.err" launches "$k")
 	if [ "$e" = "$want" ] && [ "$x" = "$want" ] && [ "$ht" = "$want" ] && [ "$hl" = "$nlaunch" ]; then
@@ -132,9 +151,9 @@ while read -r _ k want nlaunch; do
 		echo "  $k: $nlaunch launches, entries = exits = $want"
 	else
 		bad=$((bad + 1))
-		failed "torch.compile: $k: profiler $nlaunch launches / $want threads; gpuprobe: entries '${e}', exits '${x}', launches tool '${hl}' launches / '${ht}' threads"
+		failed "torch.compile: $k: profiler $nlaunch launches / $want threads in $STEPS steps ($geo per launch); gpuprobe: entries '${e}', exits '${x}', launches tool '${hl}' launches / '${ht}' threads ($(per "$ht" "$hl") per launch)"
 	fi
-done < <(grep '^expect ' "$OUT/plain-cold.out")
+done < <(grep '^expect ' "$OUT/profiled-expect.txt")
 [ "$nk" -gt 0 ] && [ $bad = 0 ] &&
 	pass "torch.compile: all $ok Triton kernels: entries = exits = grid x block of every launch (profiler and launches tool agree)"
 # every triton_* kernel the driver was asked to launch under gpuprobe (the launches tool): counted
@@ -147,9 +166,9 @@ while read -r k; do
 	echo "expect $k $t $(val "$OUT/probed-cold.err" launches "$k")" >>"$OUT/expect.txt"
 	[ "$e" = "$t" ] && [ "$x" = "$t" ] ||
 		{ bad=$((bad + 1)); failed "torch.compile: $k: the launches tool's $t threads, entries '$e', exits '$x'"; }
-	if [ "$nk" -gt 0 ] && ! grep -q "^expect $k " "$OUT/plain-cold.out"; then
+	if [ "$nk" -gt 0 ] && ! grep -q "^expect $k " "$OUT/profiled-expect.txt"; then
 		extra=$((extra + 1))
-		failed "torch.compile: $k launched under gpuprobe ($t threads) but not in the plain run"
+		failed "torch.compile: $k launched under gpuprobe ($t threads) but not in the plain run's training steps"
 	fi
 done < <(grep -o '^@threads\[triton_[^]]*\]' "$OUT/probed-cold.err" | sed 's/^@threads\[//; s/\]$//' | sort -u)
 if [ $nh -gt 0 ] && [ $bad = 0 ]; then
@@ -158,7 +177,7 @@ elif [ $nh = 0 ]; then
 	failed "torch.compile: the launches tool saw no triton_* kernel launched under gpuprobe"
 fi
 [ "$nk" -gt 0 ] && [ $extra = 0 ] && pass "torch.compile: no Triton kernel under gpuprobe that the plain run did not launch"
-[ "$nk" -gt 0 ] && grep '^expect ' "$OUT/plain-cold.out" >"$OUT/expect.txt"
+[ "$nk" -gt 0 ] && cp "$OUT/profiled-expect.txt" "$OUT/expect.txt"
 nk=$(grep -c '^expect ' "$OUT/expect.txt")
 
 # 3: cached second runs, alternately; the best of two each

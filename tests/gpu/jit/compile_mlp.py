@@ -1,14 +1,20 @@
 # tests/gpu/jit_ml.sh: torch.compile (Inductor) trains a small MLP for STEPS steps on fixed random
 # data. Inductor turns the forward and backward graphs into Triton kernels (pointwise and
 # reduction kernels named triton_*; the matmuls stay cuBLAS's). torch.use_deterministic_algorithms
-# makes Inductor use one configuration per kernel (no autotuning benchmarks, whose launch counts
-# and choices vary from run to run) and cuBLAS deterministic, so two runs give the same losses bit
-# for bit. The optimizer (SGD with momentum) runs eagerly.
+# makes cuBLAS deterministic, so two runs give the same losses bit for bit; Inductor's pointwise
+# autotuning is turned off (inductor config triton.autotune_pointwise; older PyTorch turned it off
+# with deterministic algorithms, newer does not): one configuration per pointwise kernel, no
+# benchmark launches at compile time, whose counts and winner vary from run to run (and differ
+# under gpuprobe: Inductor skips benchmarking a configuration whose kernel uses local memory, as
+# an instrumented kernel does). The optimizer (SGD with momentum) runs eagerly.
 # Prints "loss I HEX" for every step (the float32's bits), "time first_step_s S loop_s L steps N"
 # (the first step compiles or loads the caches; the loop is the other steps, synchronized) and
-# "time total_s T" (from the start of the script). --profile: also torch.profiler (CUPTI) over all
-# steps, and per kernel whose name starts with triton_: "expect NAME THREADS LAUNCHES", THREADS
-# being the sum over its launches of grid x block as the driver saw them.
+# "time total_s T" (from the start of the script). --profile: also torch.profiler (CUPTI) over the
+# steps after the first (the first compiles, and may launch kernels to benchmark them: only the
+# training steps' launches are counted), "profiler kernels K triton kernels M steps S" (S =
+# STEPS - 1, the steps profiled) and per kernel whose name starts with triton_: "profiled NAME
+# THREADS LAUNCHES PER_LAUNCH", THREADS being the sum over its launches of grid x block as the
+# driver saw them, PER_LAUNCH the distinct grid x block of its launches (comma-separated).
 import os
 import struct
 import sys
@@ -27,6 +33,8 @@ torch.use_deterministic_algorithms(True)
 torch.manual_seed(0)
 import torch._inductor.config as icfg
 icfg.compile_threads = 1          # compile in this process (no worker pool to start)
+if hasattr(icfg, "triton") and hasattr(icfg.triton, "autotune_pointwise"):
+    icfg.triton.autotune_pointwise = False   # one configuration per pointwise kernel
 
 dev = "cuda"
 model = nn.Sequential(nn.Linear(256, 512), nn.ReLU(), nn.Linear(512, 512), nn.GELU(),
@@ -53,7 +61,12 @@ def train_step():
 
 
 prof = None
-if profile:
+losses = []
+t1 = time.perf_counter()
+losses.append(train_step())
+torch.cuda.synchronize()
+t2 = time.perf_counter()
+if profile:   # the training steps after the first (compiling) one
     try:
         from torch.profiler import ProfilerActivity, profile as tprofile
         prof = tprofile(activities=[ProfilerActivity.CUDA])
@@ -61,11 +74,6 @@ if profile:
     except Exception as e:   # the losses still count; the script says the profiler failed
         print(f"expect-error the profiler did not start: {e!r}")
         prof = None
-losses = []
-t1 = time.perf_counter()
-losses.append(train_step())
-torch.cuda.synchronize()
-t2 = time.perf_counter()
 for _ in range(STEPS - 1):
     losses.append(train_step())
 torch.cuda.synchronize()
@@ -86,7 +94,7 @@ if prof is not None:
     with open(path) as f:
         trace = json.load(f)
     os.unlink(path)
-    threads, launches, kernels = {}, {}, 0
+    threads, launches, shapes, kernels = {}, {}, {}, 0
     for ev in trace.get("traceEvents", []):
         if str(ev.get("cat", "")).lower() != "kernel":
             continue
@@ -101,7 +109,9 @@ if prof is not None:
         n = grid[0] * grid[1] * grid[2] * block[0] * block[1] * block[2]
         threads[name] = threads.get(name, 0) + n
         launches[name] = launches.get(name, 0) + 1
-    print(f"profiler kernels {kernels} triton kernels {len(threads)}")
+        shapes.setdefault(name, set()).add(n)
+    print(f"profiler kernels {kernels} triton kernels {len(threads)} steps {STEPS - 1}")
     for name in sorted(threads):
-        print(f"expect {name} {threads[name]} {launches[name]}")
+        per = ",".join(str(n) for n in sorted(shapes[name]))
+        print(f"profiled {name} {threads[name]} {launches[name]} {per}")
 print(f"time total_s {time.perf_counter() - t0:.4f}")
