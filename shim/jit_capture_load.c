@@ -170,10 +170,11 @@ void shim_jit_no_ptx(const struct shim_image *img, const struct shim_module *m, 
 				snprintf(key + 2 * i, 3, "%02x", h[i]);
 		}
 		shim_msg("module %u (%s): a cubin with no PTX recorded for it%s%s%s: its kernels run "
-			 "without probes. A cubin that Triton, XLA, NVRTC or nvJitLink compiled gets "
+			 "without probes. A cubin that Triton, XLA, NVRTC, nvJitLink or CuPy's nvcc compiled gets "
 			 "probes when the compiler runs under 'gpuprobe run' (it sets TRITON_PTXAS_PATH "
-			 "to gpuprobe-ptxas, puts gpuprobe's ptxas first on PATH for XLA and interposes "
-			 "libnvrtc and libnvJitLink; a compiler cache such as ~/.triton/cache may hold "
+			 "to gpuprobe-ptxas, puts gpuprobe's ptxas first on PATH for XLA, sets NVCC to "
+			 "gpuprobe-nvcc for CuPy's nvcc and interposes libnvrtc and libnvJitLink; a "
+			 "compiler cache such as ~/.triton/cache or ~/.cupy/kernel_cache may hold "
 			 "cubins compiled before: clear it once); an nvcc build needs "
 			 "-gencode arch=compute_%u,code=compute_%u to embed PTX", m->seq, where,
 			 key[0] ? " (SHA-256 " : "", key, key[0] ? "...)" : "", sm, sm);

@@ -81,7 +81,7 @@ has "whole: 10 probe sites" whole.err "gpuprobe: module 1: instrumented (10 prob
 run none GPUPROBE_CACHE_DIR="$tmp/empty" GPUPROBE_LOG=0
 check "none: one line" 1 "$(grep -c '^gpuprobe: ' "$tmp/none.err")"
 has "none: it says what a Triton/NVRTC user does" none.err \
-	"gpuprobe: module 1 (cuModuleLoadDataEx): a cubin with no PTX recorded for it (SHA-256 ${key:0:16}...): its kernels run without probes. A cubin that Triton, XLA, NVRTC or nvJitLink compiled gets probes when the compiler runs under 'gpuprobe run' (it sets TRITON_PTXAS_PATH to gpuprobe-ptxas"
+	"gpuprobe: module 1 (cuModuleLoadDataEx): a cubin with no PTX recorded for it (SHA-256 ${key:0:16}...): its kernels run without probes. A cubin that Triton, XLA, NVRTC, nvJitLink or CuPy's nvcc compiled gets probes when the compiler runs under 'gpuprobe run' (it sets TRITON_PTXAS_PATH to gpuprobe-ptxas"
 check "none: the original runs" 2 "$(fake none | grep -c 'launch k_use original')"
 
 # 5. A record that does not check out (its PTX altered): ignored with one line.

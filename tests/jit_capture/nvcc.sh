@@ -6,8 +6,8 @@
 # a record in the cache for the cubin holding the kernels (looked up as the shim does: the file
 # named by the cubin's SHA-256, its ptx_sha256 that of the PTX it holds; cubins inside a fatbin or
 # an executable taken out by `gpuprobe fatbin`); nothing left in TMPDIR. A compile error, --version,
-# -ptx and a gpuprobe-nvcc without gpuprobe-ptxas beside it (the fallback: the real nvcc unchanged,
-# no record) give exactly what nvcc gives. `gpuprobe run` sets NVCC to gpuprobe-nvcc unless set.
+# -ptx, nvcc's -v and --dryrun, and a gpuprobe-nvcc without gpuprobe-ptxas beside it (the fallback:
+# the real nvcc unchanged, no record) give exactly what nvcc gives. `gpuprobe run` sets NVCC to gpuprobe-nvcc unless set.
 # usage: nvcc.sh GPUPROBE_NVCC REAL_NVCC GPUPROBE
 set -u
 wrap=$(readlink -f "$1") real=$2 gp=$(readlink -f "$3")
@@ -35,18 +35,21 @@ printf 'extern "C" __global__ void broken(float *v) { v[0] = undeclared; }\n' >"
 norm() { LC_ALL=C sed -e 's/tmpxft_[0-9a-f]\{8\}_/tmpxft_XXXXXXXX_/g' -e 's/Compile time = [0-9.]* ms/Compile time = T ms/' "$1" | sha256sum | cut -c1-64; }
 
 # compare NAME OUTFILE ARGS...: plain nvcc, then gpuprobe-nvcc, in the same directory (-lineinfo
-# records the source's path); their files into p/NAME and w/NAME; TMPDIR tmp-p and tmp-w
+# records the source's path) with the same TMPDIR (nvcc -v and --dryrun name it); their files into
+# p/NAME and w/NAME; what each leaves in TMPDIR listed in left-p and left-w, then removed
 compare() {
 	local name=$1 out=$2
 	shift 2
 	local d f
 	for d in p w; do
 		rm -rf "$tmp/run"
-		mkdir -p "$tmp/run" "$tmp/$d/$name" "$tmp/tmp-$d"
+		mkdir -p "$tmp/run" "$tmp/$d/$name" "$tmp/tmpd"
 		cp -p "$tmp/src/"*.cu "$tmp/run/"   # -lineinfo records the source's mtime
 		local prog=$real
 		[ $d = w ] && prog=$wrap
-		(cd "$tmp/run" && TMPDIR=$tmp/tmp-$d "$prog" "$@" >out.txt 2>err.txt; echo $? >rc)
+		(cd "$tmp/run" && TMPDIR=$tmp/tmpd "$prog" "$@" >out.txt 2>err.txt; echo $? >rc)
+		ls -A "$tmp/tmpd" | sed "s/tmpxft_[0-9a-f]*_/tmpxft_X_/; s/^/$name: /" >>"$tmp/left-$d"
+		rm -rf "$tmp/tmpd"
 		for f in rc out.txt err.txt $out; do
 			[ -e "$tmp/run/$f" ] && mv "$tmp/run/$f" "$tmp/$d/$name/"
 		done
@@ -106,10 +109,16 @@ check "verbose: the record has nvcc's -lineinfo for ptxas" "lineinfo 1" \
 compare error "" -arch=sm_90 --cubin -o bad.cubin bad.cu
 [ "$(cat "$tmp/w/error/rc")" != 0 ] && ok "error: a failure, as nvcc's" || bad "error: exit 0"
 compare version "" --version
+# nvcc's -v (its steps as they run) and --dryrun: nvcc's own, no record
+before=$(ls "$GPUPROBE_CACHE_DIR" | wc -l)
+compare nvcc-v k.cubin -arch=sm_90 --cubin -v -o k.cubin k.cu
+compare dryrun "" -arch=sm_90 --cubin --dryrun -o k.cubin k.cu
+check "nvcc's -v and --dryrun: no record" "$before" "$(ls "$GPUPROBE_CACHE_DIR" | wc -l)"
+check "nvcc's -v: GPUPROBE_LOG=1 says why" "gpuprobe-nvcc: nvcc's -v: running $real unchanged" \
+	"$(mkdir -p "$tmp/log" && cd "$tmp/log" && GPUPROBE_LOG=1 TMPDIR=$tmp/log "$wrap" -arch=sm_90 --cubin -v -o k.cubin "$tmp/src/k.cu" 2>&1 | head -1)"
 compare ptx k.ptx -arch=sm_90 -ptx -o k.ptx k.cu
-# (nvcc itself leaves a file of a failed compile there)
-check "TMPDIR: what nvcc leaves there and nothing more" "$(ls -A "$tmp/tmp-p" | sed 's/tmpxft_[0-9a-f]*_/tmpxft_X_/')" \
-	"$(ls -A "$tmp/tmp-w" | sed 's/tmpxft_[0-9a-f]*_/tmpxft_X_/')"
+# (nvcc itself leaves a file of a failed compile there: the same then)
+check "TMPDIR: what nvcc leaves there and nothing more" "$(cat "$tmp/left-p")" "$(cat "$tmp/left-w")"
 
 # fallback: gpuprobe-ptxas not beside it: the real nvcc, unchanged, and no record
 mkdir -p "$tmp/lonely"
