@@ -30,6 +30,7 @@ extern "C" __global__ void gp_nvcc_scale(float *v, float a, int n)
 int main() { return 0; }
 EOF
 printf 'extern "C" __global__ void broken(float *v) { v[0] = undeclared; }\n' >"$tmp/src/bad.cu"
+cp -p "$tmp/src/k.cu" "$tmp/src/kern.cu"
 # normalize FILE: nvcc's temporary file names carry its process id
 # and ptxas -v's compile time differs from run to run
 norm() { LC_ALL=C sed -e 's/tmpxft_[0-9a-f]\{8\}_/tmpxft_XXXXXXXX_/g' -e 's/Compile time = [0-9.]* ms/Compile time = T ms/' "$1" | sha256sum | cut -c1-64; }
@@ -84,6 +85,10 @@ kernel_cubins() {
 
 compare cubin k.cubin -arch=sm_90 --cubin -o k.cubin k.cu
 why=$(recorded "$tmp/w/cubin/k.cubin") && ok "cubin: a record for the cubin" || bad "cubin: $why"
+# CuPy's command (cupy/cuda/compiler.py compile_using_nvcc): -gencode=..., --cubin, the source by
+# its absolute path, the cubin beside it in the working directory
+compare cupy kern.cubin -gencode=arch=compute_90,code=sm_90 --cubin -std=c++17 "$tmp/run/kern.cu"
+why=$(recorded "$tmp/w/cupy/kern.cubin") && ok "cupy: a record for the cubin" || bad "cupy: $why"
 compare fatbin k.fatbin -arch=sm_90 -fatbin -o k.fatbin k.cu
 n=0 good=0
 for c in $(kernel_cubins fatbin "$tmp/w/fatbin/k.fatbin"); do
