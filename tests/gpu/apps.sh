@@ -305,10 +305,13 @@ while IFS=$'\t' read -r -u 3 name kind src bcmd rcmd rule; do
 		fi
 		# (d)'s JSON holds one line per block: keep the counts (in the table), not the file
 		[ "$probe" = d ] && rm -f "$json"
-		trim "$o"
+		# native's output stays whole until every configuration was compared with it (trimmed
+		# before, a program printing over 16 KiB, jitLto's 4096 lines, differed in every one)
+		[ "$cfg" = native ] || trim "$o"
 		[ "$cfg" = native ] && trim "$P/warmup.out"
 		[ -n "$json" ] && trim "$json"
 	done
+	trim "$P/native.out"
 	# the caches of the probe runs are done with (fresh ones are made anew); native's JIT cache stays
 	[ "${APPS_KEEP_CACHE:-0}" = 1 ] || rm -rf "$WORK/cache/$name/"[abcd]
 done 3<"$L/programs.tsv"

@@ -12,6 +12,7 @@
 #   natfail    fails natively                                -> the other configurations not run
 #   broken     does not build                                -> BUILD FAILED
 #   hb-cuda    a HeCBench-style Makefile program (make run LAUNCHER=...)
+#   long       prints 4096 lines (over the 16 KiB logs are trimmed to): same output everywhere
 # usage: tests/gpu/apps_dry_test.sh BUILD   (needs BUILD/bin/gpuprobe, BUILD/lib/libcuda.so.1)
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -65,13 +66,14 @@ fi
 [ "$name" = hang ] && [ "$probe" = memcount ] && sleep 30
 if [ "$name" = differs ] && [ -n "$probe" ]; then echo "result 43"; else echo "result 42"; fi
 [ "$name" = noisy ] && echo "seed $RANDOM$RANDOM"
+[ "$name" = long ] && seq 1 4096 | sed 's/^/5.1 * x + 2 = line /'
 [ "$name" = natfail ] && { echo "Test failed"; exit 1; }
 [ "$name" = hb-cuda ] && { echo "PASS"; exit 0; }
 echo "Test passed"
 EOF
 {
 	printf 'name\tcategory\tbuild\trun\tverdict\tnotes\n'
-	for n in good differs mismatch hang noisy natfail; do
+	for n in good differs mismatch hang noisy natfail long; do
 		mkdir -p "$C/cuda-samples/samples/$n"
 		printf '%s\tfake\tcp %s %s && chmod +x %s && test -n "$NVCC" && test -d "$COMMON"\t./%s %s\tTest passed\tfake\n' \
 			"$n" "$W/fake.sh" "$n" "$n" "$n" "$n"
@@ -113,6 +115,7 @@ expect "hang killed" hang b-fresh verdict '^TIMEOUT$'
 expect "next configuration runs after a hang" hang c-fresh verdict '^PASS$'
 expect "native output stable (first run vs timed run)" good native same_as_native '^yes$'
 expect "native output varies" noisy native same_as_native '^no$'
+expect "an output over 16 KiB compared whole" long b-cached same_as_native '^yes$'
 expect "native failure" natfail native verdict '^FAIL'
 expect "native failure: rest not run" natfail shim verdict '^not run$'
 expect "build failure reported as such" broken native verdict '^BUILD FAILED$'
