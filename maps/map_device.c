@@ -845,12 +845,15 @@ static void def_output(struct gp_emit *e, const char *map, const char *data, con
 	call(e, F_RESERVE, "%rd7", 2, map, size);
 	gp_em(e, "setp.eq.u64 %%p1, %%rd7, 0");
 	gp_em(e, "@%%p1 bra $L_fail");
-	gp_em(e, "setp.eq.u64 %%p1, %%rd7, 1");
-	gp_em(e, "@%%p1 bra $L_ok");                         /* sampled out */
+	if (modes_variant) {   /* only a sampled ring leaves a batch out */
+		gp_em(e, "setp.eq.u64 %%p1, %%rd7, 1");
+		gp_em(e, "@%%p1 bra $L_ok");                 /* sampled out */
+	}
 	call(e, F_COPY, "%rd8", 3, "%rd7", data, size);
 	gp_em(e, "mov.u64 %%rd9, %d", GP_REC_COMMITTED);
 	call(e, F_COMMIT, "%rd8", 2, "%rd7", "%rd9");
-	gp_em_label(e, "$L_ok");
+	if (modes_variant)
+		gp_em_label(e, "$L_ok");
 	ret_imm(e, 0);
 	gp_em_label(e, "$L_fail");
 	ret_imm(e, -fail);
@@ -860,8 +863,10 @@ static void def_ring_reserve(struct gp_emit *e)
 {
 	load_args(e, 2);
 	call(e, F_RESERVE, "%rd6", 2, "%rd1", "%rd2");
-	gp_em(e, "setp.eq.u64 %%p1, %%rd6, 1");               /* sampled out: no record */
-	gp_em(e, "selp.b64 %%rd6, 0, %%rd6, %%p1");
+	if (modes_variant) {
+		gp_em(e, "setp.eq.u64 %%p1, %%rd6, 1");       /* sampled out: no record */
+		gp_em(e, "selp.b64 %%rd6, 0, %%rd6, %%p1");
+	}
 	ret_reg(e, "%rd6");
 }
 
