@@ -18,6 +18,8 @@ PTXAS=${PTXAS:-/usr/local/cuda/bin/ptxas}
 fail=0
 # The checks above the inlining block look at the probe functions themselves: calls kept.
 export GPUPROBE_INLINE=0
+# a call (or red) per access counted below: memory sites not merged (e2e.aggregate tests that)
+export GPUPROBE_AGGREGATE=0
 check() { if [ "$2" = "$3" ]; then echo "ok   $1: $3"; else echo "FAIL $1: expected '$2', got '$3'"; fail=1; fi; }
 "$NVCC" -arch=sm_90 -ptx "$SRC/bench/overhead/ovh.cu" -o "$W/ovh.ptx" || exit 2
 body() { awk -v n="$2" 'index($0, n "(") && /\.entry/ {f=1} f {print} f && /^}/ {exit}' "$1"; }

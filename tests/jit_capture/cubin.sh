@@ -18,6 +18,7 @@ has() { if grep -qF -- "$3" "$tmp/$2"; then ok "$1"; else bad "$1"; echo "--- no
 
 export GPUPROBE_CACHE_DIR=$tmp/cache
 unset GPUPROBE_LOG GPUPROBE_LAZY
+export GPUPROBE_AGGREGATE=0   # the probe sites counted below are one per access
 "$wrap" -arch=sm_90 -O3 --maxrregcount 48 -lineinfo "$ptx" -o "$tmp/m.cubin" ||
 	{ bad "gpuprobe-ptxas compiles module.ptx"; exit 1; }
 key=$(sha256sum "$tmp/m.cubin" | cut -c1-64)

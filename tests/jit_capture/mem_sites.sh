@@ -14,6 +14,8 @@ ok() { echo "ok   $1"; }
 bad() { echo "FAIL $1"; fails=$((fails + 1)); }
 check() { if [ "$2" = "$3" ]; then ok "$1"; else bad "$1"; echo "--- expected"; echo "$2"; echo "--- got"; echo "$3"; fi; }
 d=$src/tests/jit_capture
+# a site per memory instruction: this test counts sites (merging them is e2e.aggregate's)
+export GPUPROBE_AGGREGATE=0
 "$clang" -target bpf -O2 -g -I/usr/include/x86_64-linux-gnu -I"$src/include" \
 	-c "$d/mem_probe.bpf.c" -o "$tmp/p.bpf.o" || { bad "clang"; exit 1; }
 "$ptxas" -arch=sm_90 "$d/mem_sites.ptx" -o "$tmp/orig.cubin" && ok "ptxas takes the original" ||
