@@ -7,6 +7,7 @@
 set -u
 bin=$1 shim=$2 fake=$3 ptx=$4 probe=$5
 tmp=$(mktemp -d); trap 'chmod -R u+rwx "$tmp"; rm -rf "$tmp"' EXIT
+export GPUPROBE_AGGREGATE=0   # the logs below name a probe site per access (merging: e2e.aggregate)
 fails=0
 ok() { echo "ok   $1"; }
 bad() { echo "FAIL $1"; fails=$((fails + 1)); }
