@@ -36,6 +36,7 @@ struct seg {
 	int is_app;                /* the application gpuprobe started (not a child of it) */
 	int done;                  /* final report printed (or the segment given up) */
 	uint64_t gaps;             /* times the event log went round before it was read */
+	uint64_t dropped;          /* records the process could not put in its segment */
 	int has_snap;
 	struct gp_snap snap;       /* the latest, for the metrics endpoint */
 };
@@ -142,6 +143,12 @@ static void read_seg(struct seg *s)
 	if (rc && rc != -EAGAIN)
 		return;
 	s->flags = st.flags;
+	if (st.events_dropped > s->dropped) {
+		cli_error("run: process %ld could not hand %llu ring records to gpuprobe (its segment "
+			  "stayed full): they are lost, beside the rings' own counts", s->pid,
+			  (unsigned long long)(st.events_dropped - s->dropped));
+		s->dropped = st.events_dropped;
+	}
 	if (st.events_lost > s->gaps) {
 		cli_error("run: process %ld wrote events faster than they were read: some were lost",
 			  s->pid);

@@ -85,8 +85,11 @@ int gp_map_inst__ring_drain(struct gp_map_inst *m, gp_ring_cb cb, void *user)
 			uint64_t adv = state == GP_REC_PAD ? cap - off : GP_RING_HDR + gp_round_up(len, 8);
 			if (adv > cap - off || state > GP_REC_PAD)
 				break;   /* corrupt header: stop rather than read out of the ring */
-			if (state == GP_REC_COMMITTED && cb)
+			if (state == GP_REC_COMMITTED && cb) {
 				stop = cb(user, r, (uint8_t *)rec_hdr(m, r, off) + GP_RING_HDR, len);
+				if (stop < 0)
+					break;   /* not taken: it stays, and what follows it, for later */
+			}
 			/* Zero what was read so a future lap sees 0 until its own commit. */
 			memset(rec_hdr(m, r, off), 0, adv);
 			cons += adv;

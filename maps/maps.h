@@ -113,7 +113,8 @@ void gp_map_add_words(uint8_t *dst, const uint8_t *src, uint32_t size);
  * `shard`; returns 0 or -ENOSPC (and counts the drop). */
 int gp_map_inst__ring_output(struct gp_map_inst *m, unsigned shard, const void *data, size_t size);
 /* Consume every committed record of every ring, calling cb for each (ring index, payload);
- * cb returns nonzero to stop early. Returns the number consumed. Safe while the device writes;
+ * cb returns nonzero to stop early: positive after this record, negative before it (the record
+ * stays in its ring, as does every later one: the consumer had no room for it). Returns the number consumed. Safe while the device writes;
  * one consumer at a time (the per-map lock). */
 typedef int (*gp_ring_cb)(void *user, unsigned ring, const void *data, size_t size);
 int gp_map_inst__ring_drain(struct gp_map_inst *m, gp_ring_cb cb, void *user);

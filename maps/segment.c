@@ -25,7 +25,8 @@ struct gp_seg_writer {
 	unsigned cur;               /* the slot the header names */
 	uint64_t file_end;
 	uint8_t *q;                 /* queued event records */
-	size_t qlen, qcap;
+	size_t qlen, qcap, qmax;    /* qmax: the longest queued record (a wrap's pad is shorter) */
+	uint64_t tail;              /* the reader's tail as last read (GP_SEG_READER_TAIL) */
 	char path[4096];
 };
 
@@ -111,14 +112,37 @@ int gp_seg_create(const char *dir, int forked, struct gp_seg_writer **out, char 
 
 const char *gp_seg_path(const struct gp_seg_writer *w) { return w->path; }
 
-void gp_seg_event(struct gp_seg_writer *w, enum gp_seg_record type, const char *map,
-		  unsigned ring, const void *data, size_t size)
+/* Whether len more bytes fit in the log without going round over what the reader has not read:
+ * the queue, its wraps' pads (each shorter than the longest record) and this record. Without a
+ * reader that says where it is (0 in its word), the log goes round as it always did. */
+static int has_room(struct gp_seg_writer *w, size_t len)
+{
+	size_t pad = len > w->qmax ? len : w->qmax;
+	uint64_t need = w->h.ev_head + w->qlen + len + pad;
+	for (int fresh = 0; fresh < 2; fresh++) {
+		if (!w->tail || need - (w->tail - 1) <= w->h.ev_cap)
+			return 1;
+		uint64_t t = 0;
+		if (fresh || pread(w->fd, &t, 8, GP_SEG_READER_TAIL) != 8 || t < w->tail || t - 1 > w->h.ev_head)
+			return 0;   /* no news, or a word we cannot trust: wait */
+		w->tail = t;
+	}
+	return 0;
+}
+
+int gp_seg_event(struct gp_seg_writer *w, enum gp_seg_record type, const char *map,
+		 unsigned ring, const void *data, size_t size)
 {
 	size_t nl = strnlen(map, MAX_MAP_NAME);
 	size_t len = gp_round_up(REC_HDR + nl + size, 8);
 	if (len > w->h.ev_cap / 4) {   /* never fits the log: counted, not written */
 		w->h.ev_dropped++;
-		return;
+		return 0;
+	}
+	if (!has_room(w, len)) {
+		if (type == GP_SEG_LINE)
+			w->h.ev_dropped++;
+		return -ENOSPC;
 	}
 	if (w->qlen + len > w->qcap) {
 		size_t cap = w->qcap ? w->qcap : 65536;
@@ -127,7 +151,7 @@ void gp_seg_event(struct gp_seg_writer *w, enum gp_seg_record type, const char *
 		uint8_t *q = realloc(w->q, cap);
 		if (!q) {
 			w->h.ev_dropped++;
-			return;
+			return 0;
 		}
 		w->q = q;
 		w->qcap = cap;
@@ -145,6 +169,9 @@ void gp_seg_event(struct gp_seg_writer *w, enum gp_seg_record type, const char *
 	if (size)
 		memcpy(r + REC_HDR + nl, data, size);
 	w->qlen += len;
+	if (len > w->qmax)
+		w->qmax = len;
+	return 0;
 }
 
 /* The queued records into the log, in runs that never cross its end. */
@@ -178,11 +205,17 @@ static int write_events(struct gp_seg_writer *w)
 	int rc = at > run ? pwrite_all(w->fd, w->q + run, at - run, w->h.ev_off + run_pos) : 0;
 	w->h.ev_head += at - run;
 	w->qlen = 0;
+	w->qmax = 0;
 	return rc;
 }
 
+void gp_seg_count_dropped(struct gp_seg_writer *w, uint64_t n) { w->h.ev_dropped += n; }
+
 int gp_seg_flush(struct gp_seg_writer *w, const void *blob, size_t len, int final)
 {
+	/* has a reader said where it is yet? (from then on has_room rereads it when short) */
+	if (!w->tail && pread(w->fd, &w->tail, 8, GP_SEG_READER_TAIL) != 8)
+		w->tail = 0;
 	int rc = write_events(w);
 	if (!rc && blob) {
 		unsigned t = w->cur ^ 1;
@@ -220,6 +253,7 @@ void gp_seg_close(struct gp_seg_writer *w)
 
 struct gp_seg_reader {
 	int fd;
+	int wfd;                    /* the same file for our word (GP_SEG_READER_TAIL), or -1 */
 	uint64_t tail;              /* events read up to here */
 	uint64_t snap_count;
 	int started;
@@ -230,6 +264,15 @@ struct gp_seg_reader {
 	uint8_t *ev;                /* a copy of the log's new bytes */
 	char name[64];
 };
+
+static void tell_tail(struct gp_seg_reader *r)
+{
+	uint64_t word = r->tail + 1;
+	if (r->wfd >= 0 && pwrite(r->wfd, &word, 8, GP_SEG_READER_TAIL) != 8) {
+		close(r->wfd);   /* the writer goes on as without us saying */
+		r->wfd = -1;
+	}
+}
 
 int gp_seg_open(int dirfd, const char *name, struct gp_seg_reader **out, char *err, size_t errlen)
 {
@@ -253,6 +296,15 @@ int gp_seg_open(int dirfd, const char *name, struct gp_seg_reader **out, char *e
 	}
 	r->fd = fd;
 	snprintf(r->name, sizeof(r->name), "%s", name);
+	/* Our word in the header page: the writer does not go round over what we have not read.
+	 * Opened apart (the checks above were made read-only) and only if it is the same file. */
+	struct stat ws;
+	r->wfd = openat(dirfd, name, O_WRONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (r->wfd >= 0 && (fstat(r->wfd, &ws) || ws.st_ino != st.st_ino || ws.st_dev != st.st_dev)) {
+		close(r->wfd);
+		r->wfd = -1;
+	}
+	tell_tail(r);
 	*out = r;
 	return 0;
 }
@@ -341,6 +393,7 @@ static int read_events(struct gp_seg_reader *r, const struct gp_seg_header *h, g
 	if (n > cap) {   /* the writer went round the log since the last read */
 		r->lost++;
 		r->tail = h->ev_head;
+		tell_tail(r);
 		return 0;
 	}
 	uint8_t *buf = realloc(r->ev, (size_t)n);
@@ -357,6 +410,7 @@ static int read_events(struct gp_seg_reader *r, const struct gp_seg_header *h, g
 	    head_now - r->tail > cap) {
 		r->lost++;
 		r->tail = head_now > h->ev_head ? head_now : h->ev_head;
+		tell_tail(r);
 		return 0;
 	}
 	for (uint64_t k = 0; k < n;) {
@@ -390,6 +444,7 @@ static int read_events(struct gp_seg_reader *r, const struct gp_seg_header *h, g
 		k += len;
 	}
 	r->tail = h->ev_head;
+	tell_tail(r);
 	return 0;
 }
 
@@ -445,6 +500,7 @@ int gp_seg_read(struct gp_seg_reader *r, gp_seg_event_cb cb, void *user, struct 
 	st->blob = r->blob;
 	st->blob_len = r->blob_len;
 	st->events_lost = r->lost;
+	st->events_dropped = r->last.ev_dropped;
 	return rc;
 }
 
@@ -466,6 +522,8 @@ void gp_seg_reader_close(struct gp_seg_reader *r)
 	if (!r)
 		return;
 	close(r->fd);
+	if (r->wfd >= 0)
+		close(r->wfd);
 	free(r->blob);
 	free(r->ev);
 	free(r);

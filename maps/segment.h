@@ -27,6 +27,11 @@
 #define GP_SEG_MAGIC 0x47455350u      /* "PSEG" */
 #define GP_SEG_VERSION 1u
 #define GP_SEG_HEADER_SIZE 4096u
+/* The reader's word in the header page (it alone writes there, the writer only reads): where it
+ * has read the event log up to, plus one (0: no reader has said), so that the writer never goes
+ * round over records not read yet: records that do not fit stay in their rings, whose drops the
+ * device counts, and delivered + lost stays exact however slow the reader is. */
+#define GP_SEG_READER_TAIL (GP_SEG_HEADER_SIZE - 8u)
 #define GP_SEG_EVENT_BYTES (4u << 20) /* the event log */
 #define GP_SEG_MAX_SNAPSHOT (1ull << 30)
 
@@ -53,9 +58,11 @@ struct gp_seg_writer;
 /* Create this process's segment in dir (which must be the user's own and closed to others).
  * 0 or -errno with one line in err. */
 int gp_seg_create(const char *dir, int forked, struct gp_seg_writer **out, char *err, size_t errlen);
-/* Queue one record (a printk line or a ring's record) for the next gp_seg_flush. */
-void gp_seg_event(struct gp_seg_writer *w, enum gp_seg_record type, const char *map,
-		  unsigned ring, const void *data, size_t size);
+/* Queue one record (a printk line or a ring's record) for the next gp_seg_flush. 0, or -ENOSPC
+ * when the log holds as much as the reader has not read yet (GP_SEG_READER_TAIL): a ring's record
+ * is not queued (the caller leaves it in its ring), a LINE is dropped and counted. */
+int gp_seg_event(struct gp_seg_writer *w, enum gp_seg_record type, const char *map,
+		 unsigned ring, const void *data, size_t size);
 /* Write the queued records, and (blob non-NULL) a snapshot; final marks the last one. */
 int gp_seg_flush(struct gp_seg_writer *w, const void *blob, size_t len, int final);
 void gp_seg_close(struct gp_seg_writer *w);   /* the file stays, for the reader */
@@ -76,7 +83,11 @@ struct gp_seg_state {
 	const void *blob;          /* the latest consistent snapshot read (NULL: none yet) */
 	size_t blob_len;
 	uint64_t events_lost;      /* records the reader fell too far behind to read */
+	uint64_t events_dropped;   /* records the writer could not put in the log (counted there) */
 };
+/* The writer: n records it took from its rings and could not put in the log (counted, reported
+ * by the reader as events_dropped). */
+void gp_seg_count_dropped(struct gp_seg_writer *w, uint64_t n);
 /* Read what is new: events (to cb, in order) and the latest snapshot. 0; -EAGAIN when no
  * consistent copy could be had this time (the writer was busy: try later); -EBADMSG with one
  * line in err when the segment is corrupt (then the reader stops reading it). */

@@ -64,10 +64,16 @@ int shim_copier_active(void) { return seg != NULL; }
 
 struct drain { const char *map; enum gp_seg_record type; };
 
+/* a drain met a full segment (gpuprobe run has not read it yet): the rest stayed in the rings */
+static int seg_full;
+
 static int on_record(void *user, unsigned ring, const void *data, size_t size)
 {
 	struct drain *d = user;
-	gp_seg_event(seg, d->type, d->map, ring, data, size);
+	if (gp_seg_event(seg, d->type, d->map, ring, data, size) == -ENOSPC) {
+		seg_full = 1;
+		return -1;   /* left in its ring: drops there are counted, nothing goes uncounted */
+	}
 	return 0;
 }
 
@@ -104,8 +110,53 @@ int shim_copier_line(const char *line)
 }
 
 /* Snapshot when due (or final), drain; one flush into the segment. */
+static int count_one(void *user, unsigned ring, const void *data, size_t size)
+{
+	(void)ring, (void)data, (void)size;
+	(*(uint64_t *)user)++;
+	return 0;
+}
+
+/* The records a full segment left in the rings at the end, taken out and counted as dropped. */
+static void count_left(void)
+{
+	uint64_t n = 0;
+	for (size_t s = 0; s < nsets; s++) {
+		struct gp_map_inst *pk = gp_map_set__printk(sets[s]);
+		if (pk)
+			gp_map_inst__ring_drain(pk, count_one, &n);
+		for (size_t i = 0; i < gp_map_set__count(sets[s]); i++) {
+			struct gp_map_inst *m = gp_map_set__map(sets[s], i);
+			if (gp_map_inst__desc(m)->kind == GP_MAP_KIND_RING && !gp_capture__owns(cap, m))
+				gp_map_inst__ring_drain(m, count_one, &n);
+		}
+	}
+	gp_seg_count_dropped(seg, n);
+}
+
+/* At the end, what a full segment left in the rings: gpuprobe run is still reading (it waits
+ * for this process), so give it up to 3 s to make room, then let the final drain count the rest
+ * as the segment's own losses. */
+static void drain_out(void)
+{
+	for (int i = 0; i < 300; i++) {
+		pthread_mutex_lock(&q_lock);
+		seg_full = 0;
+		drain_rings();
+		gp_seg_flush(seg, NULL, 0, 0);
+		int full = seg_full;
+		pthread_mutex_unlock(&q_lock);
+		if (!full)
+			return;
+		struct timespec ts = {0, 10 * 1000000L};
+		nanosleep(&ts, NULL);
+	}
+}
+
 static void copy(int final)
 {
+	if (final)
+		drain_out();
 	uint64_t t0 = mono_ms();
 	uint64_t every = snap_cost_ms * 10 > SNAP_MS ? snap_cost_ms * 10 : SNAP_MS;
 	void *blob = NULL;
@@ -125,7 +176,10 @@ static void copy(int final)
 	}
 	pthread_mutex_lock(&q_lock);
 	drained = 0;
+	seg_full = 0;
 	drain_rings();
+	if (final && seg_full)
+		count_left();   /* gpuprobe run never made room: counted, not silently left */
 	int rc = gp_seg_flush(seg, blob, len, final);
 	closed |= final;
 	pthread_mutex_unlock(&q_lock);
