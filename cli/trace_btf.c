@@ -1,53 +1,12 @@
 /* Typed ring records for traces (trace.h): a ring map declared with __type(value, struct T) in
  * a probe object's BTF gives its records' fields, which become the trace arguments. */
 #include "cli/trace_internal.h"
+#include "maps/btf_value.h"
 
 #include <bpf/btf.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static const struct btf_type *skip_mods(const struct btf *btf, uint32_t *id)
-{
-	const struct btf_type *t = btf__type_by_id(btf, *id);
-	while (t && (btf_is_typedef(t) || btf_is_const(t) || btf_is_volatile(t) || btf_is_restrict(t))) {
-		*id = t->type;
-		t = btf__type_by_id(btf, *id);
-	}
-	return t;
-}
-
-/* The struct a map's "value" member points at, or 0. */
-static uint32_t map_value_struct(const struct btf *btf, const char *map)
-{
-	int sec = btf__find_by_name_kind(btf, ".maps", BTF_KIND_DATASEC);
-	if (sec < 0)
-		return 0;
-	const struct btf_type *ds = btf__type_by_id(btf, (uint32_t)sec);
-	const struct btf_var_secinfo *vs = btf_var_secinfos(ds);
-	for (unsigned i = 0; i < btf_vlen(ds); i++) {
-		const struct btf_type *v = btf__type_by_id(btf, vs[i].type);
-		if (!v || !btf_is_var(v) || strcmp(btf__name_by_offset(btf, v->name_off), map))
-			continue;
-		uint32_t id = v->type;
-		const struct btf_type *def = skip_mods(btf, &id);
-		if (!def || !btf_is_struct(def))
-			return 0;
-		const struct btf_member *mb = btf_members(def);
-		for (unsigned k = 0; k < btf_vlen(def); k++) {
-			if (strcmp(btf__name_by_offset(btf, mb[k].name_off), "value"))
-				continue;
-			uint32_t pid = mb[k].type;
-			const struct btf_type *p = skip_mods(btf, &pid);
-			if (!p || !btf_is_ptr(p))
-				return 0;
-			uint32_t sid = p->type;
-			const struct btf_type *s = skip_mods(btf, &sid);
-			return s && btf_is_struct(s) ? sid : 0;
-		}
-	}
-	return 0;
-}
 
 int tr_ring_type(struct tr_build *b, const char *map, struct tr_ring_type *out)
 {
@@ -56,7 +15,7 @@ int tr_ring_type(struct tr_build *b, const char *map, struct tr_ring_type *out)
 		struct btf *btf = btf__parse_elf(b->objects[i], NULL);
 		if (!btf)
 			continue;
-		uint32_t sid = map_value_struct(btf, map);
+		uint32_t sid = gp_btf_map_value_struct(btf, map);
 		if (!sid) {
 			btf__free(btf);
 			continue;
@@ -73,7 +32,7 @@ int tr_ring_type(struct tr_build *b, const char *map, struct tr_ring_type *out)
 			snprintf(f->name, sizeof(f->name), "%s", nm);
 			f->offset = btf_member_bit_offset(s, k) / 8;
 			uint32_t id = mb[k].type;
-			const struct btf_type *t = skip_mods(btf, &id);
+			const struct btf_type *t = gp_btf_skip_mods(btf, &id);
 			if (!t)
 				continue;
 			if (btf_is_int(t) || btf_is_enum(t)) {
@@ -87,7 +46,7 @@ int tr_ring_type(struct tr_build *b, const char *map, struct tr_ring_type *out)
 			} else if (btf_is_array(t)) {
 				const struct btf_array *a = btf_array(t);
 				uint32_t eid = a->type;
-				const struct btf_type *e = skip_mods(btf, &eid);
+				const struct btf_type *e = gp_btf_skip_mods(btf, &eid);
 				if (!e || !btf_is_int(e))
 					continue;
 				f->size = e->size;

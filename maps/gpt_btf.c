@@ -3,56 +3,12 @@
  * traces) has its records' fields flattened into the file's map chunk, so that `gpuprobe decode`
  * prints typed fields without libbpf and without the object. Runs once per map at start. */
 #include "maps/gpt_btf.h"
+#include "maps/btf_value.h"
 
 #include <bpf/btf.h>
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-
-#define CHAIN_MAX 32
-
-static const struct btf_type *skip_mods(const struct btf *btf, uint32_t *id)
-{
-	const struct btf_type *t = btf__type_by_id(btf, *id);
-	for (int i = 0; t && i < CHAIN_MAX && (btf_is_typedef(t) || btf_is_const(t) ||
-					      btf_is_volatile(t) || btf_is_restrict(t)); i++) {
-		*id = t->type;
-		t = btf__type_by_id(btf, *id);
-	}
-	return t;
-}
-
-/* The struct a .maps variable's "value" member points at, or 0. */
-static uint32_t value_struct(const struct btf *btf, const char *map)
-{
-	int sec = btf__find_by_name_kind(btf, ".maps", BTF_KIND_DATASEC);
-	if (sec < 0)
-		return 0;
-	const struct btf_type *ds = btf__type_by_id(btf, (uint32_t)sec);
-	const struct btf_var_secinfo *vs = btf_var_secinfos(ds);
-	for (unsigned i = 0; i < btf_vlen(ds); i++) {
-		const struct btf_type *v = btf__type_by_id(btf, vs[i].type);
-		if (!v || !btf_is_var(v) || strcmp(btf__name_by_offset(btf, v->name_off), map))
-			continue;
-		uint32_t id = v->type;
-		const struct btf_type *def = skip_mods(btf, &id);
-		if (!def || !btf_is_struct(def))
-			return 0;
-		const struct btf_member *mb = btf_members(def);
-		for (unsigned k = 0; k < btf_vlen(def); k++) {
-			if (strcmp(btf__name_by_offset(btf, mb[k].name_off), "value"))
-				continue;
-			uint32_t pid = mb[k].type;
-			const struct btf_type *p = skip_mods(btf, &pid);
-			if (!p || !btf_is_ptr(p))
-				return 0;
-			uint32_t sid = p->type;
-			const struct btf_type *s = skip_mods(btf, &sid);
-			return s && btf_is_struct(s) ? sid : 0;
-		}
-	}
-	return 0;
-}
 
 struct flat {
 	struct gp_gpt_field *f;
@@ -74,7 +30,7 @@ static void add(struct flat *fl, const char *name, uint32_t off, uint32_t size, 
 static void flatten(const struct btf *btf, uint32_t id, const char *prefix, uint32_t base,
 		    struct flat *fl, int depth)
 {
-	const struct btf_type *t = skip_mods(btf, &id);
+	const struct btf_type *t = gp_btf_skip_mods(btf, &id);
 	if (!t || depth > 4)
 		return;
 	if (btf_is_composite(t)) {
@@ -109,7 +65,7 @@ static void flatten(const struct btf *btf, uint32_t id, const char *prefix, uint
 	} else if (btf_is_array(t)) {
 		const struct btf_array *a = btf_array(t);
 		uint32_t eid = a->type;
-		const struct btf_type *e = skip_mods(btf, &eid);
+		const struct btf_type *e = gp_btf_skip_mods(btf, &eid);
 		__s64 sz = btf__resolve_size(btf, id);
 		if (sz <= 0)
 			return;
@@ -122,7 +78,7 @@ int gp_gpt_btf__record(const struct btf *btf, const char *map, uint32_t *type_id
 		       uint32_t *size, struct gp_gpt_field *fields, unsigned *nfields)
 {
 	*nfields = 0;
-	uint32_t sid = btf ? value_struct(btf, map) : 0;
+	uint32_t sid = btf ? gp_btf_map_value_struct(btf, map) : 0;
 	if (!sid)
 		return -ENOENT;
 	__s64 sz = btf__resolve_size(btf, sid);
