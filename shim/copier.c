@@ -62,7 +62,8 @@ int shim_copier_open(const char *dir, int forked, char *err, size_t errlen)
 
 int shim_copier_active(void) { return seg != NULL; }
 
-struct drain { const char *map; enum gp_seg_record type; };
+/* count: instead of handing records to the segment, take them out and count them */
+struct drain { const char *map; enum gp_seg_record type; uint64_t *count; };
 
 /* a drain met a full segment (gpuprobe run has not read it yet): the rest stayed in the rings */
 static int seg_full;
@@ -70,6 +71,10 @@ static int seg_full;
 static int on_record(void *user, unsigned ring, const void *data, size_t size)
 {
 	struct drain *d = user;
+	if (d->count) {
+		(*d->count)++;
+		return 0;
+	}
 	if (gp_seg_event(seg, d->type, d->map, ring, data, size) == -ENOSPC) {
 		seg_full = 1;
 		return -1;   /* left in its ring: drops there are counted, nothing goes uncounted */
@@ -77,12 +82,12 @@ static int on_record(void *user, unsigned ring, const void *data, size_t size)
 	return 0;
 }
 
-static void drain_rings(void)
+static void drain_rings(uint64_t *count)
 {
 	for (size_t s = 0; s < nsets; s++) {
 		struct gp_map_inst *pk = gp_map_set__printk(sets[s]);
 		if (pk) {
-			struct drain d = {gp_map_inst__name(pk), GP_SEG_PRINTK};
+			struct drain d = {gp_map_inst__name(pk), GP_SEG_PRINTK, count};
 			int n = gp_map_inst__ring_drain(pk, on_record, &d);
 			drained += n > 0 ? n : 0;
 		}
@@ -90,7 +95,7 @@ static void drain_rings(void)
 			struct gp_map_inst *m = gp_map_set__map(sets[s], i);
 			if (gp_map_inst__desc(m)->kind != GP_MAP_KIND_RING || gp_capture__owns(cap, m))
 				continue;
-			struct drain d = {gp_map_inst__name(m), GP_SEG_EVENT};
+			struct drain d = {gp_map_inst__name(m), GP_SEG_EVENT, count};
 			int n = gp_map_inst__ring_drain(m, on_record, &d);
 			drained += n > 0 ? n : 0;
 		}
@@ -109,31 +114,6 @@ int shim_copier_line(const char *line)
 	return rc;
 }
 
-/* Snapshot when due (or final), drain; one flush into the segment. */
-static int count_one(void *user, unsigned ring, const void *data, size_t size)
-{
-	(void)ring, (void)data, (void)size;
-	(*(uint64_t *)user)++;
-	return 0;
-}
-
-/* The records a full segment left in the rings at the end, taken out and counted as dropped. */
-static void count_left(void)
-{
-	uint64_t n = 0;
-	for (size_t s = 0; s < nsets; s++) {
-		struct gp_map_inst *pk = gp_map_set__printk(sets[s]);
-		if (pk)
-			gp_map_inst__ring_drain(pk, count_one, &n);
-		for (size_t i = 0; i < gp_map_set__count(sets[s]); i++) {
-			struct gp_map_inst *m = gp_map_set__map(sets[s], i);
-			if (gp_map_inst__desc(m)->kind == GP_MAP_KIND_RING && !gp_capture__owns(cap, m))
-				gp_map_inst__ring_drain(m, count_one, &n);
-		}
-	}
-	gp_seg_count_dropped(seg, n);
-}
-
 /* At the end, what a full segment left in the rings: gpuprobe run is still reading (it waits
  * for this process), so give it up to 3 s to make room, then let the final drain count the rest
  * as the segment's own losses. */
@@ -142,7 +122,7 @@ static void drain_out(void)
 	for (int i = 0; i < 300; i++) {
 		pthread_mutex_lock(&q_lock);
 		seg_full = 0;
-		drain_rings();
+		drain_rings(NULL);
 		gp_seg_flush(seg, NULL, 0, 0);
 		int full = seg_full;
 		pthread_mutex_unlock(&q_lock);
@@ -153,6 +133,7 @@ static void drain_out(void)
 	}
 }
 
+/* Snapshot when due (or final), drain; one flush into the segment. */
 static void copy(int final)
 {
 	if (final)
@@ -177,9 +158,12 @@ static void copy(int final)
 	pthread_mutex_lock(&q_lock);
 	drained = 0;
 	seg_full = 0;
-	drain_rings();
-	if (final && seg_full)
-		count_left();   /* gpuprobe run never made room: counted, not silently left */
+	drain_rings(NULL);
+	if (final && seg_full) {   /* gpuprobe run never made room: counted, not silently left */
+		uint64_t left = 0;
+		drain_rings(&left);
+		gp_seg_count_dropped(seg, left);
+	}
 	int rc = gp_seg_flush(seg, blob, len, final);
 	closed |= final;
 	pthread_mutex_unlock(&q_lock);
