@@ -119,15 +119,14 @@ static int has_room(struct gp_seg_writer *w, size_t len)
 {
 	size_t pad = len > w->qmax ? len : w->qmax;
 	uint64_t need = w->h.ev_head + w->qlen + len + pad;
-	for (int fresh = 0; fresh < 2; fresh++) {
-		if (!w->tail || need - (w->tail - 1) <= w->h.ev_cap)
-			return 1;
-		uint64_t t = 0;
-		if (fresh || pread(w->fd, &t, 8, GP_SEG_READER_TAIL) != 8 || t < w->tail || t - 1 > w->h.ev_head)
-			return 0;   /* no news, or a word we cannot trust: wait */
-		w->tail = t;
-	}
-	return 0;
+	if (!w->tail || need - (w->tail - 1) <= w->h.ev_cap)
+		return 1;
+	/* short as far as we knew: has the reader moved on since? */
+	uint64_t t = 0;
+	if (pread(w->fd, &t, 8, GP_SEG_READER_TAIL) != 8 || t < w->tail || t - 1 > w->h.ev_head)
+		return 0;   /* no word, or one we cannot trust: wait */
+	w->tail = t;
+	return need - (t - 1) <= w->h.ev_cap;
 }
 
 int gp_seg_event(struct gp_seg_writer *w, enum gp_seg_record type, const char *map,
