@@ -26,6 +26,7 @@ struct gp_map_inst {
 	size_t read_size;
 	uint32_t print_as;               /* the definition's, for the output (ebpf/object.h) */
 	uint64_t print_step;
+	unsigned drain_first;            /* rings: the shard the next drain starts at (fairness) */
 	pthread_mutex_t lock;
 };
 

@@ -74,7 +74,12 @@ int gp_map_inst__ring_drain(struct gp_map_inst *m, gp_ring_cb cb, void *user)
 	const uint64_t cap = m->d.capacity;
 	int consumed = 0, stop = 0;
 	pthread_mutex_lock(&m->lock);
-	for (unsigned r = 0; r < m->d.nshards && !stop; r++) {
+	/* A callback that stops the drain (its sink is full) must not starve the last rings: each
+	 * drain starts one shard further on, so every ring's consumer moves within nshards drains
+	 * and no lossless producer waits out its give-up clock behind its neighbours. */
+	unsigned first = m->d.nshards ? m->drain_first++ % m->d.nshards : 0;
+	for (unsigned i = 0; i < m->d.nshards && !stop; i++) {
+		unsigned r = (first + i) % m->d.nshards;
 		uint64_t cons = __atomic_load_n(cons_pos(m, r), __ATOMIC_ACQUIRE);
 		for (;;) {
 			uint64_t off = cons & (cap - 1);

@@ -187,13 +187,11 @@ static void *copier(void *arg)
 		pthread_mutex_lock(&stop_lock);
 		struct timespec ts;
 		clock_gettime(CLOCK_REALTIME, &ts);
-		/* Under --output, rings that had records are drained again soon (a lossless ring's
-		 * producer waits for the space we free). Into the segment, not: gpuprobe run reads it
-		 * every 50 ms, and drains every 1 ms outran that reader, whose event log then went
-		 * round over records never read and never counted as lost (bench/overhead's ring
-		 * check on the H100: 6.5 M of 1.8 G records in neither column). A ring that fills in
-		 * between drops and counts exactly. */
-		ts.tv_nsec += (drained && cap ? BUSY_POLL_MS : POLL_MS) * 1000000L;
+		/* Rings that had records are drained again soon: a lossless ring's producer waits for
+		 * the space we free. The segment takes no more than gpuprobe run has read (has_room in
+		 * maps/segment.c): a drain that meets a full segment leaves the rest in the rings,
+		 * where a lossy ring's drops are counted and a lossless producer waits. */
+		ts.tv_nsec += (drained ? BUSY_POLL_MS : POLL_MS) * 1000000L;
 		ts.tv_sec += ts.tv_nsec / 1000000000L;
 		ts.tv_nsec %= 1000000000L;
 		if (!stop)
