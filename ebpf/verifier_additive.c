@@ -19,7 +19,8 @@
  * whether the key is there, which the run itself may change. Keys are never removed (no delete
  * helper, no LRU map) and a map only fills, so with one key of one map, looked up with bytes that
  * nothing rewrites after the first lookup, a run that follows another at the same site finds
- * what the one after it finds: runs 2..N are alike, run 1 alone may differ. One run of weight 1
+ * what the one after it finds (the lookups' results and the insert's return alike): runs 2..N
+ * are alike, run 1 alone may differ. One run of weight 1
  * and one of weight N-1 then do what N runs do (the instrumentation's "first run"). */
 #include "ebpf/verifier_priv.h"
 
@@ -153,8 +154,9 @@ static void hash_call(struct gpv_env *env, const struct bpf_insn *insn)
 		not_additive(env, "an update whose flags are not a known BPF_NOEXIST");
 	else if (val->type != T_PTR_STACK)
 		not_additive(env, "an inserted value outside the stack");
-	else if (env->idx + 1 < env->n && (env->live[env->idx + 1] & 1))
-		not_additive(env, "reads what the update returns");
+	/* What the update returns may be read (`if (update(..) && (v = lookup(..))) add(v, 1)`,
+	 * bpftrace's and libbpf-tools' idiom): 0, -EEXIST or -E2BIG depends on whether the key is
+	 * there and whether the map is full, both of which only grow, so runs 2..N see the same. */
 }
 
 static void ctx_read(struct gpv_env *env, const struct gpv_reg *ptr, int off, int size)
