@@ -680,6 +680,9 @@ static int lower_stmt(lw *c, const ir_stmt *s)
 		return 0;
 	case IR_STMT_INSN: {
 		const ir_insn *in = &s->insn;
+		int dr = lw_divergent_stmt(c, s, lower_insn);
+		if (dr)
+			return dr < 0 ? -1 : 0;
 		bool is_branch = !strcmp(in->opcode, "bra");
 		if (!in->guard || is_branch)
 			return lower_insn(c, in);
@@ -727,6 +730,7 @@ static int lower_func(lw *c, struct lw_func_info *fi, ir_module *am)
 	c->carry_var = 0;
 	c->token_var = 0;
 	c->token_escaped = false;
+	c->ndiverge = 0;
 	c->alloca_arena = c->alloca_top = 0;
 	c->vars.n = c->prologue.n = c->body.n = 0;
 
@@ -782,6 +786,7 @@ static int lower_func(lw *c, struct lw_func_info *fi, ir_module *am)
 			c->labels[c->nlabels++].id = spv_id(c->e);
 		}
 	}
+	lw_plan_divergent_barriers(c, f);
 	uint32_t entry = spv_id(c->e), first = spv_id(c->e);
 	c->in_block = false;
 	lw_label(c, first);
@@ -904,6 +909,7 @@ static void lw_free(lw *c)
 	spv_buf_free(&c->body);
 	spv_buf_free(&c->helper_funcs);
 	free(c->mma_helpers);
+	free(c->diverge);
 }
 
 /* Does f name (call, or take the address of) a function in names[0..n)? */

@@ -57,6 +57,18 @@ struct lw_func_info { /* per IR function: its SPIR-V id and signature */
 	unsigned nspv_params; /* nparams + ret_ptr */
 };
 
+/* A statement of a divergent region whose bar.warp.sync are reached by every thread
+ * (lower_diverge.c). */
+enum { LW_DIVERGE_BRANCH, LW_DIVERGE_BARRIER };
+struct lw_diverge {
+	const ir_stmt *s;
+	int kind;
+	uint32_t var;        /* bool: this thread skips the region */
+	uint32_t own;        /* BARRIER: the label opened before it */
+	uint32_t next;       /* where skipping threads go next; 0: the join label */
+	const char *join;    /* the region's join label (the last barrier's) */
+};
+
 typedef struct lw {
 	spv_emitter *e;
 	const ir_module *m;
@@ -105,6 +117,8 @@ typedef struct lw {
 	bool token_escaped;      /* this function stores the token's address (lower_region.c) */
 	uint32_t alloca_arena, alloca_top; /* alloca: a private arena and its bump offset */
 	const ir_stmt *cur;      /* for error lines */
+	struct lw_diverge *diverge; /* divergent regions rewritten around their bar.warp.sync */
+	size_t ndiverge;
 	const char *const *skip_names; /* functions to leave out (spirv_lower_module's second pass) */
 	size_t nskip;
 } lw;
@@ -158,6 +172,11 @@ uint32_t lw_builtin_load(lw *c, enum lw_builtin b, unsigned comp); /* u32 */
 uint32_t lw_linear_tid(lw *c);   /* u32 */
 uint32_t lw_block_threads(lw *c); /* u32 */
 void lw_barrier(lw *c);
+
+/* bar.warp.sync in divergent regions (lower_diverge.c): plan a function's regions (after its
+ * labels are known), then lower each statement through lw_divergent_stmt first (1: lowered). */
+void lw_plan_divergent_barriers(lw *c, const ir_func *f);
+int lw_divergent_stmt(lw *c, const ir_stmt *s, int (*lower_insn)(lw *, const ir_insn *));
 
 /* The region token (lower_region.c): a u64 0 that LLVM cannot carry across a barrier, so that
  * `reg + imm` addresses are not hoisted out of loops past barriers (PoCL saves each per thread). */
