@@ -11,10 +11,8 @@
 #include "ptx-frontend/kernel_match.h"
 #include "ptx-frontend/inline.h"
 #include "ptx-frontend/ctx_fold.h"
-#include "gpuprobe/context.h"
 
 #include <errno.h>
-#include <stddef.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -96,25 +94,6 @@ static int is_host(enum gp_attach_kind k)
 /* Whether the program calls helper id. The puts function embeds the printk ring's address:
  * emitted into every module, it made each run's PTX differ, so the driver's JIT cache never hit
  * (bench/overhead: an empty probe's cached first launch took 2.3x the native one). */
-/* Whether the kernel-context bytes a probe reads (ctx_read, bit b for byte b) are the same in
- * every thread of a block: the parameters, the grid and block, the block index, the SM and the
- * kernel; not the thread, warp or lane, not the time. A weighted entry or exit call then stands
- * for threads other than its own (ptx-frontend/instrument.h, weighted). */
-static int block_uniform(const uint64_t ctx_read[2])
-{
-	uint64_t ok[2] = {0, 0};
-	size_t spans[][2] = {
-		{offsetof(struct gp_kernel_ctx, params),
-		 offsetof(struct gp_kernel_ctx, thread) - offsetof(struct gp_kernel_ctx, params)},
-		{offsetof(struct gp_kernel_ctx, thread) + offsetof(struct gp_thread_ids, block_idx), 12},
-		{offsetof(struct gp_kernel_ctx, thread) + offsetof(struct gp_thread_ids, sm_id), 4},
-		{offsetof(struct gp_kernel_ctx, thread) + offsetof(struct gp_thread_ids, kernel_hash), 4}};
-	for (size_t i = 0; i < sizeof(spans) / sizeof(spans[0]); i++)
-		for (size_t b = spans[i][0]; b < spans[i][0] + spans[i][1] && b < 128; b++)
-			ok[b / 64] |= 1ull << (b % 64);
-	return !(ctx_read[0] & ~ok[0]) && !(ctx_read[1] & ~ok[1]);
-}
-
 static int calls_helper(const struct gp_program *p, int id)
 {
 	for (size_t i = 0; i < p->ninsns; i++)
@@ -534,13 +513,8 @@ static int instrument_uncached(struct gp_nv_probes *ps, const char *ptx, size_t 
 		probe.func = ir_strfmt(m, "__gp_p%zu_%zu_%s", p->obj, p->index, p->prog->name);
 		/* an additive memory probe counts a basic block's like sites with one weighted call
 		 * (ptx-frontend/instrument.h); GPUPROBE_AGGREGATE=0: one call per site as before */
-		int warp_ok = !ps->no_warp_collectives && m->target && !strncmp(m->target, "sm_", 3) &&
-			      atoi(m->target + 3) >= 70;
-		probe.weighted = p->additive && gp_env_flag(GP_VAR_AGGREGATE) &&
-				 (p->prog->attach == GP_ATTACH_MEM ||
-				  (p->prog->attach == GP_ATTACH_KERNEL_ENTRY && block_uniform(p->ctx_read)) ||
-				  (p->prog->attach == GP_ATTACH_KERNEL_EXIT && warp_ok &&
-				   block_uniform(p->ctx_read)));
+		probe.weighted = p->additive && p->prog->attach == GP_ATTACH_MEM &&
+				 gp_env_flag(GP_VAR_AGGREGATE);
 		probe.first_run = p->additive == 2;
 		probe.ctx_key[0] = p->ctx_read[0];
 		probe.ctx_key[1] = p->ctx_read[1];
@@ -552,7 +526,8 @@ static int instrument_uncached(struct gp_nv_probes *ps, const char *ptx, size_t 
 			.user = &o->dev,
 			.prefix = ir_strfmt(m, "__gp%zu_%zu_", p->obj, p->index),
 			.stack_size = p->stack, .assume_aligned = 1,
-			.warp_aggregate = warp_ok,
+			.warp_aggregate = !ps->no_warp_collectives && m->target && !strncmp(m->target, "sm_", 3) &&
+					  atoi(m->target + 3) >= 70,
 			.pid_tgid = (uint64_t)getpid() << 32 | (uint64_t)getpid(),
 			.pid_tgid_addr = ps->pid_tgid_addr, .site_mask = probe.warp_sync,
 			.clock_addr = ps->clock_addr, .weight = probe.weighted};

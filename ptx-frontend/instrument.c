@@ -239,12 +239,9 @@ static void call_probe(struct fn *fn, struct inst_emit *e, const char *func)
 	ie_decl(e, ".param", ".b64", "__gp_ret", -1, 0, NULL);
 	ie_insn(e, "st.param.b64 [__gp_arg], %%__gp_d0");
 	const char *wt = "";
-	if (e->weight || e->weight_reg) {   /* the runs this call stands for (gp_inst_probe.weighted) */
+	if (e->weight) {   /* the runs this call stands for (gp_inst_probe.weighted) */
 		ie_decl(e, ".param", ".b32", "__gp_wt", -1, 0, NULL);
-		if (e->weight_reg)
-			ie_insn(e, "st.param.b32 [__gp_wt], %s", e->weight_reg);
-		else
-			ie_insn(e, "st.param.b32 [__gp_wt], %u", e->weight);
+		ie_insn(e, "st.param.b32 [__gp_wt], %u", e->weight);
 		wt = ", __gp_wt";
 	}
 	if (e->warp_sync) {   /* the probe's warp helpers match over this mask (gp_lower_opts) */
@@ -384,75 +381,13 @@ static unsigned mem_kind(const ir_insn *in)
 
 /* ---- the sites of each kind ------------------------------------------------------------- */
 
-/* A weighted kernel entry or exit site (gp_inst_probe.weighted): the probe's runs for the lanes
- * counted in %__gp_s3 (at least 1) as one call of that weight, or, for a probe whose first run
- * may insert a hash key, a call of weight 1 and one of the rest. The context is filled once:
- * the probe reads only bytes that are the same for every lane it stands for. */
-static void kernel_weighted_calls(struct fn *fn, struct inst_emit *e, const struct gp_inst_probe *p)
-{
-	if (!p->first_run) {
-		e->weight_reg = "%__gp_s3";
-		kernel_ctx_call(fn, e, p->func);
-		return;
-	}
-	e->weight = 1;
-	kernel_ctx_call(fn, e, p->func);
-	const char *l = new_label(fn);
-	ie_insn(e, "sub.u32 %%__gp_s3, %%__gp_s3, 1");
-	ie_insn(e, "setp.eq.u32 %%__gp_q1, %%__gp_s3, 0");
-	ie_insn(e, "@%%__gp_q1 bra %s", l);
-	e->weight = 0;
-	e->weight_reg = "%__gp_s3";
-	call_probe(fn, e, p->func);
-	fn->st->sites--;   /* one site, two calls */
-	ie_label(e, l);
-}
-
-/* Weighted kernel entry: every thread of a block runs the kernel's first instruction, so thread
- * (0,0,0) stands for the block (weight = %ntid.x * %ntid.y * %ntid.z) and the others skip it. */
-static void entry_block_weighted(struct fn *fn, struct inst_emit *e, const struct gp_inst_probe *p)
-{
-	const char *l = new_label(fn);
-	ie_insn(e, "activemask.b32 %%__gp_s2");   /* the lanes meet again after thread 0's call */
-	not_thread0(e);
-	ie_insn(e, "@%%__gp_q0 bra %s", l);
-	ie_insn(e, "mov.u32 %%__gp_s3, %%ntid.x");
-	ie_insn(e, "mov.u32 %%__gp_s0, %%ntid.y");
-	ie_insn(e, "mul.lo.u32 %%__gp_s3, %%__gp_s3, %%__gp_s0");
-	ie_insn(e, "mov.u32 %%__gp_s0, %%ntid.z");
-	ie_insn(e, "mul.lo.u32 %%__gp_s3, %%__gp_s3, %%__gp_s0");
-	kernel_weighted_calls(fn, e, p);
-	ie_label(e, l);
-	ie_insn(e, "bar.warp.sync %%__gp_s2");
-}
-
-/* Weighted kernel exit: the lanes of a warp that leave at this instruction together
- * (activemask) are counted by the lowest of them, weight = how many they are; lanes that reach
- * it apart count in their own groups, so every lane is counted once. */
-static void exit_warp_weighted(struct fn *fn, struct inst_emit *e, const struct gp_inst_probe *p)
-{
-	const char *l = new_label(fn);
-	ie_insn(e, "activemask.b32 %%__gp_s2");   /* and they leave together after its call */
-	ie_insn(e, "brev.b32 %%__gp_s0, %%__gp_s2");
-	ie_insn(e, "bfind.shiftamt.u32 %%__gp_s0, %%__gp_s0");
-	ie_insn(e, "mov.u32 %%__gp_s1, %%laneid");
-	ie_insn(e, "setp.ne.u32 %%__gp_q0, %%__gp_s0, %%__gp_s1");
-	ie_insn(e, "@%%__gp_q0 bra %s", l);
-	ie_insn(e, "popc.b32 %%__gp_s3, %%__gp_s2");
-	kernel_weighted_calls(fn, e, p);
-	ie_label(e, l);
-	ie_insn(e, "bar.warp.sync %%__gp_s2");
-}
-
 static void site_entry(struct fn *fn, const struct gp_inst_probe *p, unsigned k)
 {
 	struct inst_emit e = at(fn, fn->entry);
 	e.ctx_unread = p->ctx_unread;
 	e.warp_sync = p->warp_sync;
 	e.reconverge = p->reconverge;
-	if (p->attach == GP_ATTACH_KERNEL_ENTRY && p->weighted) {
-		entry_block_weighted(fn, &e, p);
-	} else if (p->attach == GP_ATTACH_KERNEL_ENTRY) {
+	if (p->attach == GP_ATTACH_KERNEL_ENTRY) {
 		kernel_ctx_call(fn, &e, p->func);
 	} else if (p->attach == GP_ATTACH_BLOCK_BEGIN) {
 		const char *l = new_label(fn);
@@ -507,9 +442,7 @@ static void site_leave(struct fn *fn, const struct gp_inst_probe *p, unsigned k,
 	e.warp_sync = p->warp_sync;
 	e.reconverge = p->reconverge;
 	const char *skip = guard_skip(fn, &e, &s->insn);
-	if (p->attach == GP_ATTACH_KERNEL_EXIT && p->weighted) {
-		exit_warp_weighted(fn, &e, p);
-	} else if (p->attach == GP_ATTACH_KERNEL_EXIT) {
+	if (p->attach == GP_ATTACH_KERNEL_EXIT) {
 		kernel_ctx_call(fn, &e, p->func);
 	} else if (p->attach == GP_ATTACH_BLOCK_END) {
 		const char *l = new_label(fn);

@@ -57,12 +57,7 @@ struct gp_inst_probe {
 	 * them, passing their count as the weight: N runs of an additive probe at such sites are
 	 * one run with every add times N, so the maps hold exactly what one call per site would
 	 * leave. Every other site passes weight 1. (GPUPROBE_AGGREGATE=0: the pipeline does not
-	 * set it.)
-	 * GP_ATTACH_KERNEL_ENTRY: thread (0,0,0) alone calls, for the whole block (weight: the
-	 * block's size). GP_ATTACH_KERNEL_EXIT: at each exit the lowest of the lanes that leave
-	 * together calls, for all of them (weight: their count; needs activemask, sm_70+). The
-	 * pipeline sets these only when every context byte the probe reads is the same for all
-	 * the threads a call stands for. */
+	 * set it.) */
 	int weighted;
 	/* weighted only: a merged group of N >= 2 sites makes two calls, weight 1 then N-1 (the
 	 * probe's first run may insert a hash key later runs find: gp_verify_opts.additive 2) */

@@ -123,9 +123,8 @@ check "vec_add, count_dir: 768 loads and 512 stores, on and off" "@by_dir[1]: 76
 @by_dir[1]: 768
 @by_dir[2]: 512" "$(maps vec.1; maps vec.0)"
 # The entry+exit hash counter (count_hash: lookup, NOEXIST insert, lookup again, add) is
-# additive after a first run: thread 0 counts its block's entries with weight = block size
-# (exits stay a call per thread here: the own driver has no warp collectives for the GPU's
-# per-warp exit counting). Entries equal exits and equal the counts without aggregation.
+# additive after a first run (above); entry and exit sites stay a call per thread, so the maps
+# are the same with aggregation on and off, and entries equal exits.
 for a in 1 0; do
 	check "vec_add, count_hash, GPUPROBE_AGGREGATE=$a: exit 0" 0 "$(run "vech.$a" $a count_hash "$W/vec_add" 8)"
 	check "vec_add, count_hash, GPUPROBE_AGGREGATE=$a: output as without probes" "$(cat "$W/vplain.out")" "$(cat "$W/vech.$a.out")"

@@ -34,20 +34,8 @@ body() { awk '/\.entry _Z16transpose_blocks/ {f=1} f {print} f && /^}/ {exit}' "
 before_app() { body "$1" | sed 's/^[[:space:]]*//' | grep -v '^$' | grep -B1 -m1 '^ld\.param.*_param_[0-9]' | head -1; }
 for mode in inline call; do
 	[ $mode = call ] && export GPUPROBE_INLINE=0 || unset GPUPROBE_INLINE
-	# GPUPROBE_AGGREGATE=0: a call per thread; by default this additive probe (a hash counter)
-	# runs on thread 0 alone for its block, and the block's lanes meet again after it
-	GPUPROBE_AGGREGATE=0 "$GP" ptx instrument -p "$W/block_insert.bpf.o" "$W/transpose.ptx" -o "$W/hash_$mode.ptx" 2>"$W/hash_$mode.err"
+	"$GP" ptx instrument -p "$W/block_insert.bpf.o" "$W/transpose.ptx" -o "$W/hash_$mode.ptx" 2>"$W/hash_$mode.err"
 	check "$mode: instrumented" 0 $?
-	"$GP" ptx instrument -p "$W/block_insert.bpf.o" "$W/transpose.ptx" -o "$W/hashw_$mode.ptx" 2>"$W/hashw_$mode.err"
-	check "$mode: weighted entry: instrumented" 0 $?
-	check "$mode: weighted entry: the lanes around thread 0's calls meet before the application" \
-		"bar.warp.sync %__gp_s2;" "$(before_app "$W/hashw_$mode.ptx" | tr -s ' \t' ' ')"
-	check "$mode: weighted entry: captured once, before thread 0's branch" 1 \
-		"$(body "$W/hashw_$mode.ptx" | grep -c 'activemask\.b32[[:space:]]*%__gp_s2')"
-	[ $mode = call ] && check "call: weighted entry: a call of weight 1, then one of the rest of the block" "1 1" \
-		"$(body "$W/hashw_$mode.ptx" | grep -c 'st\.param\.b32[[:space:]]*\[__gp_wt\], 1;') $(body "$W/hashw_$mode.ptx" | grep -c 'st\.param\.b32[[:space:]]*\[__gp_wt\], %__gp_s3;')"
-	"$PTXAS" -arch=sm_90 "$W/hashw_$mode.ptx" -o "$W/hashw_$mode.cubin"
-	check "$mode: weighted entry: ptxas sm_90" 0 $?
 	check "$mode: the entry site ends with bar.warp.sync of the captured mask" \
 		"bar.warp.sync %__gp_wm;" "$(before_app "$W/hash_$mode.ptx" | tr -s ' \t' ' ')"
 	check "$mode: one capture of the mask" 1 "$(body "$W/hash_$mode.ptx" | grep -c 'activemask\.b32[[:space:]]*%__gp_wm')"
