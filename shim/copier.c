@@ -1,6 +1,14 @@
 /* The copier (copier.h): rings drained into the segment's event log every poll, maps
- * snapshotted into it every SNAP_MS at most (never more than a tenth of the copier's time:
- * large maps are read less often), the last snapshot marked final at exit. */
+ * snapshotted into it every SNAP_MS at most (never more than a tenth of the snapshots' thread's
+ * time: large maps are read less often), the last snapshot marked final at exit.
+ *
+ * Two threads. The drainer touches only host memory (the rings' bytes and positions are
+ * host-mapped) and the segment; the snapshots' thread reads device memory (map values, the
+ * rings' drop counts) and checks the clock, either of which can wait behind a running kernel
+ * (gpuprobe's own driver copies on the application's in-order queue). A kernel whose lossless
+ * ring waits for the drainer must never wait on a snapshot: with one thread, a snapshot stuck
+ * behind such a kernel stopped every drain until the producers gave up (2 s) and dropped the
+ * rest (tests/trace_replay's patterns under gpuprobe run --json on PoCL: 9,069 records lost). */
 #include "shim/copier.h"
 #include "shim/clock_sync.h"
 #include "shim/log.h"
@@ -31,12 +39,16 @@ static struct gp_seg_writer *seg;
 static struct gp_map_set *const *sets;
 static size_t nsets;
 static shim_copier_names_fn names_fn;
-static pthread_t thread;
-static int running, closed;
+static pthread_t thread, snap_thread;
+static int running, snapping, closed;
+/* The snapshots' thread's latest blob, which the drainer's next flush writes */
+static pthread_mutex_t pend_lock = PTHREAD_MUTEX_INITIALIZER;
+static void *pend_blob;
+static size_t pend_len;
 static pthread_mutex_t stop_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t stop_cond = PTHREAD_COND_INITIALIZER;
 static int stop;
-static uint64_t start_ms, last_snap_ms, snap_cost_ms;
+static uint64_t start_ms, snap_cost_ms;
 /* The segment's event queue: the copier's drains and host probes' lines (any thread). */
 static pthread_mutex_t q_lock = PTHREAD_MUTEX_INITIALIZER;
 /* Under `gpuprobe run --output FILE.gpt`: the ring maps' records go to the file in bulk
@@ -133,27 +145,40 @@ static void drain_out(void)
 	}
 }
 
-/* Snapshot when due (or final), drain; one flush into the segment. */
+/* A snapshot of every map (the final one marked so by the caller's flush). */
+static void *build_snapshot(size_t *len)
+{
+	uint64_t t0 = mono_ms();
+	struct gp_output_clock c;
+	int clock = !shim_clock_report(NULL, &c);
+	struct gp_snap_name *nm = NULL;
+	size_t nn = names_fn ? names_fn(&nm) : 0;
+	struct gp_snap_input in = {.sets = sets, .nsets = nsets, .names = nm, .nnames = nn,
+				   .clock = clock ? &c : NULL, .time_ms = t0 - start_ms};
+	void *blob = NULL;
+	*len = 0;
+	if (gp_snap_build(&in, &blob, len))
+		blob = NULL;
+	free(nm);
+	snap_cost_ms = mono_ms() - t0;
+	return blob;
+}
+
+/* Drain; with the latest snapshot (final: one made now, the threads stopped), one flush into the
+ * segment. */
 static void copy(int final)
 {
-	if (final)
-		drain_out();
-	uint64_t t0 = mono_ms();
-	uint64_t every = snap_cost_ms * 10 > SNAP_MS ? snap_cost_ms * 10 : SNAP_MS;
 	void *blob = NULL;
 	size_t len = 0;
-	if (final || !last_snap_ms || t0 - last_snap_ms >= every) {
-		struct gp_output_clock c;
-		int clock = !shim_clock_report(NULL, &c);
-		struct gp_snap_name *nm = NULL;
-		size_t nn = names_fn ? names_fn(&nm) : 0;
-		struct gp_snap_input in = {.sets = sets, .nsets = nsets, .names = nm, .nnames = nn,
-					   .clock = clock ? &c : NULL, .time_ms = t0 - start_ms};
-		if (gp_snap_build(&in, &blob, &len))
-			blob = NULL;
-		free(nm);
-		last_snap_ms = mono_ms();
-		snap_cost_ms = last_snap_ms - t0;
+	if (final) {
+		drain_out();
+		blob = build_snapshot(&len);
+	} else {
+		pthread_mutex_lock(&pend_lock);
+		blob = pend_blob;
+		len = pend_len;
+		pend_blob = NULL;
+		pthread_mutex_unlock(&pend_lock);
 	}
 	pthread_mutex_lock(&q_lock);
 	drained = 0;
@@ -176,6 +201,41 @@ static void copy(int final)
 	}
 }
 
+/* Sleeps until ms from now or stop; returns stop. Called with stop_lock held. */
+static int wait_ms(unsigned ms)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_nsec += (long)ms * 1000000L;
+	ts.tv_sec += ts.tv_nsec / 1000000000L;
+	ts.tv_nsec %= 1000000000L;
+	if (!stop)
+		pthread_cond_timedwait(&stop_cond, &stop_lock, &ts);
+	return stop;
+}
+
+static void *snapper(void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(&stop_lock);
+	while (!stop) {
+		pthread_mutex_unlock(&stop_lock);
+		size_t len;
+		void *blob = build_snapshot(&len);
+		pthread_mutex_lock(&pend_lock);
+		free(pend_blob);   /* one the drainer has not flushed yet: this one is newer */
+		pend_blob = blob;
+		pend_len = len;
+		pthread_mutex_unlock(&pend_lock);
+		shim_clock_tick(NULL);   /* the GPU clock's offset re-checked off the app's threads */
+		uint64_t every = snap_cost_ms * 10 > SNAP_MS ? snap_cost_ms * 10 : SNAP_MS;
+		pthread_mutex_lock(&stop_lock);
+		wait_ms((unsigned)every);
+	}
+	pthread_mutex_unlock(&stop_lock);
+	return NULL;
+}
+
 static void *copier(void *arg)
 {
 	(void)arg;
@@ -183,19 +243,12 @@ static void *copier(void *arg)
 	while (!stop) {
 		pthread_mutex_unlock(&stop_lock);
 		copy(0);
-		shim_clock_tick(NULL);   /* the GPU clock's offset re-checked off the app's threads */
 		pthread_mutex_lock(&stop_lock);
-		struct timespec ts;
-		clock_gettime(CLOCK_REALTIME, &ts);
 		/* Rings that had records are drained again soon: a lossless ring's producer waits for
 		 * the space we free. The segment takes no more than gpuprobe run has read (has_room in
 		 * maps/segment.c): a drain that meets a full segment leaves the rest in the rings,
 		 * where a lossy ring's drops are counted and a lossless producer waits. */
-		ts.tv_nsec += (drained ? BUSY_POLL_MS : POLL_MS) * 1000000L;
-		ts.tv_sec += ts.tv_nsec / 1000000000L;
-		ts.tv_nsec %= 1000000000L;
-		if (!stop)
-			pthread_cond_timedwait(&stop_cond, &stop_lock, &ts);
+		wait_ms(drained ? BUSY_POLL_MS : POLL_MS);
 	}
 	pthread_mutex_unlock(&stop_lock);
 	return NULL;
@@ -275,6 +328,8 @@ int shim_copier_start(struct gp_map_set *const *s, size_t n, shim_copier_names_f
 	if (rc)
 		return -rc;
 	running = 1;
+	/* without it the drainer goes on and the final snapshot still comes: maps print at exit */
+	snapping = !pthread_create(&snap_thread, NULL, snapper, NULL);
 	return 0;
 }
 
@@ -285,10 +340,14 @@ void shim_copier_final(void)
 	if (running) {
 		pthread_mutex_lock(&stop_lock);
 		stop = 1;
-		pthread_cond_signal(&stop_cond);
+		pthread_cond_broadcast(&stop_cond);
 		pthread_mutex_unlock(&stop_lock);
 		pthread_join(thread, NULL);
 		running = 0;
+	}
+	if (snapping) {
+		pthread_join(snap_thread, NULL);
+		snapping = 0;
 	}
 	if (cap) {
 		/* Kernels have finished (shim_probes_final synchronised): the last records are in
@@ -323,10 +382,14 @@ void shim_copier_forked(void)
 	sets = NULL;
 	nsets = 0;
 	running = 0;
+	snapping = 0;
 	closed = 0;
 	stop = 0;
-	last_snap_ms = snap_cost_ms = 0;
+	snap_cost_ms = 0;
+	pend_blob = NULL;   /* the parent's, kept reachable by nothing: a leak of one blob at most */
+	pend_len = 0;
 	pthread_mutex_init(&stop_lock, NULL);
 	pthread_cond_init(&stop_cond, NULL);
 	pthread_mutex_init(&q_lock, NULL);
+	pthread_mutex_init(&pend_lock, NULL);
 }
