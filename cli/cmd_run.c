@@ -553,7 +553,7 @@ int cmd_run(int argc, char **argv)
 	int planes = ck.config || ck.probes || a.metrics;
 	if (planes) {
 		struct run_planes_opts po = {.config = ck.config, .interval = a.interval,
-					     .json = a.json};
+					     .json = a.json, .probes = ck.probes};
 		/* without a folder for the segments the shim prints in the application's
 		 * process, as without gpuprobe run (the metrics endpoint needs them) */
 		if ((rc = run_planes_begin(&po)) && a.metrics)

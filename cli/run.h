@@ -44,6 +44,7 @@ struct run_planes_opts {
 	const char *config;        /* the checked configuration, or NULL */
 	const char *interval;      /* -i N, or NULL */
 	const char *json;          /* --json FILE (or $GPUPROBE_JSON), or NULL */
+	const char *probes;        /* the probe objects, ':'-separated (GPUPROBE_PROBES), or NULL */
 };
 int run_planes_begin(const struct run_planes_opts *o);
 void run_planes_end(void);

@@ -49,6 +49,8 @@ static struct {
 	unsigned interval_ms, top_n;
 	struct seg **segs;
 	size_t nsegs;
+	char *objects[64];         /* the probe objects, whose BTF types ring records */
+	size_t nobjects;
 	pthread_mutex_t lock;      /* segs and their snapshots (the metrics thread reads them) */
 	pthread_t thread;
 	int running, stop;
@@ -86,6 +88,22 @@ static void open_output(struct seg *s)
 	}
 	if (gp_output__open(&o, &s->out))
 		s->out = NULL;
+	for (size_t i = 0; s->out && i < P.nobjects; i++)
+		gp_output__add_types(s->out, P.objects[i]);   /* without BTF: words, as before */
+}
+
+/* The probe objects of the run (-p and the tools, then the configuration's), for typed records. */
+static void keep_objects(const char *probes, const struct gp_config *cfg)
+{
+	char *list = probes ? strdup(probes) : NULL;
+	for (char *save = NULL, *t = list ? strtok_r(list, ":", &save) : NULL; t && P.nobjects < 64;
+	     t = strtok_r(NULL, ":", &save))
+		if ((P.objects[P.nobjects] = strdup(t)))
+			P.nobjects++;
+	free(list);
+	for (size_t i = 0; cfg && i < cfg->nprobes && P.nobjects < 64; i++)
+		if ((P.objects[P.nobjects] = strdup(cfg->probes[i].path)))
+			P.nobjects++;
 }
 
 static void print_final(struct seg *s, int whole)
@@ -324,6 +342,7 @@ int run_planes_begin(const struct run_planes_opts *o)
 		snprintf(json, sizeof(json), "%s", cfg.json_path);
 	P.json = json[0] != 0;
 	P.json_path = json;
+	keep_objects(o->probes, have_cfg ? &cfg : NULL);
 	if (have_cfg)
 		gp_config__free(&cfg);
 	if (setenv("GPUPROBE_SEGMENT_DIR", P.dir, 1)) {

@@ -1,6 +1,7 @@
 /* gpuprobe run's output: the poll loop, ring-buffer events, printk lines, lost counts, and the
  * periodic and final map prints (tables and histograms in output_maps.c). */
 #include "maps/output_internal.h"
+#include "maps/gpt.h"
 
 #include <errno.h>
 #include <json-c/json.h>
@@ -119,6 +120,7 @@ void gp_output__close(struct gp_output *o)
 	free(o->knames);
 	pthread_mutex_destroy(&o->lock);
 	gp_snap_free(&o->snap);
+	gp_output_types_free(o->types);
 	free(o->sets);
 	free(o);
 }
@@ -196,18 +198,39 @@ static void record_locked(struct gp_output *o, int printk, const char *map, unsi
 		}
 		return;
 	}
+	const struct gp_gpt_map_info *ty = gp_output_type(o, map);
+	if (ty && size < ty->m->record_size)
+		ty = NULL;   /* shorter than its type: words */
+	char *typed = ty ? malloc(gp_gpt_format_max(ty, (uint32_t)size)) : NULL;
+	if (typed)   /* "MAP ring R: f=v ...\n", or {"map":..,"ring":..,"f":v,...}\n */
+		typed[gp_gpt_format(ty, ring, data, (uint32_t)size, o->o.json, typed)] = 0;
 	if (o->o.json) {
 		char *hex = malloc(2 * size + 1);
-		if (!hex)
+		if (!hex) {
+			free(typed);
 			return;
+		}
 		hex_bytes(hex, data, size);
 		json_object *j = json_object_new_object();
 		json_object_object_add(j, "type", json_object_new_string("event"));
 		json_object_object_add(j, "map", json_object_new_string(map));
 		json_object_object_add(j, "ring", json_object_new_int((int)ring));
 		json_object_object_add(j, "data", json_object_new_string(hex));
+		json_object *f = typed ? json_tokener_parse(typed) : NULL;
+		if (f) {   /* the fields, without the map and ring said above */
+			json_object_object_del(f, "map");
+			json_object_object_del(f, "ring");
+			json_object_object_add(j, "fields", f);
+		}
 		gp_output_json(o, j);
 		free(hex);
+		free(typed);
+		return;
+	}
+	if (typed) {
+		const char *fields = strchr(typed, ':');   /* after "MAP ring R" */
+		fprintf(o->o.out, "@%s[ring %u]:%s", map, ring, fields ? fields + 1 : "\n");
+		free(typed);
 		return;
 	}
 	fprintf(o->o.out, "@%s[ring %u]:", map, ring);

@@ -92,6 +92,10 @@ void gp_output__close(struct gp_output *o);
  * is NULL or returns NULL. The shim calls it for every kernel of every module it instruments.
  * Returns 0 or -ENOMEM. */
 int gp_output__add_kernel_name(struct gp_output *o, const char *mangled);
+/* The probe object at path: ring maps its BTF declares with __type(value, struct T) print their
+ * records by field (text: `@MAP[ring R]: field=value ...`; JSON: a "fields" object beside
+ * "data"), as `gpuprobe decode` does. 0, or a negative errno (no BTF: words, as before). */
+int gp_output__add_types(struct gp_output *o, const char *path);
 
 /* A thread of its own that polls every poll_ms (0: 50 ms) until stop; stop joins it and, when
  * final is set, prints the final report. For the shim: start after the map sets exist, stop at

@@ -28,7 +28,14 @@ struct gp_output {
 	 * for this print (fed: the former) */
 	struct gp_snap snap;
 	int fed;
+	struct gp_output_types *types;   /* typed ring records (output_types.c), or NULL */
 };
+
+/* A ring map's record type from the objects given to gp_output__add_types, or NULL: its
+ * records print as words (caller holds o->lock). */
+struct gp_gpt_map_info;
+const struct gp_gpt_map_info *gp_output_type(struct gp_output *o, const char *map);
+void gp_output_types_free(struct gp_output_types *t);
 
 /* The name given to gp_output__add_kernel_name for this hash, or NULL (caller holds o->lock). */
 const char *gp_output_kernel_name(struct gp_output *o, uint64_t id);

@@ -349,6 +349,8 @@ void shim_copier_final(void)
 		pthread_join(snap_thread, NULL);
 		snapping = 0;
 	}
+	free(pend_blob);   /* not flushed: the final snapshot below is newer */
+	pend_blob = NULL;
 	if (cap) {
 		/* Kernels have finished (shim_probes_final synchronised): the last records are in
 		 * the rings; the capture drains them all before it closes. */

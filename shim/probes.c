@@ -272,6 +272,14 @@ static int open_output(void)
 		output_file = NULL;
 		return -1;
 	}
+	/* ring records by field where the objects' BTF types them (gp_output__add_types) */
+	char *list = gp_env_str(GP_VAR_PROBES) ? strdup(gp_env_str(GP_VAR_PROBES)) : NULL;
+	for (char *save = NULL, *t = list ? strtok_r(list, ":", &save) : NULL; t;
+	     t = strtok_r(NULL, ":", &save))
+		gp_output__add_types(output, t);
+	free(list);
+	for (size_t i = 0; have_cfg && i < cfg.nprobes; i++)
+		gp_output__add_types(output, cfg.probes[i].path);
 	return 0;
 }
 

@@ -9,6 +9,19 @@ struct {
 	__uint(max_entries, 1 << 16);
 } events SEC(".maps");
 
+/* a ring whose records have a declared type: printed by field (output.h, typed records) */
+struct launch_rec {
+	__u64 seq;
+	__s32 delta;
+	__u32 api;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 16);
+	__type(value, struct launch_rec);
+} typed SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);
@@ -25,6 +38,8 @@ HOST_ENTRY("cuLaunchKernel") int on_launch(struct gp_host_ctx *ctx)
 	__u64 v = ++*n;
 	bpf_printk("launch %llu", v);
 	bpf_ringbuf_output(&events, &v, sizeof(v), 0);
+	struct launch_rec r = {.seq = v, .delta = 1 - (__s32)v, .api = 7};
+	bpf_ringbuf_output(&typed, &r, sizeof(r), 0);
 	return 0;
 }
 

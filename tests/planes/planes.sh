@@ -11,7 +11,8 @@
 #   - without gpuprobe run (the shim loaded directly, GPUPROBE_PROBES): the shim prints the same
 #     report itself at exit;
 #   - events (events.bpf.c: a host probe's bpf_printk line and ring record per launch) reach
-#     gpuprobe through the segment's log, each kind in order, as the shim printed them.
+#     gpuprobe through the segment's log, each kind in order, as the shim printed them; a ring
+#     whose records have a declared type (__type(value, struct T)) prints them by field.
 # usage: planes.sh GPUPROBE APP SHIM FAKE PTX LAUNCHES.bpf.o EVENTS.bpf.o
 set -u
 gp=$1 app=$2 shim=$3 fake=$4 ptx=$5 tool=$6 events=$7
@@ -91,7 +92,15 @@ gpuprobe: launch 3" "$(grep '^gpuprobe: launch' "$tmp/err")"
 check "events: ring records in order, then the map" "@events[ring 0]: 0x0000000000000001
 @events[ring 0]: 0x0000000000000002
 @events[ring 0]: 0x0000000000000003
-@seq[0]: 3" "$(grep '^@' "$tmp/err")"
+@seq[0]: 3" "$(grep '^@events\|^@seq' "$tmp/err")"
+# a ring declared with __type(value, struct launch_rec): its records by field, in order
+check "events: a typed ring's records by field" "@typed[ring 0]: seq=1 delta=0 api=7
+@typed[ring 0]: seq=2 delta=-1 api=7
+@typed[ring 0]: seq=3 delta=-2 api=7" "$(grep '^@typed' "$tmp/err")"
+"$gp" run --json "$tmp/ev.json" -p "$events" -- "$app" "$shim" "$ptx" 3 quiet >/dev/null 2>&1
+check "events: --json: a typed record's fields beside its bytes" \
+	'{"type":"event","map":"typed","ring":0,"data":"0200000000000000ffffffff07000000","fields":{"seq":2,"delta":-1,"api":7}}' \
+	"$(grep '"map":"typed"' "$tmp/ev.json" | sed -n 2p)"
 GPUPROBE_PROBES=$events "$app" "$shim" "$ptx" 3 >"$tmp/out" 2>"$tmp/err.direct"
 check "events: the same lines as the shim prints without gpuprobe run" \
 	"$(sort "$tmp/err.direct")" "$(grep -v '^warning' "$tmp/err" | sort)"

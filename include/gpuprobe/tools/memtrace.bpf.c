@@ -1,7 +1,8 @@
 // memtrace: every global load, store and atomic as a record in the SM's ring, printed as it
-// arrives: `@accesses[ring SM]: ADDR SIZE|DIR<<32|SPACE<<40 KERNEL` (three 8-byte words: the
-// address; the size, enum gp_mem_dir and enum gp_mem_space; the kernel's gp_name_hash). A full
-// ring drops records and says how many at the end. `gpuprobe run -t memtrace -k KERNEL -- APP`
+// arrives by its fields: `@accesses[ring SM]: addr=A size=S dir=D space=P _pad=0 kernel=H _pad2=0`
+// (dir: enum gp_mem_dir; space: enum gp_mem_space; kernel: the kernel's gp_name_hash; the
+// record's type is the ring's __type(value, ...)). A full ring drops records and says how many
+// at the end. `gpuprobe run -t memtrace -k KERNEL -- APP`
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
 #include <gpuprobe/gpuprobe.h>
@@ -19,6 +20,7 @@ struct gp_access {
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 1 << 20);
+	__type(value, struct gp_access);   /* the records' type: gpuprobe prints them by field */
 } accesses SEC(".maps");
 
 GPU_MEM("global", "*") int on_access(struct gp_mem_ctx *ctx)
