@@ -92,21 +92,34 @@ static uint32_t h2f(lw *c, uint32_t h)
 }
 
 /* A coordinate into [0, n) by the address mode (0 wrap, 1 clamp, 2 mirror, 3 border: clamped,
- * the caller replaces the value); *oob set when i was outside. */
-static uint32_t address(lw *c, uint32_t i, uint32_t n, uint32_t mode, uint32_t *oob)
+ * the caller replaces the value); *oob set when i was outside. Wrap and mirror apply to normalized
+ * coordinates only (norm): with unnormalized ones CUDA clamps. They take four integer divisions,
+ * computed in a block only they enter (as selects, every texel of every mode paid them, 12
+ * divisions a fetch: most of convolutionTexture's time on PoCL). */
+static uint32_t address(lw *c, uint32_t i, uint32_t n, uint32_t mode, uint32_t norm, uint32_t *oob)
 {
 	uint32_t u32 = spv_t_int(c->e, 32), bl = spv_t_bool(c->e);
 	*oob = lw_op2(c, SpvOpLogicalOr, bl, lw_op2(c, SpvOpSLessThan, bl, i, lw_u32(c, 0)),
 		      lw_op2(c, SpvOpSGreaterThanEqual, bl, i, n));
 	uint32_t n1 = lw_op2(c, SpvOpISub, u32, n, lw_u32(c, 1));
 	uint32_t clamp = lw_ext(c, u32, OpenCLstd_SClamp, 3, i, lw_u32(c, 0), n1);
+	uint32_t rv = spv_id(c->e);
+	spv_op(&c->vars, SpvOpVariable, 3, spv_t_ptr(c->e, SpvStorageClassFunction, u32), rv, (uint32_t)SpvStorageClassFunction);
+	spv_op(&c->body, SpvOpStore, 2, rv, clamp);
+	uint32_t is_mirror = lw_op2(c, SpvOpIEqual, bl, mode, lw_u32(c, 2));
+	uint32_t go = spv_id(c->e), join = spv_id(c->e);
+	uint32_t wrap_or_mirror = lw_op2(c, SpvOpLogicalOr, bl, lw_op2(c, SpvOpIEqual, bl, mode, lw_u32(c, 0)), is_mirror);
+	lw_branch_cond(c, lw_op2(c, SpvOpLogicalAnd, bl, norm, wrap_or_mirror), go, join);
+	lw_label(c, go);
 	uint32_t wrap = lw_op2(c, SpvOpSRem, u32, lw_op2(c, SpvOpIAdd, u32, lw_op2(c, SpvOpSRem, u32, i, n), n), n);
 	uint32_t n2 = lw_op2(c, SpvOpIMul, u32, n, lw_u32(c, 2));
 	uint32_t p = lw_op2(c, SpvOpSRem, u32, lw_op2(c, SpvOpIAdd, u32, lw_op2(c, SpvOpSRem, u32, i, n2), n2), n2);
 	uint32_t mirror = lw_select(c, u32, lw_op2(c, SpvOpSLessThan, bl, p, n), p,
 				    lw_op2(c, SpvOpISub, u32, lw_op2(c, SpvOpISub, u32, n2, lw_u32(c, 1)), p));
-	uint32_t r = lw_select(c, u32, lw_op2(c, SpvOpIEqual, bl, mode, lw_u32(c, 0)), wrap, clamp);
-	return lw_select(c, u32, lw_op2(c, SpvOpIEqual, bl, mode, lw_u32(c, 2)), mirror, r);
+	spv_op(&c->body, SpvOpStore, 2, rv, lw_select(c, u32, is_mirror, mirror, wrap));
+	lw_branch(c, join);
+	lw_label(c, join);
+	return lw_op1(c, SpvOpLoad, u32, rv);
 }
 
 /* void texel(u64 desc, i32 i, i32 j, i32 k, u32 layer, u32 flags, u32 *c0, *c1, *c2, *c3):
@@ -128,14 +141,16 @@ static uint32_t texel_fn(lw *c)
 	uint32_t dims[3] = {field(c, desc, GP_TEX_OFF_WIDTH, PT('u', 32)), field(c, desc, GP_TEX_OFF_HEIGHT, PT('u', 32)),
 			    field(c, desc, GP_TEX_OFF_DEPTH, PT('u', 32))};
 	uint32_t idx[3], border = spv_c_bool(c->e, 0);
+	uint32_t flags = field(c, desc, GP_TEX_OFF_FLAGS, PT('u', 32));
+	uint32_t norm = lw_op2(c, SpvOpINotEqual, bl, lw_op2(c, SpvOpBitwiseAnd, u32, flags, lw_u32(c, GP_TEX_NORMALIZED_COORDS)),
+			       lw_u32(c, 0));
 	for (unsigned d = 0; d < 3; d++) {
 		uint32_t mode = field(c, desc, GP_TEX_OFF_ADDRESS + 4 * d, PT('u', 32)), oob;
-		idx[d] = address(c, h.p[1 + d], dims[d], mode, &oob);
+		idx[d] = address(c, h.p[1 + d], dims[d], mode, norm, &oob);
 		uint32_t is_border = lw_op2(c, SpvOpLogicalOr, bl, lw_op2(c, SpvOpIEqual, bl, mode, lw_u32(c, 3)), zero_oob);
 		border = lw_op2(c, SpvOpLogicalOr, bl, border, lw_op2(c, SpvOpLogicalAnd, bl, is_border, oob));
 	}
 	uint32_t fmt = field(c, desc, GP_TEX_OFF_FORMAT, PT('u', 32)), ch = field(c, desc, GP_TEX_OFF_CHANNELS, PT('u', 32));
-	uint32_t flags = field(c, desc, GP_TEX_OFF_FLAGS, PT('u', 32));
 	/* element bytes: 0x01/0x08 1, 0x02/0x09/0x10 2, else 4 */
 	uint32_t low = lw_op2(c, SpvOpBitwiseAnd, u32, fmt, lw_u32(c, 0x0f));
 	uint32_t one = lw_op2(c, SpvOpLogicalOr, bl, lw_op2(c, SpvOpIEqual, bl, fmt, lw_u32(c, 0x01)),
@@ -169,8 +184,17 @@ static uint32_t texel_fn(lw *c)
 		spv_op(&c->vars, SpvOpVariable, 3, spv_t_ptr(c->e, SpvStorageClassFunction, u32), rv, (uint32_t)SpvStorageClassFunction);
 		spv_op(&c->body, SpvOpStore, 2, rv, lw_u32(c, 0));
 		uint32_t b1 = spv_id(c->e), b2 = spv_id(c->e), b4 = spv_id(c->e), n2 = spv_id(c->e), n4 = spv_id(c->e), join = spv_id(c->e);
-		uint32_t go = spv_id(c->e);
-		lw_branch_cond(c, lw_op2(c, SpvOpLogicalAnd, bl, have, lw_op1(c, SpvOpLogicalNot, bl, border)), go, join);
+		uint32_t go = spv_id(c->e), done = spv_id(c->e);
+		/* a missing channel (0, alpha 1) or the border (its color as floats, or 0) needs no
+		 * load nor conversion: only present texels enter the blocks below (computing every
+		 * format's conversion as selects cost two float divisions a channel) */
+		uint32_t ov = spv_id(c->e);
+		spv_op(&c->vars, SpvOpVariable, 3, spv_t_ptr(c->e, SpvStorageClassFunction, u32), ov, (uint32_t)SpvStorageClassFunction);
+		uint32_t bcol = field(c, desc, GP_TEX_OFF_BORDER + 4 * k, PT('f', 32));
+		uint32_t fdef = lw_select(c, f32, border, lw_select(c, f32, zero_oob, f32c(c, 0.0f), bcol), f32c(c, k == 3 ? 1.0f : 0.0f));
+		uint32_t idef = lw_select(c, u32, border, lw_u32(c, 0), lw_u32(c, k == 3 ? 1 : 0));
+		spv_op(&c->body, SpvOpStore, 2, ov, lw_select(c, u32, want_f, lw_op1(c, SpvOpBitcast, u32, fdef), idef));
+		lw_branch_cond(c, lw_op2(c, SpvOpLogicalAnd, bl, have, lw_op1(c, SpvOpLogicalNot, bl, border)), go, done);
 		lw_label(c, go);
 		lw_branch_cond(c, one, b1, n2);
 		lw_label(c, b1);
@@ -191,6 +215,13 @@ static uint32_t texel_fn(lw *c)
 		lw_branch(c, join);
 		lw_label(c, join);
 		uint32_t raw = lw_op1(c, SpvOpLoad, u32, rv);
+		/* f32 texels: their bits, read as floats or integers alike */
+		uint32_t fast = spv_id(c->e), slow = spv_id(c->e);
+		lw_branch_cond(c, is_flt, fast, slow);
+		lw_label(c, fast);
+		spv_op(&c->body, SpvOpStore, 2, ov, raw);
+		lw_branch(c, done);
+		lw_label(c, slow);
 		/* integers: sign-extend 8/16-bit signed elements */
 		uint32_t shift = lw_op2(c, SpvOpISub, u32, lw_u32(c, 32), lw_op2(c, SpvOpIMul, u32, esize, lw_u32(c, 8)));
 		uint32_t sext = lw_op2(c, SpvOpShiftRightArithmetic, u32, lw_op2(c, SpvOpShiftLeftLogical, u32, raw, shift), shift);
@@ -211,13 +242,10 @@ static uint32_t texel_fn(lw *c)
 		uint32_t small = lw_op2(c, SpvOpULessThan, bl, esize, lw_u32(c, 4));
 		uint32_t fint = lw_select(c, f32, lw_op2(c, SpvOpLogicalAnd, bl, small, lw_op1(c, SpvOpLogicalNot, bl, as_int)), norm, conv);
 		uint32_t fval = lw_select(c, f32, is_flt, fl, lw_select(c, f32, is_half, hf, fint));
-		/* missing channels: 0, alpha 1; border: the border color (floats) or 0 */
-		uint32_t miss_f = f32c(c, k == 3 ? 1.0f : 0.0f);
-		uint32_t bcol = field(c, desc, GP_TEX_OFF_BORDER + 4 * k, PT('f', 32));
-		uint32_t bf = lw_select(c, f32, zero_oob, f32c(c, 0.0f), bcol);
-		fval = lw_select(c, f32, border, bf, lw_select(c, f32, have, fval, miss_f));
-		ival = lw_select(c, u32, border, lw_u32(c, 0), lw_select(c, u32, have, ival, lw_u32(c, k == 3 ? 1 : 0)));
-		out[k] = lw_select(c, u32, want_f, lw_op1(c, SpvOpBitcast, u32, fval), ival);
+		spv_op(&c->body, SpvOpStore, 2, ov, lw_select(c, u32, want_f, lw_op1(c, SpvOpBitcast, u32, fval), ival));
+		lw_branch(c, done);
+		lw_label(c, done);
+		out[k] = lw_op1(c, SpvOpLoad, u32, ov);
 	}
 	for (unsigned k = 0; k < 4; k++)
 		spv_op(&c->body, SpvOpStore, 2, h.p[6 + k], out[k]);
