@@ -14,9 +14,8 @@
  *
  * A region qualifies when its guarded branch jumps forward, its code has no other way in or out
  * (its branches stay inside it or go to the join; nothing outside branches into it; no return,
- * call or indexed branch), and its only collectives are unguarded bar.warp.sync and shfl (a
- * warp-0 reduction after a block barrier: simpleAWBarrier); skipping threads pass through a shfl
- * too, and their registers keep their values. Anything else is left as it was. */
+ * call or indexed branch), and its only collectives are unguarded bar.warp.sync. Anything else
+ * is left as it was. */
 #include "spirv/lower.h"
 
 #include <stdlib.h>
@@ -26,14 +25,6 @@ static bool is_warp_sync(const ir_insn *in)
 {
 	return (!strcmp(in->opcode, "bar") || !strcmp(in->opcode, "barrier")) && ir_insn_has_mod(in, ".warp") &&
 	       !ir_insn_has_mod(in, ".red");
-}
-
-/* The collectives a skipping thread can pass through: bar.warp.sync, and shfl, whose results it
- * then discards (its registers keep their values). What it publishes is an inactive lane's
- * value, which PTX leaves undefined to read. */
-static bool is_cut(const ir_insn *in)
-{
-	return is_warp_sync(in) || !strcmp(in->opcode, "shfl");
 }
 
 /* Instructions that must be reached by the whole block (the emulated collectives and barriers),
@@ -71,7 +62,7 @@ static void plan_region(lw *c, const ir_stmt *const *st, size_t n, const long *t
 		const ir_stmt *s = st[j];
 		if (s->kind != IR_STMT_INSN)
 			continue;
-		if (is_cut(&s->insn)) {
+		if (is_warp_sync(&s->insn)) {
 			if (s->insn.guard)
 				return;
 			nbar++;
@@ -93,7 +84,7 @@ static void plan_region(lw *c, const ir_stmt *const *st, size_t n, const long *t
 			return;
 	/* every barrier is on every path: no branch of the region jumps across it */
 	for (size_t b = i + 1; b < t; b++) {
-		if (st[b]->kind != IR_STMT_INSN || !is_cut(&st[b]->insn))
+		if (st[b]->kind != IR_STMT_INSN || !is_warp_sync(&st[b]->insn))
 			continue;
 		for (size_t j = i + 1; j < t; j++) {
 			if (target[j] < 0)
@@ -112,7 +103,7 @@ static void plan_region(lw *c, const ir_stmt *const *st, size_t n, const long *t
 	uint32_t next = spv_id(c->e);
 	add_action(c, st[i], LW_DIVERGE_BRANCH, var, 0, next);
 	for (size_t b = i + 1; b < t; b++) {
-		if (st[b]->kind != IR_STMT_INSN || !is_cut(&st[b]->insn))
+		if (st[b]->kind != IR_STMT_INSN || !is_warp_sync(&st[b]->insn))
 			continue;
 		uint32_t own = next;
 		next = --nbar ? spv_id(c->e) : 0;
@@ -134,7 +125,7 @@ void lw_plan_divergent_barriers(lw *c, const ir_func *f)
 	size_t k = 0;
 	bool any = false;
 	for (const ir_stmt *s = f->first; s; s = s->next) {
-		any |= s->kind == IR_STMT_INSN && is_cut(&s->insn);
+		any |= s->kind == IR_STMT_INSN && is_warp_sync(&s->insn);
 		st[k++] = s;
 	}
 	for (size_t j = 0; j < n && any; j++) {
@@ -190,23 +181,6 @@ int lw_divergent_stmt(lw *c, const ir_stmt *s, int (*lower_insn)(lw *, const ir_
 		return 1;
 	}
 	lw_label(c, d->own);
-	/* shfl: the destination registers (value, and the valid predicate), kept for skippers */
-	const ir_operand *dst[2] = {NULL, NULL};
-	ptype dt[2] = {PT('b', 32), PT('p', 1)};
-	uint32_t kept[2] = {0, 0};
-	if (!strcmp(s->insn.opcode, "shfl") && s->insn.nops) {
-		const ir_operand *o = &s->insn.ops[0];
-		if (o->kind == IR_OPND_PAIR && o->nelems == 2)
-			dst[0] = &o->elems[0], dst[1] = &o->elems[1];
-		else
-			dst[0] = o;
-		for (int i = 0; i < 2; i++) {
-			if (dst[i] && dst[i]->kind != IR_OPND_REG)
-				dst[i] = NULL;
-			if (dst[i] && !(kept[i] = lw_read(c, dst[i], dt[i])))
-				return -1;
-		}
-	}
 	if (lower_insn(c, &s->insn) < 0)
 		return -1;
 	uint32_t to = join_id(c, d);
@@ -215,13 +189,6 @@ int lw_divergent_stmt(lw *c, const ir_stmt *s, int (*lower_insn)(lw *, const ir_
 	lw_ensure_block(c);
 	uint32_t skip = spv_id(c->e);
 	spv_op(&c->body, SpvOpLoad, 3, bl, skip, d->var);
-	for (int i = 0; i < 2; i++) {
-		if (!dst[i])
-			continue;
-		uint32_t now = lw_read(c, dst[i], dt[i]);
-		if (!now || lw_write(c, dst[i], dt[i], lw_select(c, lw_type(c, dt[i]), skip, kept[i], now)) < 0)
-			return -1;
-	}
 	uint32_t fall = spv_id(c->e);
 	lw_branch_cond(c, skip, to, fall);
 	lw_label(c, fall);
