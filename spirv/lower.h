@@ -59,10 +59,11 @@ struct lw_func_info { /* per IR function: its SPIR-V id and signature */
 
 /* A statement of a divergent region whose bar.warp.sync are reached by every thread
  * (lower_diverge.c). */
-enum { LW_DIVERGE_BRANCH, LW_DIVERGE_BARRIER };
+enum { LW_DIVERGE_BRANCH, LW_DIVERGE_BARRIER, LW_DIVERGE_DROP };
 struct lw_diverge {
 	const ir_stmt *s;
 	int kind;
+	bool negate;         /* BRANCH: the region is skipped where the guard is false */
 	uint32_t var;        /* bool: this thread skips the region */
 	uint32_t own;        /* BARRIER: the label opened before it */
 	uint32_t next;       /* where skipping threads go next; 0: the join label */

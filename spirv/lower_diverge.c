@@ -15,7 +15,13 @@
  * A region qualifies when its guarded branch jumps forward, its code has no other way in or out
  * (its branches stay inside it or go to the join; nothing outside branches into it; no return,
  * call or indexed branch), and its only collectives are unguarded bar.warp.sync. Anything else
- * is left as it was. */
+ * is left as it was.
+ *
+ * LLVM's NVPTX backend lays the same region out the other way round (amdgpu/'s round trip):
+ *
+ *	@%p bra $L_region;  bra.uni $L_join;  $L_region:  S0 bar.warp.sync ...  $L_join:
+ *
+ * which is the region above skipped where %p is false: the pair is read as `@!%p bra $L_join`. */
 #include "spirv/lower.h"
 
 #include <stdlib.h>
@@ -54,8 +60,10 @@ static void add_action(lw *c, const ir_stmt *s, int kind, uint32_t var, uint32_t
 	c->diverge[c->ndiverge++] = (struct lw_diverge){.s = s, .kind = kind, .var = var, .own = own, .next = next};
 }
 
-/* One region: the guarded branch at index i to the label at index t. */
-static void plan_region(lw *c, const ir_stmt *const *st, size_t n, const long *target, size_t i, size_t t)
+/* One region: the guarded branch at index i to the label at index t; pair: st[i] is the
+ * unguarded branch of LLVM's layout and st[i - 1] the guarded one that jumps over it (to i + 1). */
+static void plan_region(lw *c, const ir_stmt *const *st, size_t n, const long *target, size_t i, size_t t,
+			bool pair)
 {
 	size_t nbar = 0;
 	for (size_t j = i + 1; j < t; j++) {
@@ -78,9 +86,9 @@ static void plan_region(lw *c, const ir_stmt *const *st, size_t n, const long *t
 	}
 	if (!nbar)
 		return;
-	/* nothing outside branches into the region */
+	/* nothing outside branches into the region (but the pair's own guarded branch) */
 	for (size_t j = 0; j < n; j++)
-		if ((j < i || j >= t) && target[j] > (long)i && target[j] < (long)t)
+		if ((j < i || j >= t) && target[j] > (long)i && target[j] < (long)t && !(pair && j == i - 1))
 			return;
 	/* every barrier is on every path: no branch of the region jumps across it */
 	for (size_t b = i + 1; b < t; b++) {
@@ -101,7 +109,13 @@ static void plan_region(lw *c, const ir_stmt *const *st, size_t n, const long *t
 	/* the branch goes to the first barrier's label; each barrier's skip goes to the next one's,
 	 * the last one's to the join (own == 0: the existing label of st[t]) */
 	uint32_t next = spv_id(c->e);
-	add_action(c, st[i], LW_DIVERGE_BRANCH, var, 0, next);
+	if (pair) {   /* the guarded branch decides (skip where its guard is false); the other goes */
+		add_action(c, st[i - 1], LW_DIVERGE_BRANCH, var, 0, next);
+		c->diverge[c->ndiverge - 1].negate = true;
+		add_action(c, st[i], LW_DIVERGE_DROP, var, 0, 0);
+	} else {
+		add_action(c, st[i], LW_DIVERGE_BRANCH, var, 0, next);
+	}
 	for (size_t b = i + 1; b < t; b++) {
 		if (st[b]->kind != IR_STMT_INSN || !is_warp_sync(&st[b]->insn))
 			continue;
@@ -141,9 +155,15 @@ void lw_plan_divergent_barriers(lw *c, const ir_func *f)
 		if (target[j] < 0)
 			target[j] = -2; /* a label we cannot see: treated as leaving every region */
 	}
-	for (size_t j = 0; j < n && any; j++)
-		if (st[j]->kind == IR_STMT_INSN && st[j]->insn.guard && target[j] > (long)j)
-			plan_region(c, st, n, target, j, (size_t)target[j]);
+	for (size_t j = 0; j < n && any; j++) {
+		if (st[j]->kind != IR_STMT_INSN || target[j] <= (long)j)
+			continue;
+		if (st[j]->insn.guard)
+			plan_region(c, st, n, target, j, (size_t)target[j], false);
+		else if (j > 0 && j + 1 < n && st[j - 1]->kind == IR_STMT_INSN && st[j - 1]->insn.guard &&
+			 target[j - 1] == (long)(j + 1))   /* LLVM's layout: @p bra A; bra B; A: */
+			plan_region(c, st, n, target, j, (size_t)target[j], true);
+	}
 	free(st);
 	free(target);
 }
@@ -168,9 +188,12 @@ int lw_divergent_stmt(lw *c, const ir_stmt *s, int (*lower_insn)(lw *, const ir_
 	if (!d)
 		return 0;
 	uint32_t bl = spv_t_bool(c->e);
+	if (d->kind == LW_DIVERGE_DROP)
+		return 1;   /* the pair's unguarded branch: its guarded one decided */
 	if (d->kind == LW_DIVERGE_BRANCH) {
 		const ir_insn *in = &s->insn;
-		uint32_t p = lw_read(c, &(ir_operand){.kind = IR_OPND_REG, .name = in->guard, .neg = in->guard_neg},
+		uint32_t p = lw_read(c, &(ir_operand){.kind = IR_OPND_REG, .name = in->guard,
+						      .neg = in->guard_neg != d->negate},
 				     PT('p', 1));
 		if (!p)
 			return -1;
