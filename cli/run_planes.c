@@ -49,8 +49,9 @@ static struct {
 	unsigned interval_ms, top_n;
 	struct seg **segs;
 	size_t nsegs;
-	char *objects[64];         /* the probe objects, whose BTF types ring records */
-	size_t nobjects;
+	char *probes;              /* the probe objects (-p, tools: ':'-separated), whose BTF */
+	char *cfg_probes[64];      /* types ring records; then the configuration's */
+	size_t ncfg_probes;
 	pthread_mutex_t lock;      /* segs and their snapshots (the metrics thread reads them) */
 	pthread_t thread;
 	int running, stop;
@@ -88,22 +89,11 @@ static void open_output(struct seg *s)
 	}
 	if (gp_output__open(&o, &s->out))
 		s->out = NULL;
-	for (size_t i = 0; s->out && i < P.nobjects; i++)
-		gp_output__add_types(s->out, P.objects[i]);   /* without BTF: words, as before */
-}
-
-/* The probe objects of the run (-p and the tools, then the configuration's), for typed records. */
-static void keep_objects(const char *probes, const struct gp_config *cfg)
-{
-	char *list = probes ? strdup(probes) : NULL;
-	for (char *save = NULL, *t = list ? strtok_r(list, ":", &save) : NULL; t && P.nobjects < 64;
-	     t = strtok_r(NULL, ":", &save))
-		if ((P.objects[P.nobjects] = strdup(t)))
-			P.nobjects++;
-	free(list);
-	for (size_t i = 0; cfg && i < cfg->nprobes && P.nobjects < 64; i++)
-		if ((P.objects[P.nobjects] = strdup(cfg->probes[i].path)))
-			P.nobjects++;
+	if (!s->out)   /* typed ring records; an object without BTF prints words, as before */
+		return;
+	gp_output__add_types_list(s->out, P.probes);
+	for (size_t i = 0; i < P.ncfg_probes; i++)
+		gp_output__add_types(s->out, P.cfg_probes[i]);
 }
 
 static void print_final(struct seg *s, int whole)
@@ -342,7 +332,10 @@ int run_planes_begin(const struct run_planes_opts *o)
 		snprintf(json, sizeof(json), "%s", cfg.json_path);
 	P.json = json[0] != 0;
 	P.json_path = json;
-	keep_objects(o->probes, have_cfg ? &cfg : NULL);
+	P.probes = o->probes ? strdup(o->probes) : NULL;
+	for (size_t i = 0; have_cfg && i < cfg.nprobes && P.ncfg_probes < 64; i++)
+		if ((P.cfg_probes[P.ncfg_probes] = strdup(cfg.probes[i].path)))
+			P.ncfg_probes++;
 	if (have_cfg)
 		gp_config__free(&cfg);
 	if (setenv("GPUPROBE_SEGMENT_DIR", P.dir, 1)) {

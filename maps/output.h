@@ -96,6 +96,8 @@ int gp_output__add_kernel_name(struct gp_output *o, const char *mangled);
  * records by field (text: `@MAP[ring R]: field=value ...`; JSON: a "fields" object beside
  * "data"), as `gpuprobe decode` does. 0, or a negative errno (no BTF: words, as before). */
 int gp_output__add_types(struct gp_output *o, const char *path);
+/* The same for each object of a ':'-separated list (GPUPROBE_PROBES); 0 or the first error. */
+int gp_output__add_types_list(struct gp_output *o, const char *paths);
 
 /* A thread of its own that polls every poll_ms (0: 50 ms) until stop; stop joins it and, when
  * final is set, prints the final report. For the shim: start after the map sets exist, stop at

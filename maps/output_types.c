@@ -45,6 +45,21 @@ int gp_output__add_types(struct gp_output *o, const char *object)
 	return 0;
 }
 
+int gp_output__add_types_list(struct gp_output *o, const char *objects)
+{
+	char *list = objects ? strdup(objects) : NULL;
+	if (objects && !list)
+		return -ENOMEM;
+	int rc = 0;
+	for (char *save = NULL, *t = list ? strtok_r(list, ":", &save) : NULL; t;
+	     t = strtok_r(NULL, ":", &save)) {
+		int r = gp_output__add_types(o, t);
+		rc = rc ? rc : r;
+	}
+	free(list);
+	return rc;
+}
+
 const struct gp_gpt_map_info *gp_output_type(struct gp_output *o, const char *map)
 {
 	struct gp_output_types *t = o->types;

@@ -201,54 +201,50 @@ static void copy(int final)
 	}
 }
 
-/* Sleeps until ms from now or stop; returns stop. Called with stop_lock held. */
-static int wait_ms(unsigned ms)
+/* A snapshot for the drainer's next flush, and the clock's re-check; then the wait until the
+ * next (at least SNAP_MS, ten times what a snapshot costs when that is more). */
+static unsigned snap_once(void)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_nsec += (long)ms * 1000000L;
-	ts.tv_sec += ts.tv_nsec / 1000000000L;
-	ts.tv_nsec %= 1000000000L;
-	if (!stop)
-		pthread_cond_timedwait(&stop_cond, &stop_lock, &ts);
-	return stop;
+	size_t len;
+	void *blob = build_snapshot(&len);
+	pthread_mutex_lock(&pend_lock);
+	free(pend_blob);   /* one the drainer has not flushed yet: this one is newer */
+	pend_blob = blob;
+	pend_len = len;
+	pthread_mutex_unlock(&pend_lock);
+	shim_clock_tick(NULL);   /* the GPU clock's offset re-checked off the app's threads */
+	return (unsigned)(snap_cost_ms * 10 > SNAP_MS ? snap_cost_ms * 10 : SNAP_MS);
 }
 
-static void *snapper(void *arg)
+/* A drain and flush; then the wait until the next. Rings that had records are drained again
+ * soon: a lossless ring's producer waits for the space we free. The segment takes no more than
+ * gpuprobe run has read (has_room in maps/segment.c): a drain that meets a full segment leaves
+ * the rest in the rings, where a lossy ring's drops are counted and a lossless producer waits. */
+static unsigned drain_once(void)
 {
-	(void)arg;
+	copy(0);
+	return drained ? BUSY_POLL_MS : POLL_MS;
+}
+
+/* Each thread of the copier: its step, then the wait it asks for, until stop. */
+typedef unsigned (*step_fn)(void);
+static const step_fn drain_step = drain_once, snap_step = snap_once;
+
+static void *until_stop(void *arg)
+{
+	step_fn step = *(const step_fn *)arg;
 	pthread_mutex_lock(&stop_lock);
 	while (!stop) {
 		pthread_mutex_unlock(&stop_lock);
-		size_t len;
-		void *blob = build_snapshot(&len);
-		pthread_mutex_lock(&pend_lock);
-		free(pend_blob);   /* one the drainer has not flushed yet: this one is newer */
-		pend_blob = blob;
-		pend_len = len;
-		pthread_mutex_unlock(&pend_lock);
-		shim_clock_tick(NULL);   /* the GPU clock's offset re-checked off the app's threads */
-		uint64_t every = snap_cost_ms * 10 > SNAP_MS ? snap_cost_ms * 10 : SNAP_MS;
+		unsigned ms = step();
 		pthread_mutex_lock(&stop_lock);
-		wait_ms((unsigned)every);
-	}
-	pthread_mutex_unlock(&stop_lock);
-	return NULL;
-}
-
-static void *copier(void *arg)
-{
-	(void)arg;
-	pthread_mutex_lock(&stop_lock);
-	while (!stop) {
-		pthread_mutex_unlock(&stop_lock);
-		copy(0);
-		pthread_mutex_lock(&stop_lock);
-		/* Rings that had records are drained again soon: a lossless ring's producer waits for
-		 * the space we free. The segment takes no more than gpuprobe run has read (has_room in
-		 * maps/segment.c): a drain that meets a full segment leaves the rest in the rings,
-		 * where a lossy ring's drops are counted and a lossless producer waits. */
-		wait_ms(drained ? BUSY_POLL_MS : POLL_MS);
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += (long)ms * 1000000L;
+		ts.tv_sec += ts.tv_nsec / 1000000000L;
+		ts.tv_nsec %= 1000000000L;
+		if (!stop)
+			pthread_cond_timedwait(&stop_cond, &stop_lock, &ts);
 	}
 	pthread_mutex_unlock(&stop_lock);
 	return NULL;
@@ -324,12 +320,12 @@ int shim_copier_start(struct gp_map_set *const *s, size_t n, shim_copier_names_f
 	names_fn = names;
 	stop = 0;
 	capture_start(s, n);
-	int rc = pthread_create(&thread, NULL, copier, NULL);
+	int rc = pthread_create(&thread, NULL, until_stop, (void *)&drain_step);
 	if (rc)
 		return -rc;
 	running = 1;
 	/* without it the drainer goes on and the final snapshot still comes: maps print at exit */
-	snapping = !pthread_create(&snap_thread, NULL, snapper, NULL);
+	snapping = !pthread_create(&snap_thread, NULL, until_stop, (void *)&snap_step);
 	return 0;
 }
 

@@ -273,11 +273,7 @@ static int open_output(void)
 		return -1;
 	}
 	/* ring records by field where the objects' BTF types them (gp_output__add_types) */
-	char *list = gp_env_str(GP_VAR_PROBES) ? strdup(gp_env_str(GP_VAR_PROBES)) : NULL;
-	for (char *save = NULL, *t = list ? strtok_r(list, ":", &save) : NULL; t;
-	     t = strtok_r(NULL, ":", &save))
-		gp_output__add_types(output, t);
-	free(list);
+	gp_output__add_types_list(output, gp_env_str(GP_VAR_PROBES));
 	for (size_t i = 0; have_cfg && i < cfg.nprobes; i++)
 		gp_output__add_types(output, cfg.probes[i].path);
 	return 0;
