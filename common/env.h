@@ -39,6 +39,8 @@ enum gp_var {
 	GP_VAR_INLINE_GROWTH,   /* uint 1..1000 (default 2): the module-wide inlining budget */
 	GP_VAR_AGGREGATE,       /* flag (default on): additive memory probes count a basic block's
 	                         * like sites with one weighted call */
+	GP_VAR_HASH_CACHE,      /* flag (default on): a hash lookup in place remembers where it
+	                         * found its key (maps/map_device.c, site cache) */
 	GP_VAR_CL_DEVICE,       /* uint: OpenCL device index */
 	GP_VAR_CL_NO_IL,        /* flag */
 	GP_VAR_LLVM_SPIRV,      /* path: llvm-spirv tool */

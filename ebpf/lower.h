@@ -71,6 +71,18 @@ struct gp_lower_opts {
 	   below max_entries lets the hook drop its bounds test and return NONNULL). */
 	int (*emit_map_lookup_var)(void *user, ir_module *m, ir_func *f, const char *dst,
 				   int map_index, const char *key, uint32_t key_max);
+	/* Optional: map_update_elem(map, &key, &value, flags) with the key and the value in the
+	   frame (r2, r3 = r10 plus constants): the name of a .func (ret) f(desc, key, value,
+	   flags, unused), all .param .b64, that does the update with the key's and the value's
+	   bytes passed by value (the low *key_size and *value_size bytes of the two words), and
+	   the two sizes (4 or 8 each); NULL: the helper. The lowering then loads both from the
+	   frame and calls it: the frame's address is handed to no call, so ptxas keeps the frame
+	   and the site's context in registers. A counting probe's insert-on-miss passed
+	   pointers into the frame to the update helper, which kept both in local memory: a
+	   store and a load back of each word at every call (zoom-cuda's kernels, 160 bytes of
+	   stack a thread). */
+	const char *(*update_by_value)(void *user, ir_module *m, int map_index, unsigned *key_size,
+				       unsigned *value_size);
 	/* Bytes of stack per frame, from the verifier's stack_depth (rounded up to 8); 0 means
 	   the ISA's 512. Accesses outside it are the verifier's to reject. */
 	unsigned stack_size;
@@ -121,6 +133,10 @@ struct gp_lower_opts {
 /* emit_map_lookup_var only: the address depends on the key and the SM alone (a key the same in
    every lane of a warp then gives a warp-uniform address). */
 #define GP_LOWER_KEY_UNIFORM 4
+/* The address is loaded from memory (a hash bucket's): the same in every lane where
+   WARP_UNIFORM says so, but ptxas cannot see that and aggregates no red through it (zoom-cuda's
+   entry+exit counter: a red per lane at one address, 20x its native time on the H100) */
+#define GP_LOWER_OPAQUE 8
 
 /* Adds `.func (.param .b64 ret) func_name(.param .b64 ctx)` to m; r1 = ctx on entry, the value
  * returned is r0 at exit. BPF-to-BPF subprograms become their own .func named

@@ -24,30 +24,48 @@ const char *lower_helper_name(int id)
 	return NULL;
 }
 
-/* call.uni (ret), fn, (a1..an [, extra]) with r1..rn as arguments; r0 = ret. */
-static void emit_call(struct lower_ctx *c, const char *fn, unsigned nargs, const char *extra)
+/* call.uni (ret), fn, (args[0..nargs)) with registers as arguments; r0 = ret. */
+static void emit_call_regs(struct lower_ctx *c, const char *fn, unsigned nargs,
+			   const char *const *args)
 {
 	const char *P = c->prefix;
 	const char *names[7];
 	const char *ret = ir_strfmt(c->m, "%scret", P);
-	unsigned n = 0;
 	lo_block_open(c);
 	for (unsigned i = 0; i < nargs; i++) {
-		names[n] = ir_strfmt(c->m, "%sca%u", P, i + 1);
-		lo_decl_stmt(c, ".param", 0, ".b64", names[n], NULL);
-		lo_emit(c, "st", ".param.b64", 2, lo_addr(c, names[n], 0), R(c->r[i + 1]));
-		n++;
-	}
-	if (extra) {
-		names[n] = ir_strfmt(c->m, "%scaxf", P);
-		lo_decl_stmt(c, ".param", 0, ".b64", names[n], NULL);
-		lo_emit(c, "st", ".param.b64", 2, lo_addr(c, names[n], 0), R(extra));
-		n++;
+		names[i] = i < 5 ? ir_strfmt(c->m, "%sca%u", P, i + 1) : ir_strfmt(c->m, "%scaxf", P);
+		lo_decl_stmt(c, ".param", 0, ".b64", names[i], NULL);
+		lo_emit(c, "st", ".param.b64", 2, lo_addr(c, names[i], 0), R(args[i]));
 	}
 	lo_decl_stmt(c, ".param", 0, ".b64", ret, NULL);
-	lo_emit(c, "call", ".uni", 3, lo_list(c, 1, &ret), lo_sym(c, fn), lo_list(c, n, names));
+	lo_emit(c, "call", ".uni", 3, lo_list(c, 1, &ret), lo_sym(c, fn), lo_list(c, nargs, names));
 	lo_emit(c, "ld", ".param.b64", 2, R(c->r[0]), lo_addr(c, ret, 0));
 	lo_block_close(c);
+}
+
+/* The same with r1..rn as arguments (and extra after them). */
+static void emit_call(struct lower_ctx *c, const char *fn, unsigned nargs, const char *extra)
+{
+	const char *args[6];
+	unsigned n = 0;
+	for (unsigned i = 0; i < nargs && n < 5; i++)
+		args[n++] = c->r[i + 1];
+	if (extra)
+		args[n++] = extra;
+	emit_call_regs(c, fn, n, args);
+}
+
+int lower_emit_update_fold(struct lower_ctx *c, size_t pc)
+{
+	const struct lower_fold *fo = &c->folds[pc];
+	int rc = c->opts->emit_map_ref(c->opts->user, c->m, c->f, c->t[5], fo->map, 0, 0);
+	if (rc)
+		return lower_fail(c, -rc, "map %d: no descriptor address", fo->map);
+	lower_load_frame(c, fo->key_off, fo->key_size, c->t[6]);
+	lower_load_frame(c, fo->value_off, fo->value_size, c->t[7]);
+	const char *args[5] = {c->t[5], c->t[6], c->t[7], c->r[4], c->t[6]};
+	emit_call_regs(c, fo->update_fn, 5, args);
+	return 0;
 }
 
 /* x, y, z of a special register into the u64 out-pointers r1, r2, r3; r0 = 0. */
@@ -332,5 +350,7 @@ int lower_call(struct lower_ctx *c, const struct bpf_insn *in)
 		lower_emit_fold(c, c->pc);
 		return 0;
 	}
+	if (in->imm == 2 && c->folds[c->pc].folded)     /* key and value by value: lower_plan.c */
+		return lower_emit_update_fold(c, c->pc);
 	return emit_helper(c, in->imm);
 }

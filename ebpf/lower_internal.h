@@ -23,6 +23,12 @@ struct lower_fold {
 	ir_stmt *first;             /* what it emitted, moved into the function at the call */
 	bool var_key;               /* the key is loaded from the frame at key_off first (into t6) */
 	int16_t key_off;
+	/* map_update_elem by value (gp_lower_opts.update_by_value): map, the frame offsets and
+	 * sizes of key and value, and the .func to call (first is NULL then) */
+	const char *update_fn;
+	int map;
+	int16_t value_off;
+	uint8_t key_size, value_size;
 };
 
 struct lower_ctx {
@@ -118,8 +124,20 @@ const char *lower_helper_name(int id);                      /* NULL for an unkno
 int lower_plan(struct lower_ctx *c, size_t sub);
 /* Move the folded lookup's code (c->folds[pc]) into the function. */
 void lower_emit_fold(struct lower_ctx *c, size_t pc);
+/* The instructions control reaches the jump target `first` from (lower_plan.c): the one
+ * before it when it falls through, and every jump to it; more than LOWER_MAX_PREDS: give up
+ * (the count returned is then past it). */
+enum { LOWER_MAX_PREDS = 4 };
+size_t lower_block_preds(const struct lower_ctx *c, size_t first, size_t preds[LOWER_MAX_PREDS + 1]);
+/* First instruction of the straight-line code that reaches pc (the last jump target at or
+ * before it, or the subprogram's start). */
+size_t lower_block_start(const struct lower_ctx *c, size_t pc);
 /* Load the u32 at frame offset off into the 64-bit register dst (lower_mem.c). */
 void lower_load_frame_u32(struct lower_ctx *c, int16_t off, const char *dst);
+/* Load the size (4 or 8) bytes at frame offset off into dst, zero-extended (lower_mem.c). */
+void lower_load_frame(struct lower_ctx *c, int16_t off, unsigned size, const char *dst);
+/* The folded update at pc (lower_fold.update_fn): key and value from the frame, one call. */
+int lower_emit_update_fold(struct lower_ctx *c, size_t pc);
 /* An aligned r10+off access of size bytes inside the frame. */
 bool lower_frame_slot(const struct lower_ctx *c, unsigned base, int16_t off, unsigned size);
 /* What register reg holds at c->pc, from the straight-line code before it: LOWER_MV_* flags, 0
@@ -128,6 +146,7 @@ enum {
 	LOWER_MV_VALUE = 1,         /* a map value pointer (global memory) or NULL */
 	LOWER_MV_UNIFORM = 2,       /* the same in every lane of a warp */
 	LOWER_MV_NONNULL = 4,       /* not NULL */
+	LOWER_MV_OPAQUE = 8,        /* UNIFORM, but loaded from memory: ptxas cannot tell */
 };
 unsigned lower_map_value_reg(const struct lower_ctx *c, unsigned reg);
 

@@ -116,6 +116,11 @@ void lower_load_frame_u32(struct lower_ctx *c, int16_t off, const char *dst)
 	emit_load(c, 10, off, 4, false, dst);
 }
 
+void lower_load_frame(struct lower_ctx *c, int16_t off, unsigned size, const char *dst)
+{
+	emit_load(c, 10, off, size, false, dst);
+}
+
 /* Store the low size bytes of val (a register or an immediate) at [b+off]; b is any 64-bit
  * register, aligned says its alignment is known (opts->assume_aligned is the caller's to
  * apply: helper out-pointers are not covered by it). Uses t0-t3 and p3. */
@@ -202,12 +207,15 @@ static int lower_lddw(struct lower_ctx *c, const struct bpf_insn *in)
  * shared by the sites of a block: nvcc's atomicAdd code exactly), which a hand-made ballot only
  * made slower (bench/overhead's memory counter in a vector add, sm_90: 87 SASS instructions with
  * the ballot, 46 without, 45 for the hand-written counter). A 64-bit v it does not aggregate:
- * the groups are then the lanes holding the same v. */
+ * the groups are then the lanes holding the same v. uniform UNIFORM_OPAQUE: the same in every
+ * lane, but loaded from memory (a hash bucket's value), which ptxas does not aggregate: with a
+ * constant v the group is every active lane. */
+enum { UNIFORM_NOT = 0, UNIFORM_SEEN = 1, UNIFORM_OPAQUE = 2 };
 static void red_add_aggregated(struct lower_ctx *c, bool is64, const char *a, const char *v,
-			       bool v_const, int64_t kv, const char *space, bool uniform)
+			       bool v_const, int64_t kv, const char *space, int uniform)
 {
 	const char *red = ir_strfmt(c->m, "%s.add%s", space, is64 ? ".u64" : ".u32");
-	if (uniform && (v_const || !is64)) {
+	if (uniform == UNIFORM_SEEN && (v_const || !is64)) {
 		lo_emit(c, "red", red, 2, lo_addr(c, a, 0),
 			v_const ? lo_imm(c, is64 ? (uint64_t)kv : (uint32_t)kv) : R(v));
 		return;
@@ -215,7 +223,9 @@ static void red_add_aggregated(struct lower_ctx *c, bool is64, const char *a, co
 	const char *mask = c->w[4], *grp = c->w[5], *tmp = c->w[6], *me = c->w[7];
 	const char *skip = lo_new_label(c);
 	lo_emit(c, "activemask", ".b32", 1, R(mask));
-	if (uniform) {
+	if (uniform && v_const) {   /* an address ptxas cannot see uniform: the active lanes */
+		lo_emit(c, "mov", ".b32", 2, R(grp), R(mask));
+	} else if (uniform) {
 		lo_emit(c, "match", ".any.sync.b64", 3, R(grp), R(v), R(mask));
 	} else {
 		lo_emit(c, "match", ".any.sync.b64", 3, R(grp), R(a), R(mask));
@@ -246,13 +256,40 @@ static void red_add_aggregated(struct lower_ctx *c, bool is64, const char *a, co
 /* Whether register reg holds a constant at c->pc, set by a mov of an immediate in the
  * straight-line code since the last jump target (*v: its value); anything else writing reg, or
  * a call, forgets it. bench/overhead's counters add a constant 1 on every memory access. */
+static bool const_walk(struct lower_ctx *c, size_t s, size_t end, unsigned reg, int64_t *v,
+		       int depth);
+
+/* At a join, the constant every way in agrees on (the counting idiom's add of 1 joins the
+ * lookup's path and the insert's). */
+static bool const_join(struct lower_ctx *c, size_t first, unsigned reg, int64_t *v, int depth)
+{
+	size_t preds[LOWER_MAX_PREDS + 1];
+	size_t np = lower_block_preds(c, first, preds);
+	if (!np || np > LOWER_MAX_PREDS || depth <= 0)
+		return false;
+	for (size_t k = 0; k < np; k++) {
+		size_t p = preds[k];
+		int64_t pv = 0;
+		size_t end = p + (c->insns[p].code == (BPF_LD | BPF_IMM | BPF_DW) ? 2 : 1);
+		if (!const_walk(c, lower_block_start(c, p), end, reg, &pv, depth - 1) ||
+		    (k && pv != *v))
+			return false;
+		*v = pv;
+	}
+	return true;
+}
+
 static bool reg_const_here(struct lower_ctx *c, unsigned reg, int64_t *v)
 {
-	size_t start = c->subs[c->sub].start, s = c->pc;
-	while (s > start && !c->is_target[s])
-		s--;
-	bool known = false;
-	for (size_t i = s; i < c->pc; i++) {
+	return const_walk(c, lower_block_start(c, c->pc), c->pc, reg, v, 3);
+}
+
+/* Whether reg holds a known constant (*v) after the straight-line code [s, end). */
+static bool const_walk(struct lower_ctx *c, size_t s, size_t end, unsigned reg, int64_t *v,
+		       int depth)
+{
+	bool known = s > c->subs[c->sub].start && c->is_target[s] && const_join(c, s, reg, v, depth);
+	for (size_t i = s; i < end; i++) {
 		const struct bpf_insn *x = &c->insns[i];
 		uint8_t cls = BPF_CLASS(x->code);
 		if (x->code == (BPF_LD | BPF_IMM | BPF_DW)) {
@@ -296,7 +333,7 @@ static bool reg_const_here(struct lower_ctx *c, unsigned reg, int64_t *v)
  * weighted one, each under its own predicate: out of line (a call left by the inliner's budget)
  * weight 1 still costs what it did before weights. A 32-bit product ptxas aggregates as it is. */
 static void weighted_add(struct lower_ctx *c, bool is64, const char *a, const char *v,
-			 unsigned src_reg, const char *space, bool uniform)
+			 unsigned src_reg, const char *space, int uniform)
 {
 	int64_t kv = 0;
 	bool v_const = reg_const_here(c, src_reg, &kv);
@@ -318,7 +355,7 @@ static void weighted_add(struct lower_ctx *c, bool is64, const char *a, const ch
 		lo_emit(c, "red", red, 2, lo_addr(c, a, 0), R(prod));
 		return;
 	}
-	if (uniform && v_const && is64) {
+	if (uniform == UNIFORM_SEEN && v_const && is64) {
 		lo_emit(c, "setp", ".eq.u32", 3, R(c->p[1]), R(c->weight), IMM(1));
 		lo_emit_if(c, c->p[1], false, "red", red, 2, lo_addr(c, a, 0), IMM(k));
 		lo_emit_if(c, c->p[1], true, "red", red, 2, lo_addr(c, a, 0), R(prod));
@@ -329,7 +366,7 @@ static void weighted_add(struct lower_ctx *c, bool is64, const char *a, const ch
 
 /* Read-modify-write of the value at address register a (size 4 or 8), for the atomic op. */
 static void atomic_native(struct lower_ctx *c, int op, bool is64, const char *a, const char *s,
-			  unsigned src_reg, const char *space, bool uniform)
+			  unsigned src_reg, const char *space, int uniform)
 {
 	const char *r0 = c->r[0];
 	const char *bt = is64 ? ".b64" : ".b32";
@@ -468,13 +505,15 @@ static int lower_atomic(struct lower_ctx *c, const struct bpf_insn *in)
 	if (value & LOWER_MV_VALUE) {
 		lo_emit(c, "cvta", ".to.global.u64", 2, R(a), R(a));
 		atomic_native(c, op, size == 8, a, c->r[in->src_reg], in->src_reg, ".global",
-			      value & LOWER_MV_UNIFORM);
+			      !(value & LOWER_MV_UNIFORM) ? UNIFORM_NOT
+			      : value & LOWER_MV_OPAQUE   ? UNIFORM_OPAQUE
+							  : UNIFORM_SEEN);
 		return 0;
 	}
 	const char *local = lo_new_label(c), *done = lo_new_label(c);
 	lo_emit(c, "isspacep", ".local", 2, R(c->p[3]), R(a));
 	lo_emit_if(c, c->p[3], false, "bra", "", 1, lo_sym(c, local));
-	atomic_native(c, op, size == 8, a, c->r[in->src_reg], in->src_reg, "", false);
+	atomic_native(c, op, size == 8, a, c->r[in->src_reg], in->src_reg, "", UNIFORM_NOT);
 	lo_emit(c, "bra", ".uni", 1, lo_sym(c, done));
 	lo_label(c, local);
 	atomic_plain(c, op, size == 8, a, c->r[in->src_reg]);

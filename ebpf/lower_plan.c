@@ -67,6 +67,11 @@ static size_t block_start(const struct lower_ctx *c, size_t sub_start, size_t pc
 	return s;
 }
 
+size_t lower_block_start(const struct lower_ctx *c, size_t pc)
+{
+	return block_start(c, c->subs[c->sub].start, pc);
+}
+
 bool lower_frame_slot(const struct lower_ctx *c, unsigned base, int16_t off, unsigned size)
 {
 	return base == 10 && off < 0 && -(int)off <= (int)c->stack_size && off % (int)size == 0;
@@ -128,9 +133,11 @@ static bool ctx_bytes_uniform(const struct lower_ctx *c, int64_t off, unsigned s
  * aggregated each access's atomic with a match.any.sync (4.8x the program, H100), where a plain
  * red through a warp-uniform address is aggregated by ptxas itself. */
 static bool lookup_args(const struct lower_ctx *c, size_t sub_start, size_t pc, int *map,
-			uint32_t *key, int64_t *key_off, bool *key_uniform, uint64_t *key_max)
+			uint32_t *key, int64_t *key_off, bool *key_uniform, uint64_t *key_max,
+			int64_t *val_off)
 {
 	*map = -1;
+	*val_off = INT64_MIN;
 	*key_uniform = false;
 	*key_max = UINT32_MAX;
 	struct known r[11] = {0};
@@ -221,7 +228,10 @@ static bool lookup_args(const struct lower_ctx *c, size_t sub_start, size_t pc, 
 					r[j].kind = K_UNKNOWN;
 					max[j] = UINT64_MAX;
 				}
-				nslot = 0;   /* helpers may write the stack through their arguments */
+				/* helpers may write the stack through their arguments; a map's lookup
+				 * and update only read it (the key, the value) */
+				if (!is_helper_call(x, 1) && !is_helper_call(x, 2))
+					nslot = 0;
 			}
 			continue;    /* a branch out: the fall-through path is the one that got here */
 		}
@@ -231,6 +241,8 @@ static bool lookup_args(const struct lower_ctx *c, size_t sub_start, size_t pc, 
 		return false;
 	*map = (int)r[1].v;   /* the map and where the key is, whatever the key */
 	*key_off = r[2].v;
+	if (r[3].kind == K_FP)
+		*val_off = r[3].v;   /* an update's value in the frame */
 	for (size_t j = 0; j < nslot; j++)
 		if (slot[j].off == r[2].v) {
 			*key_max = slot[j].max;
@@ -243,6 +255,30 @@ static bool lookup_args(const struct lower_ctx *c, size_t sub_start, size_t pc, 
 			return true;
 		}
 	return false;
+}
+
+/* map_update_elem at pc with the key and the value in the frame: by value, when the maps
+ * runtime offers it for this map (gp_lower_opts.update_by_value). */
+static void plan_update(struct lower_ctx *c, size_t sub_start, size_t pc)
+{
+	int map;
+	uint32_t key;
+	int64_t key_off, val_off;
+	bool key_uniform;
+	uint64_t key_max;
+	unsigned ks = 0, vs = 0;
+	if (!c->opts->update_by_value || !c->opts->emit_map_ref)
+		return;
+	lookup_args(c, sub_start, pc, &map, &key, &key_off, &key_uniform, &key_max, &val_off);
+	if (map < 0 || val_off == INT64_MIN)
+		return;
+	const char *fn = c->opts->update_by_value(c->opts->user, c->m, map, &ks, &vs);
+	if (!fn || (ks != 4 && ks != 8) || (vs != 4 && vs != 8) ||
+	    !lower_frame_slot(c, 10, (int16_t)key_off, ks) || !lower_frame_slot(c, 10, (int16_t)val_off, vs))
+		return;
+	c->folds[pc] = (struct lower_fold){.folded = true, .update_fn = fn, .map = map,
+					   .key_off = (int16_t)key_off, .value_off = (int16_t)val_off,
+					   .key_size = (uint8_t)ks, .value_size = (uint8_t)vs};
 }
 
 static int plan_folds(struct lower_ctx *c, const struct lower_subprog *sp)
@@ -260,23 +296,35 @@ static int plan_folds(struct lower_ctx *c, const struct lower_subprog *sp)
 		int64_t off = 0;
 		bool key_uniform;
 		uint64_t key_max;
+		int64_t val_off;
+		if (is_helper_call(in, 2)) {
+			plan_update(c, sp->start, i);
+			continue;
+		}
 		if (!is_helper_call(in, 1))
 			continue;
 		ir_func scratch = {0};
 		int rc;
 		bool var = false;
-		if (lookup_args(c, sp->start, i, &map, &key, &off, &key_uniform, &key_max)) {
-			rc = c->opts->emit_map_lookup(c->opts->user, c->m, &scratch, c->r[0], map, key);
-		} else if (map >= 0 && c->opts->emit_map_lookup_var && lower_frame_slot(c, 10, (int16_t)off, 4)) {
-			/* a key in the frame, not known: loaded into t6 at the call */
+		bool known = lookup_args(c, sp->start, i, &map, &key, &off, &key_uniform, &key_max,
+					 &val_off);
+		rc = known ? c->opts->emit_map_lookup(c->opts->user, c->m, &scratch, c->r[0], map, key)
+			   : -ENOTSUP;
+		/* A known key the constant hook does not take (a HASH map's) goes the variable
+		 * key's way: at an inlined site the context is folded, so ctx->thread.kernel_hash
+		 * is a constant there, and a per-kernel hash counter fell back to the generic
+		 * helper (descriptor loads, a byte loop over the key in local memory, the hash's
+		 * own loop): zoom-cuda's entry+exit counter cost 4.2x its run (bench/RESULTS.md).
+		 * ptxas folds the hash of a constant key. */
+		if (rc == -ENOTSUP && map >= 0 && c->opts->emit_map_lookup_var &&
+		    lower_frame_slot(c, 10, (int16_t)off, 4)) {
+			/* the key from its frame slot into t6 at the call */
 			var = true;
 			rc = c->opts->emit_map_lookup_var(c->opts->user, c->m, &scratch, c->r[0], map, c->t[6],
 							  (uint32_t)key_max);
 			/* the hook's address depends on the key and the SM only */
 			if (rc >= 0 && key_uniform && (rc & GP_LOWER_KEY_UNIFORM))
 				rc |= GP_LOWER_WARP_UNIFORM;
-		} else {
-			continue;
 		}
 		if (rc < 0)
 			continue;   /* the helper call stays */
@@ -348,7 +396,9 @@ static unsigned reads_of(const struct lower_ctx *c, size_t i)
 		if (op == BPF_CALL) {
 			if (x->code == (BPF_JMP | BPF_CALL | BPF_X))
 				return ~0u;
-			return c->folds[i].folded ? 0 : ARG_REGS;
+			if (c->folds[i].folded)   /* a folded update reads its flags (r4) only */
+				return c->folds[i].update_fn ? BIT(4) : 0;
+			return ARG_REGS;
 		}
 		if (op == BPF_JA)
 			return 0;
@@ -474,13 +524,75 @@ int lower_plan(struct lower_ctx *c, size_t sub)
 
 /* ---- map values ---------------------------------------------------------------------------- */
 
-unsigned lower_map_value_reg(const struct lower_ctx *c, unsigned reg)
+static void mv_walk(const struct lower_ctx *c, size_t first, size_t end, unsigned r[11], int depth);
+
+/* What every way into the jump target `first` agrees on (flags ANDed over the fall-through and
+ * every jump to it, each followed back depth more blocks); all 0 past LOWER_MAX_PREDS ways. The
+ * counting idiom's add joins its two lookups (`v = lookup(k); if (!v) { insert; v = lookup(k);
+ * if (!v) return; } add(v, 1)`): seen from its block alone, the add's pointer was unknown, and
+ * the add got a test for the stack and a match.any.sync per lane pair. */
+size_t lower_block_preds(const struct lower_ctx *c, size_t first, size_t preds[LOWER_MAX_PREDS + 1])
 {
-	unsigned r[11] = {0};
-	for (size_t i = block_start(c, c->subs[c->sub].start, c->pc); i < c->pc; i++) {
+	const struct lower_subprog *sp = &c->subs[c->sub];
+	size_t np = 0;
+	if (first > sp->start) {   /* the fall-through, unless the code before cannot fall through */
+		size_t prev = first - 1;
+		if (prev > sp->start && is_lddw(&c->insns[prev - 1]))
+			prev--;
+		const struct bpf_insn *x = &c->insns[prev];
+		uint8_t cls = BPF_CLASS(x->code), op = BPF_OP(x->code);
+		bool jmp = cls == BPF_JMP || cls == BPF_JMP32;
+		if (is_lddw(x) || !jmp || (op != BPF_EXIT && !(cls == BPF_JMP && op == BPF_JA)))
+			preds[np++] = prev;
+	}
+	for (size_t j = sp->start; j < sp->end && np <= LOWER_MAX_PREDS; j++) {
+		const struct bpf_insn *x = &c->insns[j];
+		if (is_lddw(x)) {
+			j++;
+			continue;
+		}
+		uint8_t cls = BPF_CLASS(x->code), op = BPF_OP(x->code);
+		if ((cls != BPF_JMP && cls != BPF_JMP32) || op == BPF_CALL || op == BPF_EXIT)
+			continue;
+		int64_t off = (cls == BPF_JMP32 && op == BPF_JA) ? x->imm : x->off;
+		if ((int64_t)j + 1 + off == (int64_t)first)
+			preds[np++] = j;
+	}
+	return np;
+}
+
+static void mv_join(const struct lower_ctx *c, size_t first, unsigned r[11], int depth)
+{
+	const struct lower_subprog *sp = &c->subs[c->sub];
+	size_t preds[LOWER_MAX_PREDS + 1];
+	size_t np = lower_block_preds(c, first, preds);
+	memset(r, 0, 11 * sizeof(*r));
+	if (!np || np > LOWER_MAX_PREDS)
+		return;
+	for (size_t k = 0; k < np; k++) {
+		unsigned s[11];
+		/* the state after preds[k], through its own block */
+		size_t p = preds[k];
+		mv_walk(c, block_start(c, sp->start, p), p + (is_lddw(&c->insns[p]) ? 2 : 1), s, depth - 1);
+		for (int q = 0; q < 11; q++)   /* all ways agree; opaque if one way is */
+			r[q] = k ? ((r[q] & s[q] & ~LOWER_MV_OPAQUE) | ((r[q] | s[q]) & LOWER_MV_OPAQUE))
+				 : s[q];
+	}
+}
+
+/* The LOWER_MV_* flags of every register after the straight-line code [first, end), first a
+ * block's start (what the ways into it agree on, depth blocks back). */
+static void mv_walk(const struct lower_ctx *c, size_t first, size_t end, unsigned r[11], int depth)
+{
+	memset(r, 0, 11 * sizeof(*r));
+	if (first > c->subs[c->sub].start && depth > 0)
+		mv_join(c, first, r, depth);
+	for (size_t i = first; i < end; i++) {
 		const struct bpf_insn *x = &c->insns[i];
-		if (x->dst_reg > 10 || x->src_reg > 10)
-			return 0;
+		if (x->dst_reg > 10 || x->src_reg > 10) {
+			memset(r, 0, 11 * sizeof(*r));
+			return;
+		}
 		if (is_lddw(x)) {
 			/* global data, the same in every lane (emit_map_ref's contract) */
 			r[x->dst_reg] = x->src_reg == BPF_PSEUDO_MAP_VALUE ? LOWER_MV_VALUE | LOWER_MV_UNIFORM : 0;
@@ -496,6 +608,7 @@ unsigned lower_map_value_reg(const struct lower_ctx *c, unsigned reg)
 			if (is_helper_call(x, 1)) {
 				unsigned f = c->folds[i].folded ? c->folds[i].flags : 0;
 				r[0] = LOWER_MV_VALUE | (f & GP_LOWER_WARP_UNIFORM ? LOWER_MV_UNIFORM : 0) |
+				       (f & GP_LOWER_OPAQUE ? LOWER_MV_OPAQUE : 0) |
 				       (f & GP_LOWER_NONNULL ? LOWER_MV_NONNULL : 0);
 			}
 			continue;
@@ -514,5 +627,11 @@ unsigned lower_map_value_reg(const struct lower_ctx *c, unsigned reg)
 			if (w & BIT(k))
 				r[k] = 0;
 	}
+}
+
+unsigned lower_map_value_reg(const struct lower_ctx *c, unsigned reg)
+{
+	unsigned r[11];
+	mv_walk(c, block_start(c, c->subs[c->sub].start, c->pc), c->pc, r, 3);
 	return reg <= 10 ? r[reg] : 0;
 }

@@ -1047,6 +1047,44 @@ static const char *helper_func(struct gp_maps_device *dev, ir_module *m, int hel
 	return NULL;
 }
 
+/* update_by_value's body: the key and the value into this function's own frame, then the
+ * update helper on their addresses. The caller's frame then has no address taken, and ptxas
+ * keeps it in registers (ebpf/lower.h, update_by_value). */
+static void def_update_kv(struct gp_emit *e)
+{
+	ir_stmt *d = ir_stmt_new(e->m, IR_STMT_DECL);
+	d->generated = true;
+	d->decl = (ir_decl){.space = ".local", .align = 8, .type = ".b8", .name = "gp_kv",
+			    .count = -1, .dims = "[16]"};
+	ir_stmt_append(e->f, d);
+	load_args(e, 4);
+	gp_em(e, "st.local.u64 [gp_kv], %%rd2");
+	gp_em(e, "st.local.u64 [gp_kv+8], %%rd3");
+	gp_em(e, "mov.u64 %%rd7, gp_kv");
+	gp_em(e, "cvta.local.u64 %%rd7, %%rd7");
+	gp_em(e, "add.u64 %%rd8, %%rd7, 8");
+	call(e, GP_EMIT_PREFIX "map_update_elem", "%rd6", 5, "%rd1", "%rd7", "%rd8", "%rd4", "%rd4");
+	ret_reg(e, "%rd6");
+}
+
+const char *gp_maps_update_by_value(void *user, ir_module *m, int map_index, unsigned *key_size,
+				    unsigned *value_size)
+{
+	struct gp_maps_device *dev = user;
+	if (!dev || map_index < 0 || (size_t)map_index >= dev->nmaps)
+		return NULL;
+	const struct gp_map_desc *d = &dev->descs[map_index];
+	if ((d->kind != GP_MAP_KIND_HASH && d->kind != GP_MAP_KIND_ARRAY) ||
+	    (d->key_size != 4 && d->key_size != 8) || (d->value_size != 4 && d->value_size != 8))
+		return NULL;
+	/* the update helper first: a .func precedes its callers */
+	if (!helper_func(dev, m, 2))
+		return NULL;
+	*key_size = d->key_size;
+	*value_size = d->value_size;
+	return cold(m, ensure(m, GP_EMIT_PREFIX "map_update_kv", 5, def_update_kv, NULL, 0));
+}
+
 const char *gp_maps_puts_func(struct gp_maps_device *dev, ir_module *m)
 {
 	if (!dev || !dev->printk_desc)
@@ -1061,8 +1099,8 @@ static int emit_value_addr_at(ir_module *m, ir_func *f, const char *dst,
 			      const struct gp_map_desc *d, const char *base);
 static int emit_value_addr(ir_module *m, ir_func *f, const char *dst, const struct gp_map_desc *d,
 			   uint64_t base);
-static int emit_hash_lookup_var(ir_module *m, ir_func *f, const char *dst,
-				const struct gp_map_desc *d, const char *key);
+static int emit_hash_lookup_var(struct gp_maps_device *dev, ir_module *m, ir_func *f,
+				const char *dst, const struct gp_map_desc *d, const char *key);
 
 /* bench/overhead measured the generic lookup helper (descriptor loads, the key through the
  * stack, two calls) on every memory access of a counting probe: a constant key into an array
@@ -1098,7 +1136,7 @@ int gp_maps_emit_map_lookup_var(void *user, ir_module *m, ir_func *f, const char
 		return -ENOENT;
 	const struct gp_map_desc *d = &dev->descs[map_index];
 	if (d->kind == GP_MAP_KIND_HASH)
-		return emit_hash_lookup_var(m, f, dst, d, key);
+		return emit_hash_lookup_var(dev, m, f, dst, d, key);
 	if (d->kind != GP_MAP_KIND_ARRAY || (d->flags & GP_MAPF_PERTHREAD))
 		return -ENOTSUP;
 	struct gp_emit e = {.m = m, .f = f};
@@ -1188,20 +1226,68 @@ static int emit_value_addr_at(ir_module *m, ir_func *f, const char *dst,
  * BUSY bucket re-read up to GP_HASH_SPIN_LIMIT times, an EMPTY one ends the search, the key's
  * bucket found only while FULL. Labels are the lowering's to make unique at the call
  * (ebpf/lower_plan.c renames them per call). */
-static int emit_hash_lookup_var(ir_module *m, ir_func *f, const char *dst,
-				const struct gp_map_desc *d, const char *key)
+static bool module_declares(const ir_module *m, const char *name)
+{
+	for (const ir_top *t = m->first; t; t = t->next)
+		if (t->kind == IR_TOP_DECL && t->decl.name && !strcmp(t->decl.name, name))
+			return true;
+	return false;
+}
+
+static int emit_hash_lookup_var(struct gp_maps_device *dev, ir_module *m, ir_func *f,
+				const char *dst, const struct gp_map_desc *d, const char *key)
 {
 	if (d->key_size != 4 || (d->flags & GP_MAPF_PERTHREAD) || !d->data || !d->capacity ||
 	    (d->capacity & (d->capacity - 1)) || (d->nshards > 1 && !d->vdata))
 		return -ENOTSUP;
 	struct gp_emit e = {.m = m, .f = f};
+	/* The site cache: one global word, key << 32 | bucket + 1, 0 at first. A key's bucket
+	 * never changes while no program deletes (gp_maps_device.hash_site_cache): a word that
+	 * names this key names its bucket, found FULL by the search that wrote it. The word is
+	 * read with a plain load, which the SM's L1 serves: the table's own search reads its
+	 * bucket's state with ld.acquire (an L2 round trip, and CCTL.IVALL, which empties the L1
+	 * of the SM for every load of the application's after it) and then its key, two dependent
+	 * L2 loads before the add. zoom-cuda, 1.4e11 threads of a few instructions under the
+	 * entry+exit counter, ran 4.2-5x native that way, 1.1x with an array counter (H100,
+	 * 2026-11-26). A word read stale or torn names another key or no bucket: the search runs,
+	 * exact as before. */
+	const char *cache = NULL;
+	if (dev->hash_site_cache) {
+		/* a name no other object's lookups took in this module (each has its own count) */
+		do
+			cache = ir_strfmt(m, GP_EMIT_PREFIX "hc%u", dev->ncaches++);
+		while (module_declares(m, cache));
+		ir_top *t = ir_top_new(m, IR_TOP_DECL);
+		t->generated = true;
+		t->decl = (ir_decl){.space = ".global", .align = 8, .type = ".u64", .name = cache,
+				    .count = -1};
+		ir_top *pos = m->first;   /* before every function */
+		while (pos && pos->kind != IR_TOP_FUNC)
+			pos = pos->next;
+		ir_top_insert_before(m, pos, t);
+	}
 	ir_stmt_append(f, ir_stmt_new(m, IR_STMT_BLOCK_OPEN));
-	static const char *const u32s[] = {"%gph_k", "%gph_h", "%gph_t", "%gph_i", "%gph_n", "%gph_s"};
+	static const char *const u32s[] = {"%gph_k", "%gph_h", "%gph_t", "%gph_i", "%gph_n", "%gph_s",
+					   "%gph_q"};
 	for (size_t i = 0; i < sizeof(u32s) / sizeof(*u32s); i++)
 		ir_stmt_append(f, ir_reg_decl_new(m, ".u32", u32s[i], -1));
 	ir_stmt_append(f, ir_reg_decl_new(m, ".u64", "%gph_b", -1));
+	ir_stmt_append(f, ir_reg_decl_new(m, ".u64", "%gph_w", -1));
 	ir_stmt_append(f, ir_reg_decl_new(m, ".pred", "%gph_p", -1));
 	gp_em(&e, "cvt.u32.u64 %%gph_k, %s", key);
+	if (cache) {
+		gp_em(&e, "ld.global.u64 %%gph_b, [%s]", cache);
+		gp_em(&e, "cvt.u32.u64 %%gph_s, %%gph_b");
+		gp_em(&e, "shr.u64 %%gph_b, %%gph_b, 32");
+		gp_em(&e, "cvt.u32.u64 %%gph_t, %%gph_b");
+		gp_em(&e, "setp.ne.u32 %%gph_p, %%gph_t, %%gph_k");
+		gp_em(&e, "@%%gph_p bra $Lgph_search");
+		gp_em(&e, "setp.eq.u32 %%gph_p, %%gph_s, 0");
+		gp_em(&e, "@%%gph_p bra $Lgph_search");
+		gp_em(&e, "add.u32 %%gph_s, %%gph_s, -1");
+		gp_em(&e, "bra.uni $Lgph_addr");
+		gp_em_label(&e, "$Lgph_search");
+	}
 	gp_em(&e, "mov.u32 %%gph_h, %u", GP_FNV_OFFSET);
 	for (int byte = 0; byte < 4; byte++) {
 		if (byte)
@@ -1230,31 +1316,39 @@ static int emit_hash_lookup_var(ir_module *m, ir_func *f, const char *dst,
 	gp_em(&e, "bra.uni $Lgph_probe");
 	gp_em_label(&e, "$Lgph_settled");
 	/* a 4-byte key decides alone: equal keys have equal hashes */
-	gp_em(&e, "ld.global.u32 %%gph_s, [%%gph_b+%d]", GP_HB_KEY);
-	gp_em(&e, "setp.eq.u32 %%gph_p, %%gph_s, %%gph_k");
+	gp_em(&e, "ld.global.u32 %%gph_q, [%%gph_b+%d]", GP_HB_KEY);
+	gp_em(&e, "setp.eq.u32 %%gph_p, %%gph_q, %%gph_k");
 	gp_em(&e, "@%%gph_p bra $Lgph_match");
 	gp_em(&e, "add.u32 %%gph_i, %%gph_i, 1");
 	gp_em(&e, "bra.uni $Lgph_probe");
 	gp_em_label(&e, "$Lgph_match");
 	gp_em(&e, "setp.ne.u32 %%gph_p, %%gph_t, %d", GP_HASH_FULL);
 	gp_em(&e, "@%%gph_p bra $Lgph_miss");
-	int rc;
+	if (cache) {   /* remember the bucket (%gph_s) for the next lookup of this key here */
+		gp_em(&e, "cvt.u64.u32 %%gph_w, %%gph_k");
+		gp_em(&e, "shl.b64 %%gph_w, %%gph_w, 32");
+		gp_em(&e, "add.u32 %%gph_t, %%gph_s, 1");
+		gp_em(&e, "cvt.u64.u32 %%gph_b, %%gph_t");
+		gp_em(&e, "or.b64 %%gph_w, %%gph_w, %%gph_b");
+		gp_em(&e, "st.global.u64 [%s], %%gph_w", cache);
+	}
+	gp_em_label(&e, "$Lgph_addr");
+	/* the value of bucket %gph_s */
 	if (d->nshards > 1) {
-		/* the bucket's index again (the compare above reused its register) */
-		gp_em(&e, "add.u32 %%gph_s, %%gph_h, %%gph_i");
-		gp_em(&e, "and.b32 %%gph_s, %%gph_s, %u", d->capacity - 1);
 		gp_em(&e, "mul.wide.u32 %%gph_b, %%gph_s, %u", d->value_stride);
 		gp_em(&e, "add.u64 %%gph_b, %%gph_b, %llu", (unsigned long long)d->vdata);
 	} else {
-		gp_em(&e, "add.u64 %%gph_b, %%gph_b, %u", GP_HB_KEY + 8);   /* round_up(4, 8) */
+		gp_em(&e, "mul.wide.u32 %%gph_b, %%gph_s, %u", d->bucket_stride);
+		gp_em(&e, "add.u64 %%gph_b, %%gph_b, %llu",
+		      (unsigned long long)d->data + GP_HB_KEY + 8);   /* round_up(4, 8) */
 	}
-	rc = emit_value_addr_at(m, f, dst, d, "%gph_b");
+	int rc = emit_value_addr_at(m, f, dst, d, "%gph_b");
 	gp_em(&e, "bra.uni $Lgph_done");
 	gp_em_label(&e, "$Lgph_miss");
 	gp_em(&e, "mov.u64 %s, 0", dst);
 	gp_em_label(&e, "$Lgph_done");
 	ir_stmt_append(f, ir_stmt_new(m, IR_STMT_BLOCK_CLOSE));
-	return rc ? rc : e.failed ? -EINVAL : GP_LOWER_KEY_UNIFORM;
+	return rc ? rc : e.failed ? -EINVAL : GP_LOWER_KEY_UNIFORM | GP_LOWER_OPAQUE;
 }
 
 /* ---- from a map set --------------------------------------------------------------------- */

@@ -31,6 +31,11 @@ struct gp_maps_device {
 	size_t nmaps;
 	uint64_t printk_desc;              /* device address of the printk ring's descriptor; 0: none */
 	void *owned;                       /* what init_from_set allocated */
+	/* No program of the object deletes from its maps (helper 3, device or host): a bucket,
+	 * once a key's, stays that key's, and a lookup in place may remember where it found a key
+	 * (emit_hash_lookup_var's site cache). Set by the caller after init_from_set. */
+	int hash_site_cache;
+	unsigned ncaches;                  /* site caches made (their names' numbers) */
 };
 
 /* Fill dev from a created map set (descriptors and addresses of every map and the printk ring).
@@ -56,6 +61,12 @@ int gp_maps_emit_map_lookup(void *user, ir_module *m, ir_func *f, const char *ds
  * lookup emitted in place). -ENOTSUP for other hashes and per-thread maps (their helper stays). */
 int gp_maps_emit_map_lookup_var(void *user, ir_module *m, ir_func *f, const char *dst,
 				int map_index, const char *key, uint32_t key_max);
+
+/* gp_lower_opts.update_by_value: for a map with keys and values of 4 or 8 bytes, adds (once per
+ * module) and names a cold .func (ret) f(desc, key, value, flags, unused) that copies the two
+ * words into its own frame and calls map_update_elem with them; NULL for other maps. */
+const char *gp_maps_update_by_value(void *user, ir_module *m, int map_index, unsigned *key_size,
+				    unsigned *value_size);
 
 /* gp_lower_opts.helper_func: adds (once per module) and names the .func for helper_id:
  * 1 map_lookup_elem, 2 map_update_elem, 3 map_delete_elem, 6 trace_printk, 25 perf_event_output,

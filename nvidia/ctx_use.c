@@ -165,6 +165,18 @@ void gp_ctx_uniform_bytes(int attach, uint64_t out[2])
 		set_bytes(out, 0, offsetof(struct gp_barrier_ctx, thread));
 		thread_ids_uniform(out, offsetof(struct gp_barrier_ctx, thread));
 		break;
+	case GP_ATTACH_KERNEL_ENTRY:
+	case GP_ATTACH_KERNEL_EXIT:
+		/* the launch's (parameters, grid, block) and the block's, kernel's ids: a counter
+		 * keyed by ctx->thread.kernel_hash adds through one address in every lane */
+		set_bytes(out, 0, offsetof(struct gp_kernel_ctx, thread));
+		thread_ids_uniform(out, offsetof(struct gp_kernel_ctx, thread));
+		break;
+	case GP_ATTACH_BLOCK_BEGIN:
+	case GP_ATTACH_BLOCK_END:
+		set_bytes(out, 0, offsetof(struct gp_block_ctx, thread));
+		thread_ids_uniform(out, offsetof(struct gp_block_ctx, thread));
+		break;
 	default:
 		break;
 	}

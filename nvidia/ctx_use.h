@@ -15,9 +15,9 @@ uint64_t gp_ctx_unread_words(const struct bpf_insn *insns, size_t n);
 
 /* The bytes of an attach point's context that hold the same value in every lane of a warp at
  * every site (gp_lower_opts.ctx_uniform): site constants (a memory access's size, space,
- * direction, instruction and line; a block's number and length), the block index, the SM, the
- * warp and the kernel. Both words 0 where nothing is known (host and kernel contexts: bpftime's
- * programs read theirs in another layout). */
+ * direction, instruction and line; a block's number and length), a launch's parameters, grid
+ * and block, the block index, the SM, the warp and the kernel. Both words 0 where nothing is
+ * known (host contexts, function entry and exit). */
 void gp_ctx_uniform_bytes(int attach, uint64_t out[2]);
 
 #endif

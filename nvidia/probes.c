@@ -196,6 +196,10 @@ static int open_one(struct gp_nv_probes *ps, size_t oi, const char *path,
 		snprintf(err, errlen, "out of memory");
 		goto out;
 	}
+	o->dev.hash_site_cache = gp_env_flag(GP_VAR_HASH_CACHE);
+	for (size_t i = 0; i < gp_object__program_count(o->obj); i++)
+		if (calls_helper(gp_object__program(o->obj, i), 3))
+			o->dev.hash_site_cache = 0;   /* a deleted key's bucket may become another's */
 	for (size_t h = 0; h < ps->nhost; h++)
 		if (ps->host_progs[h].defs == o->defs)
 			ps->host_progs[h].maps = o->set;
@@ -522,6 +526,7 @@ static int instrument_uncached(struct gp_nv_probes *ps, const char *ptx, size_t 
 			.emit_map_ref = gp_maps_emit_map_ref, .helper_func = gp_maps_helper_func,
 			.emit_map_lookup = gp_maps_emit_map_lookup,
 			.emit_map_lookup_var = gp_maps_emit_map_lookup_var,
+			.update_by_value = gp_maps_update_by_value,
 			.puts_func = calls_helper(p->prog, 501) ? gp_maps_puts_func(&o->dev, m) : NULL,
 			.user = &o->dev,
 			.prefix = ir_strfmt(m, "__gp%zu_%zu_", p->obj, p->index),

@@ -266,6 +266,169 @@ static bool declares_ctx(const ir_func *f)
 	return false;
 }
 
+/* ---- forwarding the site's stores ------------------------------------------------------ */
+
+/* Whether every use of the buffer in f is the address of an ld.local or st.local: its address
+ * is then taken nowhere, and no instruction but those reads or writes it. */
+static unsigned ctx_access(const ir_insn *in, bool *is_store, int64_t *off, bool *is_signed);
+
+/* Whether every instruction that names the buffer is a scalar ld.local or st.local of it
+ * (ctx_access): its address is then taken nowhere, and no other instruction reads or writes
+ * it. */
+static bool ctx_only_local_accesses(const ir_func *f)
+{
+	for (const ir_stmt *s = f->first; s; s = s->next) {
+		if (s->kind != IR_STMT_INSN)
+			continue;
+		const ir_insn *in = &s->insn;
+		bool names = false;
+		for (unsigned i = 0; i < in->nops; i++)
+			names |= reads(&in->ops[i], CTX_SYMBOL) ||
+				 (in->ops[i].kind == IR_OPND_SYMBOL && in->ops[i].name &&
+				  !strcmp(in->ops[i].name, CTX_SYMBOL));
+		bool is_store, is_signed;
+		int64_t off;
+		unsigned bits = names ? ctx_access(in, &is_store, &off, &is_signed) : 8;
+		if (bits != 8 && bits != 16 && bits != 32 && bits != 64)
+			return false;
+		if (names && (is_store ? reads(&in->ops[1], CTX_SYMBOL) : reads(&in->ops[0], CTX_SYMBOL)))
+			return false;
+	}
+	return true;
+}
+
+/* The context word at [__gp_ctx+off] of a scalar ld.local/st.local, its width in bits, or 0
+ * for any other instruction. */
+static unsigned ctx_access(const ir_insn *in, bool *is_store, int64_t *off, bool *is_signed)
+{
+	bool ld = !strcmp(in->opcode, "ld"), st = !strcmp(in->opcode, "st");
+	if ((!ld && !st) || !has_mod(in, ".local") || in->nops != 2 || in->nmods != 2)
+		return 0;
+	const ir_operand *a = &in->ops[ld ? 1 : 0];
+	if (a->kind != IR_OPND_ADDR || !a->name || strcmp(a->name, CTX_SYMBOL) || a->nelems)
+		return 0;
+	bool u = true;
+	unsigned bits = load_bits(in, &u);
+	*is_store = st;
+	*off = a->ival;
+	*is_signed = !u;
+	return bits;
+}
+
+struct known_word {
+	int64_t off;
+	unsigned bits;
+	ir_operand val;    /* a register or an integer */
+};
+
+/* The move that replaces `ld.local.T d, [__gp_ctx+off]` when the word's value v is known: the
+ * lowering loads 32-bit fields into 64-bit registers, which PTX allows for ld (extending by
+ * T's signedness) but not for mov. */
+static ir_stmt *forward_move(ir_module *m, const ir_func *f, const ir_insn *ld, unsigned bits,
+			     bool is_signed, const ir_operand *v)
+{
+	const char *d = ld->ops[0].name;
+	bool wide = bits == 32 && reg_is_64(f, d);
+	if (v->kind == IR_OPND_INT) {
+		uint64_t x = (uint64_t)v->ival;
+		if (bits == 32)
+			x = is_signed ? (uint64_t)(int64_t)(int32_t)(uint32_t)x : (uint64_t)(uint32_t)x;
+		return ir_insn_from_text(m, ir_strfmt(m, "mov.b%u %s, %llu", wide ? 64 : bits, d,
+						      (unsigned long long)(wide || bits == 64 ? x : (uint32_t)x)));
+	}
+	if (wide)
+		return ir_insn_from_text(m, ir_strfmt(m, "cvt.%s64.%s32 %s, %s", is_signed ? "s" : "u",
+						      is_signed ? "s" : "u", d, v->name));
+	return ir_insn_from_text(m, ir_strfmt(m, "mov.b%u %s, %s", bits, d, v->name));
+}
+
+/* Replaces each load of a context word the same block stored, unguarded and not overwritten
+ * since (neither the word nor the stored register), by a move of the stored value; then, where
+ * no load of the buffer is left, removes its stores. ptxas did not forward them itself in a
+ * kernel that also calls a function (a cold insert of the counting idiom): zoom-cuda's
+ * kernels kept the 128-byte buffer in local memory, a store and a load of the kernel's name
+ * hash at every entry and exit of every thread. */
+static unsigned forward_ctx_stores(ir_module *m, ir_func *f)
+{
+	if (!ctx_only_local_accesses(f))
+		return 0;
+	enum { NKNOWN = 32 };
+	struct known_word kw[NKNOWN];
+	unsigned nk = 0, forwarded = 0;
+	bool loads_left = false;
+	for (ir_stmt *s = f->first, *next; s; s = next) {
+		next = s->next;
+		if (s->kind == IR_STMT_LABEL) {
+			nk = 0;
+			continue;
+		}
+		if (s->kind != IR_STMT_INSN)
+			continue;
+		ir_insn *in = &s->insn;
+		bool is_store, is_signed;
+		int64_t off;
+		unsigned bits = ctx_access(in, &is_store, &off, &is_signed);
+		if (bits && !is_store) {
+			unsigned k = 0;
+			while (k < nk && !(kw[k].off == off && kw[k].bits == bits))
+				k++;
+			ir_stmt *mv = k < nk && !in->guard && is_reg(&in->ops[0]) &&
+					      (bits == 32 || bits == 64)
+					      ? forward_move(m, f, in, bits, is_signed, &kw[k].val)
+					      : NULL;
+			if (mv) {
+				mv->generated = true;
+				ir_stmt_insert_after(f, s, mv);
+				ir_stmt_remove(f, s);
+				forwarded++;
+				s = mv;
+				in = &s->insn;
+			} else {
+				loads_left = true;
+			}
+		}
+		if (bits && is_store) {   /* forget what it overlaps, then know it (unless guarded) */
+			unsigned j = 0;
+			int64_t bytes = bits / 8;
+			for (unsigned k = 0; k < nk; k++)
+				if (kw[k].off + (int64_t)kw[k].bits / 8 <= off || kw[k].off >= off + bytes)
+					kw[j++] = kw[k];
+			nk = j;
+			const ir_operand *v = &in->ops[1];
+			/* a register of the store's width only (st may truncate a wider one) */
+			if (!in->guard && (bits == 32 || bits == 64) && nk < NKNOWN &&
+			    ((is_reg(v) && reg_is_64(f, v->name) == (bits == 64)) ||
+			     v->kind == IR_OPND_INT))
+				kw[nk++] = (struct known_word){off, bits, *v};
+			continue;
+		}
+		if (!in->info || (in->info->flags & (IR_F_CALL | IR_F_BRANCH | IR_F_RET | IR_F_EXIT))) {
+			nk = 0;   /* leaving the block (a call cannot reach the buffer: no address) */
+			continue;
+		}
+		/* a register written here is no longer the value it held when stored */
+		unsigned ndst = in->info->ndst > 0 ? (unsigned)in->info->ndst : 0;
+		for (unsigned i = 0; i < ndst && i < in->nops; i++) {
+			unsigned j = 0;
+			for (unsigned k = 0; k < nk; k++)
+				if (!(kw[k].val.kind == IR_OPND_REG && reads(&in->ops[i], kw[k].val.name)))
+					kw[j++] = kw[k];
+			nk = j;
+		}
+	}
+	if (!loads_left)   /* nothing reads the buffer: its stores go, and ptxas drops the array */
+		for (ir_stmt *s = f->first, *next; s; s = next) {
+			next = s->next;
+			bool is_store, is_signed;
+			int64_t off;
+			if ((s->kind == IR_STMT_INSN && ctx_access(&s->insn, &is_store, &off, &is_signed) &&
+			     is_store) ||
+			    (s->kind == IR_STMT_DECL && s->decl.name && !strcmp(s->decl.name, CTX_SYMBOL)))
+				ir_stmt_remove(f, s);   /* ptxas kept the unused array's 128 bytes */
+		}
+	return forwarded;
+}
+
 unsigned gp_ctx_fold_loads(ir_module *m)
 {
 	unsigned folded = 0;
@@ -296,6 +459,7 @@ unsigned gp_ctx_fold_loads(ir_module *m)
 		}
 		if (!overflow)
 			dead_defs(&t->func, defs, ndefs);
+		folded += forward_ctx_stores(m, &t->func);
 	}
 	return folded;
 }
