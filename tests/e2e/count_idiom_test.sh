@@ -19,27 +19,7 @@ NVCC=${NVCC:-/usr/local/cuda/bin/nvcc}
 PTXAS=${PTXAS:-/usr/local/cuda/bin/ptxas}
 fail=0
 check() { if [ "$2" = "$3" ]; then echo "ok   $1: $3"; else echo "FAIL $1: expected '$2', got '$3'"; fail=1; fi; }
-cat >"$W/count.bpf.c" <<'C'
-#include <linux/bpf.h>
-#include <bpf/bpf_helpers.h>
-#include <gpuprobe/gpuprobe.h>
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 4096);
-	__type(key, __u32);
-	__type(value, __u64);
-} enter SEC(".maps"), leave SEC(".maps");
-static __always_inline void bump(void *map, __u32 k)
-{
-	__u64 one = 1, *v = bpf_map_lookup_elem(map, &k);
-	if (v) { __sync_fetch_and_add(v, 1); return; }
-	if (bpf_map_update_elem(map, &k, &one, BPF_NOEXIST) && (v = bpf_map_lookup_elem(map, &k)))
-		__sync_fetch_and_add(v, 1);
-}
-GPU_ENTRY("*") int on_entry(struct gp_kernel_ctx *ctx) { bump(&enter, ctx->thread.kernel_hash); return 0; }
-GPU_EXIT("*") int on_exit(struct gp_kernel_ctx *ctx) { bump(&leave, ctx->thread.kernel_hash); return 0; }
-char LICENSE[] SEC("license") = "GPL";
-C
+cp "$SRC/tests/e2e/probes/count_hash.bpf.c" "$W/count.bpf.c"   # the idiom, in HASH maps enter and leave
 "$CLANG" -target bpf -O2 -g -I/usr/include/x86_64-linux-gnu -I"$SRC/include" -c "$W/count.bpf.c" -o "$W/count.bpf.o" || exit 2
 "$NVCC" -arch=sm_90 -ptx "$SRC/tests/e2e/apps/transpose.cu" -o "$W/transpose.ptx" || exit 2
 "$PTXAS" -arch=sm_90 -v "$W/transpose.ptx" -o "$W/orig.cubin" 2>"$W/orig.txt" || exit 2
