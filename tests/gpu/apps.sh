@@ -142,7 +142,9 @@ else
 			"$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -1)"
 		printf ', CUDA %s, %s UTC' "$("$NVCC" --version | sed -n 's/.*release \([0-9.]*\).*/\1/p')" \
 			"$(date -u '+%Y-%m-%d %H:%M')"
-		printf ', gpuprobe %s%s\n' "$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?')" \
+		# the tree that was built: HEAD, and whether it had changes not committed yet
+		printf ', gpuprobe %s%s%s\n' "$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?')" \
+			"$(git -C "$root" diff --quiet HEAD -- 2>/dev/null || echo ' with uncommitted changes')" \
 			"${genv:+ (environment: $genv)}"
 	} >"$L/device.txt"
 	nvidia-smi >"$L/nvidia-smi.txt" 2>&1
