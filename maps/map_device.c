@@ -1249,8 +1249,10 @@ static int emit_hash_lookup_var(struct gp_maps_device *dev, ir_module *m, ir_fun
 	 * of the SM for every load of the application's after it) and then its key, two dependent
 	 * L2 loads before the add. zoom-cuda, 1.4e11 threads of a few instructions under the
 	 * entry+exit counter, ran 4.2-5x native that way, 1.1x with an array counter (H100,
-	 * 2026-11-26). A word read stale or torn names another key or no bucket: the search runs,
-	 * exact as before. */
+	 * 2026-11-26). A word read stale names another key or no bucket: the search runs, exact as
+	 * before. The word is one aligned 8-byte access each way, which the GPU does not split (cub's
+	 * decoupled look-back packs a tile's status and value in one such word on the same
+	 * ground), so key and bucket are never read from two different writes. */
 	const char *cache = NULL;
 	if (dev->hash_site_cache) {
 		/* a name no other object's lookups took in this module (each has its own count) */
