@@ -526,11 +526,6 @@ int lower_plan(struct lower_ctx *c, size_t sub)
 
 static void mv_walk(const struct lower_ctx *c, size_t first, size_t end, unsigned r[11], int depth);
 
-/* What every way into the jump target `first` agrees on (flags ANDed over the fall-through and
- * every jump to it, each followed back depth more blocks); all 0 past LOWER_MAX_PREDS ways. The
- * counting idiom's add joins its two lookups (`v = lookup(k); if (!v) { insert; v = lookup(k);
- * if (!v) return; } add(v, 1)`): seen from its block alone, the add's pointer was unknown, and
- * the add got a test for the stack and a match.any.sync per lane pair. */
 size_t lower_block_preds(const struct lower_ctx *c, size_t first, size_t preds[LOWER_MAX_PREDS + 1])
 {
 	const struct lower_subprog *sp = &c->subs[c->sub];
@@ -541,9 +536,8 @@ size_t lower_block_preds(const struct lower_ctx *c, size_t first, size_t preds[L
 			prev--;
 		const struct bpf_insn *x = &c->insns[prev];
 		uint8_t cls = BPF_CLASS(x->code), op = BPF_OP(x->code);
-		bool jmp = cls == BPF_JMP || cls == BPF_JMP32;
-		if (is_lddw(x) || !jmp || (op != BPF_EXIT && !(cls == BPF_JMP && op == BPF_JA)))
-			preds[np++] = prev;
+		if ((cls != BPF_JMP && cls != BPF_JMP32) || (op != BPF_EXIT && op != BPF_JA))
+			preds[np++] = prev;   /* ja and gotol (JMP32 ja) do not fall through */
 	}
 	for (size_t j = sp->start; j < sp->end && np <= LOWER_MAX_PREDS; j++) {
 		const struct bpf_insn *x = &c->insns[j];
@@ -561,6 +555,11 @@ size_t lower_block_preds(const struct lower_ctx *c, size_t first, size_t preds[L
 	return np;
 }
 
+/* What every way into the jump target `first` agrees on (flags ANDed over the fall-through and
+ * every jump to it, each followed back depth more blocks); all 0 past LOWER_MAX_PREDS ways. The
+ * counting idiom's add joins its two lookups (`v = lookup(k); if (!v) { insert; v = lookup(k);
+ * if (!v) return; } add(v, 1)`): seen from its block alone, the add's pointer was unknown, and
+ * the add got a test for the stack and a match.any.sync per lane pair. */
 static void mv_join(const struct lower_ctx *c, size_t first, unsigned r[11], int depth)
 {
 	const struct lower_subprog *sp = &c->subs[c->sub];

@@ -286,12 +286,14 @@ static bool ctx_only_local_accesses(const ir_func *f)
 			names |= reads(&in->ops[i], CTX_SYMBOL) ||
 				 (in->ops[i].kind == IR_OPND_SYMBOL && in->ops[i].name &&
 				  !strcmp(in->ops[i].name, CTX_SYMBOL));
+		if (!names)
+			continue;
 		bool is_store, is_signed;
 		int64_t off;
-		unsigned bits = names ? ctx_access(in, &is_store, &off, &is_signed) : 8;
+		unsigned bits = ctx_access(in, &is_store, &off, &is_signed);
 		if (bits != 8 && bits != 16 && bits != 32 && bits != 64)
 			return false;
-		if (names && (is_store ? reads(&in->ops[1], CTX_SYMBOL) : reads(&in->ops[0], CTX_SYMBOL)))
+		if (reads(&in->ops[is_store ? 1 : 0], CTX_SYMBOL))   /* the value, not the address */
 			return false;
 	}
 	return true;
