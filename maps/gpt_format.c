@@ -55,6 +55,10 @@ size_t gp_gpt_format_max(const struct gp_gpt_map_info *mi, uint32_t size)
 	/* per field: name, '=' or '":', the widest value (6 output bytes per input byte for a
 	 * string), separators; the map's name; the record as hex when untyped */
 	size_t n = 64 + strlen(mi->name) * 2 + (size_t)size * 2;
+	/* A record shorter than its type prints as hex only: its fields (each inside the type's
+	 * record_size, which a hostile file may set to 4 GiB) print nothing and cost nothing. */
+	if (size < mi->m->record_size)
+		return n;
 	for (unsigned i = 0; i < mi->m->nfields; i++)
 		n += 8 + strlen(mi->fields[i].name) + 24 + (size_t)mi->fields[i].size * 6;
 	return n;

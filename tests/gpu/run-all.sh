@@ -3,7 +3,9 @@
 # output in $OUT/<name>.out, continuing past failures, and prints a PASS/FAIL/SKIP table.
 # Each script builds or finds what it needs (see its header); exit 77 from a script is SKIP.
 # apps.sh (the real-program corpus, many minutes) runs only with APPS=1; *_test.sh are ctests.
-# usage: tests/gpu/run-all.sh    (OUT defaults to a fresh temporary directory)
+# usage: tests/gpu/run-all.sh [NAME...]   (OUT defaults to a fresh temporary directory)
+#   NAME...: only these scripts (e.g. `aggregate jit_ml`), in the order given; a name with no
+#   tests/gpu/NAME.sh is an error (exit 2). Without names, every script in name order.
 set -u
 dir=$(cd "$(dirname "$0")" && pwd)
 OUT=${OUT:-$(mktemp -d)}
@@ -11,11 +13,22 @@ export OUT
 mkdir -p "$OUT"
 names=() results=()
 failed=0
-for s in "$dir"/*.sh; do
+scripts=()
+if [ $# -gt 0 ]; then
+	for n in "$@"; do
+		n=${n%.sh}
+		[ -f "$dir/$n.sh" ] && [ "$n" != run-all ] ||
+			{ echo "run-all.sh: no GPU test script tests/gpu/$n.sh"; exit 2; }
+		scripts+=("$dir/$n.sh")
+	done
+else
+	scripts=("$dir"/*.sh)
+fi
+for s in "${scripts[@]}"; do
 	name=$(basename "$s" .sh)
 	[ "$name" = run-all ] && continue
 	case $name in *_test) continue ;; esac   # ctests of the build machine (tests/gpu/CMakeLists.txt)
-	if [ "$name" = apps ] && [ "${APPS:-0}" != 1 ]; then   # the corpus: minutes; run it apart
+	if [ "$name" = apps ] && [ "${APPS:-0}" != 1 ] && [ $# -eq 0 ]; then   # the corpus: minutes; run it apart
 		names+=("$name") results+=("SKIP (APPS=1 runs it here; or tests/gpu/apps.sh alone)")
 		continue
 	fi
