@@ -124,6 +124,11 @@ static const void *tools_callbacks[7] = {
 	(void *)tools_flag_buffer,
 };
 
+/* Slot 2 takes one CUcontext * and, from what its callers do next, answers the thread's current
+ * context: cuBLASLt's matmul heuristic then passes it to slot 4 of the context-identity table,
+ * and cuBLAS (cublasSdot) to slots 39 and 51 of that table, which ours does not have (5 slots).
+ * Answered so, cuBLAS jumps through a null slot; refused, cuBLAS goes on without it and its
+ * level-1 routines run (conjugateGradient passes). So it stays refused until that table is known. */
 static const void *tools_tls[4] = {
 	(void *)(sizeof(void *) * 4), (void *)unk_tools_tls_1, (void *)unk_tools_tls_2, (void *)unk_tools_tls_3,
 };

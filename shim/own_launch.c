@@ -89,6 +89,19 @@ CUresult own_cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
 static CUresult cooperative(CUfunction f, const unsigned g[3], const unsigned b[3], unsigned shmem, CUstream s,
 			    void **params, void **extra);
 
+/* Blocks per cluster a launch configuration asks for (1 without the attribute). */
+static unsigned long long cluster_blocks(const CUlaunchConfig *c)
+{
+	unsigned long long n = 1;
+	for (unsigned i = 0; i < c->numAttrs; i++)
+		if (c->attrs[i].id == CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION) {
+			unsigned x = c->attrs[i].value.clusterDim.x, y = c->attrs[i].value.clusterDim.y,
+				 z = c->attrs[i].value.clusterDim.z;
+			n = (unsigned long long)(x ? x : 1) * (y ? y : 1) * (z ? z : 1);
+		}
+	return n;
+}
+
 CUresult own_cuLaunchKernelEx(const CUlaunchConfig *c, CUfunction f, void **params, void **extra)
 {
 	if (!c)
@@ -97,6 +110,15 @@ CUresult own_cuLaunchKernelEx(const CUlaunchConfig *c, CUfunction f, void **para
 	for (unsigned i = 0; i < c->numAttrs; i++)
 		if (c->attrs[i].id == CU_LAUNCH_ATTRIBUTE_COOPERATIVE && c->attrs[i].value.cooperative)
 			coop = 1;
+	/* The lowering runs every grid as one-block clusters (%cluster_nctarank is 1): a kernel
+	 * written for bigger clusters (distributed shared memory, cluster barriers) would run wrong,
+	 * so it does not run; cuOccupancyMaxActiveClusters answers 0 for such clusters beforehand. */
+	if (cluster_blocks(c) > 1) {
+		struct own_func *of = own_func_of(f);
+		shim_msg("own driver: launch of %s with clusters of %llu blocks refused: clusters of more than one "
+			 "block (thread block clusters) are not supported", of ? of->name : "?", cluster_blocks(c));
+		return CUDA_ERROR_INVALID_CLUSTER_SIZE;
+	}
 	const unsigned g[3] = {c->gridDimX, c->gridDimY, c->gridDimZ}, b[3] = {c->blockDimX, c->blockDimY, c->blockDimZ};
 	if (coop)
 		return cooperative(f, g, b, c->sharedMemBytes, c->hStream, params, extra);
@@ -143,6 +165,22 @@ CUresult own_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int *n, CUfunc
 CUresult own_cuOccupancyMaxActiveBlocksPerMultiprocessor(int *n, CUfunction fn, int bs, size_t shmem)
 {
 	return own_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(n, fn, bs, shmem, 0);
+}
+
+/* Clusters of the configuration's size resident at once: one-block clusters as many as blocks
+ * fit; bigger ones none (the launch refuses them, above). */
+CUresult own_cuOccupancyMaxActiveClusters(int *n, CUfunction fn, const CUlaunchConfig *c)
+{
+	struct own_func *f = own_func_of(fn);
+	if (!f)
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (!n || !c)
+		return CUDA_ERROR_INVALID_VALUE;
+	unsigned long long threads = (unsigned long long)c->blockDimX * c->blockDimY * c->blockDimZ;
+	if (!threads || threads > (unsigned long long)block_limit(f))
+		return CUDA_ERROR_INVALID_VALUE;
+	*n = cluster_blocks(c) > 1 ? 0 : (int)(own.info.compute_units * resident_per_sm((unsigned)threads));
+	return CUDA_SUCCESS;
 }
 
 CUresult own_cuOccupancyMaxPotentialBlockSizeWithFlags(int *min_grid, int *bs, CUfunction fn,

@@ -158,6 +158,13 @@ CUresult own_cuStreamGetCaptureInfo_v3(CUstream s, CUstreamCaptureStatus *st, cu
 	return check_stream(s);
 }
 
+/* v2: v3 without the edge data (CUDA 11.3 to 12.2 runtimes, cuBLAS's among them). */
+CUresult own_cuStreamGetCaptureInfo_v2(CUstream s, CUstreamCaptureStatus *st, cuuint64_t *id, CUgraph *g,
+				       const CUgraphNode **deps, size_t *n)
+{
+	return own_cuStreamGetCaptureInfo_v3(s, st, id, g, deps, NULL, n);
+}
+
 CUresult own_cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode *mode)
 {
 	(void)mode;

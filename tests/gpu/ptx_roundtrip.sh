@@ -4,15 +4,33 @@
 # `gpuprobe ptx print`; ptxas must give byte-identical cubins for the original and the printed
 # module (same flags, same file name). Prints one line per module and the counts.
 # usage: tests/gpu/ptx_roundtrip.sh [DIR] [GPUPROBE]
-#   DIR defaults to $PTX_DUMP_DIR, else $GPUPROBE_DUMP_DIR; GPUPROBE to bin/gpuprobe of
-#   build-ptx, build-shim-gpu, build-shim or build. ARCH=sm_XX picks the ptxas target (default:
-#   the GPU's, from nvidia-smi, else each module's own .target).
+#   DIR defaults to $PTX_DUMP_DIR, else $GPUPROBE_DUMP_DIR; without any, and with a GPU and
+#   BUILD's shim and test apps (tests/gpu/prepare.sh), the modules that BUILD/e2e's pattern,
+#   transpose and cub_algos load are dumped through the shim (GPUPROBE_DUMP_DIR, no probes) and
+#   used. GPUPROBE defaults to BUILD/bin/gpuprobe, else bin/gpuprobe of build-ptx,
+#   build-shim-gpu, build-shim or build. ARCH=sm_XX picks the ptxas target (default: the
+#   GPU's, from nvidia-smi, else each module's own .target).
 # Exit 77 when the directory is absent or holds no PTX; 1 when any module fails.
 set -u -o pipefail
 here=$(cd "$(dirname "$0")/../.." && pwd)
 dir=${1:-${PTX_DUMP_DIR:-${GPUPROBE_DUMP_DIR:-}}}
+work=${OUT:-$(mktemp -d)}/ptx_roundtrip
+rm -rf "$work" && mkdir -p "$work"
+if [ -z "$dir" ] && [ -n "${BUILD:-}" ] && [ -e "$BUILD/lib/libcuda.so.1" ] &&
+	[ -x "$BUILD/e2e/cub_algos" ] && nvidia-smi -L >/dev/null 2>&1; then
+	dir=$work/dump
+	mkdir -p "$dir"
+	for app in "pattern 4" transpose cub_algos; do
+		set -- $app
+		(cd "$work" && GPUPROBE_DUMP_DIR=$dir LD_LIBRARY_PATH=$BUILD/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} \
+			"$BUILD/e2e/$1" "${@:2}" >"$work/$1.out" 2>&1) ||
+			{ echo "ptx_roundtrip: $1 through the shim failed ($work/$1.out)"; exit 1; }
+	done
+	echo "ptx_roundtrip: modules dumped from BUILD/e2e's pattern, transpose and cub_algos into $dir"
+	set --
+fi
 if [ -z "$dir" ] || [ ! -d "$dir" ]; then
-	echo "ptx_roundtrip: SKIP: no PTX directory (give DIR, or set PTX_DUMP_DIR to where GPUPROBE_DUMP_DIR wrote modules)"
+	echo "ptx_roundtrip: SKIP: no PTX directory (give DIR, or set PTX_DUMP_DIR to where GPUPROBE_DUMP_DIR wrote modules; or BUILD with its test apps, on a GPU)"
 	exit 77
 fi
 mapfile -t files < <(find "$dir" -maxdepth 1 -type f -name '*.ptx' | sort)
@@ -21,6 +39,7 @@ if [ ${#files[@]} = 0 ]; then
 	exit 77
 fi
 gp=${2:-}
+[ -z "$gp" ] && [ -n "${BUILD:-}" ] && [ -x "$BUILD/bin/gpuprobe" ] && gp=$BUILD/bin/gpuprobe
 if [ -z "$gp" ]; then
 	for b in build-ptx build-shim-gpu build-shim build; do
 		[ -x "$here/$b/bin/gpuprobe" ] && { gp=$here/$b/bin/gpuprobe; break; }
@@ -34,8 +53,6 @@ if [ -z "$arch" ] && command -v nvidia-smi >/dev/null; then
 	cc=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -1 | tr -d ' .')
 	[ -n "$cc" ] && arch=sm_$cc
 fi
-work=${OUT:-$(mktemp -d)}/ptx_roundtrip
-rm -rf "$work" && mkdir -p "$work"
 pass=0 fail=0 skip=0
 for f in "${files[@]}"; do
 	name=$(basename "$f")
