@@ -4,10 +4,13 @@
  * the real libnvJitLink.so.13 (GPUPROBE_REAL_NVJITLINK, else LD_LIBRARY_PATH, else
  * /usr/local/cuda/lib64 ...). A link handle's options and PTX inputs are kept; when its link
  * completes with exactly one input and that input was PTX, the linked cubin's SHA-256 keys a
- * record of that PTX with the link's options (-arch, -O, -lineinfo, -g, -maxrregcount). Links of
- * several inputs, or of LTO-IR, cubins or fatbins, record nothing: the shim instruments one PTX
- * module per cubin. Both the plain names (nvJitLinkCreate) and the versioned ones the header's
- * inline functions call (__nvJitLinkCreate_13_0) are interposed. */
+ * record of that PTX with the link's options (-arch, -O, -lineinfo, -g, -maxrregcount). A link
+ * with -lto (LTO-IR from nvcc -dlto or NVRTC -dlto, PTX beside it) has no one PTX input: its
+ * inputs are kept, and after it completes they are linked once more with -ptx added, which makes
+ * nvJitLink write the PTX of the whole linked program; that PTX is recorded for the cubin. Other
+ * links of several inputs (PTX with cubins or fatbins) record nothing: the shim instruments one
+ * PTX module per cubin. Both the plain names (nvJitLinkCreate) and the versioned ones the
+ * header's inline functions call (__nvJitLinkCreate_13_0) are interposed. */
 #include "tools/jit_forward.h"
 #include "shim/jit_capture.h"
 
@@ -76,13 +79,44 @@ __attribute__((constructor)) static void nvjitlink_init(void)
 	rl.complete13 = (complete_fn)dlsym(real, "__nvJitLinkComplete_13_0");
 }
 
-/* What a handle was given: its options, its inputs (the one PTX, when only PTX came). */
+/* An input of a -lto link, kept to link it again with -ptx. */
+struct input {
+	nvJitLinkInputType type;
+	void *data;        /* a copy; NULL when it came as a file */
+	size_t size;
+	char *path;        /* the file's path; NULL when it came as data */
+	char *name;
+};
+
+/* What a handle was given: its options, its inputs (the one PTX, when only PTX came; every input
+ * of a -lto link). */
 struct link {
 	nvJitLinkHandle h;
 	struct jit_record r;
 	unsigned inputs;
+	char **opts;       /* the options, copied, for the -ptx link */
+	uint32_t nopts;
+	int lto, ptx_out;  /* -lto given; -ptx given (the link makes PTX itself: nothing to record) */
+	struct input *in;
+	unsigned nin;
+	int in_lost;       /* an input could not be kept: no -ptx link */
 	struct link *next;
 };
+
+static void link_free(struct link *l)
+{
+	jit_record_free(&l->r);
+	for (uint32_t i = 0; i < l->nopts; i++)
+		free(l->opts[i]);
+	free(l->opts);
+	for (unsigned i = 0; i < l->nin; i++) {
+		free(l->in[i].data);
+		free(l->in[i].path);
+		free(l->in[i].name);
+	}
+	free(l->in);
+	free(l);
+}
 static struct link *links;
 static pthread_mutex_t links_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -118,6 +152,15 @@ static nvJitLinkResult create(create_fn fn, nvJitLinkHandle *handle, uint32_t n,
 		return rc;
 	l->h = *handle;
 	jit_capture_parse_opts((int)n, opts, &l->r);
+	if (n && opts && (l->opts = calloc(n, sizeof(*l->opts)))) {
+		for (uint32_t i = 0; i < n; i++) {
+			if (!opts[i] || !(l->opts[l->nopts] = strdup(opts[i])))
+				continue;
+			l->lto |= !strcmp(opts[i], "-lto");
+			l->ptx_out |= !strcmp(opts[i], "-ptx");
+			l->nopts++;
+		}
+	}
 	snprintf(l->r.source, sizeof(l->r.source), "nvJitLink");
 	pthread_mutex_lock(&links_lock);
 	l->next = links;
@@ -142,10 +185,8 @@ static nvJitLinkResult destroy(destroy_fn fn, nvJitLinkHandle *handle)
 	if (!fn)
 		return NVJITLINK_ERROR_INTERNAL;
 	struct link *l = handle ? find(*handle, 1) : NULL;
-	if (l) {
-		jit_record_free(&l->r);
-		free(l);
-	}
+	if (l)
+		link_free(l);
 	return fn(handle);
 }
 
@@ -167,6 +208,25 @@ static void note_input(nvJitLinkHandle h, nvJitLinkInputType type, const void *d
 	if (!l)
 		return;
 	l->inputs++;
+	if (l->lto && !l->ptx_out && !l->in_lost) {
+		struct input *n = realloc(l->in, (l->nin + 1) * sizeof(*n));
+		struct input in = {.type = type, .size = size};
+		int ok = n != NULL;
+		if (n)
+			l->in = n;
+		if (ok && path)
+			ok = (in.path = strdup(path)) != NULL;
+		else if (ok && (in.data = malloc(size ? size : 1)))
+			memcpy(in.data, data, size);
+		else
+			ok = 0;
+		if (ok)
+			l->in[l->nin++] = in;
+		else {
+			free(in.path);
+			l->in_lost = 1;
+		}
+	}
 	if (type != NVJITLINK_INPUT_PTX || l->inputs > 1) {
 		free(l->r.ptx);
 		l->r.ptx = NULL;
@@ -242,10 +302,54 @@ nvJitLinkResult __nvJitLinkAddFile_13_0(nvJitLinkHandle h, nvJitLinkInputType ty
 	return rc;
 }
 
+/* The -lto link's inputs linked again with -ptx: the PTX of the whole program, malloc'd, or NULL
+ * (said under GPUPROBE_LOG). */
+static char *relink_ptx(const struct link *l, size_t *len)
+{
+	const char **opts = calloc(l->nopts + 1, sizeof(*opts));
+	if (!opts)
+		return NULL;
+	for (uint32_t i = 0; i < l->nopts; i++)
+		opts[i] = l->opts[i];
+	opts[l->nopts] = "-ptx";
+	nvJitLinkHandle h2 = NULL;
+	char *ptx = NULL;
+	nvJitLinkResult rc = rl.create13 ? rl.create13(&h2, l->nopts + 1, opts) : NVJITLINK_ERROR_INTERNAL;
+	free(opts);
+	for (unsigned i = 0; rc == NVJITLINK_SUCCESS && i < l->nin; i++)
+		rc = l->in[i].path ? rl.add_file13(h2, l->in[i].type, l->in[i].path)
+				   : rl.add_data13(h2, l->in[i].type, l->in[i].data, l->in[i].size, "input");
+	if (rc == NVJITLINK_SUCCESS)
+		rc = rl.complete13(h2);
+	size_t n = 0;
+	if (rc == NVJITLINK_SUCCESS)
+		rc = ((size_fn)jit_real___nvJitLinkGetLinkedPtxSize_13_0)(h2, &n);
+	if (rc == NVJITLINK_SUCCESS && n && (ptx = malloc(n + 1))) {
+		if (((get_fn)jit_real___nvJitLinkGetLinkedPtx_13_0)(h2, ptx) == NVJITLINK_SUCCESS) {
+			ptx[n] = 0;
+			*len = strlen(ptx);
+		} else {
+			free(ptx);
+			ptx = NULL;
+		}
+	}
+	if (!ptx) {
+		char why[64];
+		snprintf(why, sizeof(why), "nvJitLink result %d", (int)rc);
+		say("the -lto link's PTX (the same inputs linked with -ptx) could not be made", why);
+	}
+	if (h2 && rl.destroy13)
+		rl.destroy13(&h2);
+	return ptx;
+}
+
 static void record(nvJitLinkHandle h)
 {
 	struct link *l = find(h, 0);
-	if (!l || l->inputs != 1 || !l->r.ptx)
+	if (l && !l->r.ptx && l->lto && !l->ptx_out && !l->in_lost && l->nin && rl.add_data13 &&
+	    rl.add_file13 && rl.complete13)
+		l->r.ptx = relink_ptx(l, &l->r.ptx_len);
+	if (!l || (l->inputs != 1 && !l->lto) || !l->r.ptx)
 		return;
 	size_t size = 0;
 	if (((size_fn)jit_real___nvJitLinkGetLinkedCubinSize_13_0)(h, &size) != NVJITLINK_SUCCESS ||

@@ -44,7 +44,14 @@ opt 3
 maxrregcount 48" "$(sed -n '2,5p' "$rec" 2>&1)"
 cmp -s <(sed '1,/^$/d' "$rec") "$tmp/ours/nvrtc.ptx" && ok "nvJitLink: the record holds the linked PTX" ||
 	bad "nvJitLink: the record's PTX is not the input"
-check "two records" 2 "$(ls "$tmp/cache" | wc -l)"
+cmp -s "$tmp/real/lto.cubin" "$tmp/ours/lto.cubin" && ok "nvJitLink -lto: the cubin is the real one's" || bad "nvJitLink -lto: the cubin differs"
+rec3=$tmp/cache/$(sha256sum "$tmp/ours/lto.cubin" | cut -c1-64).jitptx
+check "nvJitLink -lto: the record's fields" "source nvJitLink
+arch sm_90" "$(sed -n '2,3p' "$rec3" 2>&1)"
+# the PTX of the linked program (the same inputs linked again with -ptx): the kernel, for sm_90
+check "nvJitLink -lto: the record holds the linked program's PTX" ".target sm_90
+.visible .entry scale(" "$(sed '1,/^$/d' "$rec3" 2>/dev/null | grep -E '^\.target|^\.visible \.entry' | sed 's/(.*/(/')"
+check "three records" 3 "$(ls "$tmp/cache" | wc -l)"
 check "records 0600" 600 "$(stat -c %a "$rec")"
 
 # The real library named explicitly; a wrong name is one line and the calls fail (no crash).
@@ -68,7 +75,7 @@ if [ -n "$audit" ] && [ -e "$audit" ]; then
 	GPUPROBE_CACHE_DIR=$tmp/cache3 LD_AUDIT=$audit GPUPROBE_SHIM=$ours/libcuda.so.1 \
 		"$app" "$tmp/abs" "$realdir" >"$tmp/abs.out" 2>"$tmp/abs.err"
 	check "absolute path under LD_AUDIT: the same calls" "$(cat "$tmp/real.out")" "$(cat "$tmp/abs.out")"
-	check "absolute path under LD_AUDIT: both recorded" 2 "$(ls "$tmp/cache3" 2>/dev/null | wc -l)"
+	check "absolute path under LD_AUDIT: all three recorded" 3 "$(ls "$tmp/cache3" 2>/dev/null | wc -l)"
 	check "absolute path under LD_AUDIT: NVRTC's record" \
 		"$(sed -n '2,9p' "$tmp/cache/$(sha256sum "$tmp/ours/nvrtc.cubin" | cut -c1-64).jitptx")" \
 		"$(sed -n '2,9p' "$tmp/cache3/$(sha256sum "$tmp/abs/nvrtc.cubin" | cut -c1-64).jitptx" 2>&1)"

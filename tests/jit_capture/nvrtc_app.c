@@ -1,7 +1,8 @@
 /* tests/jit_capture/nvrtc.sh's program: NVRTC and nvJitLink loaded by name (dlopen, as CuPy
  * and PyTorch load them), a kernel compiled to a cubin (-arch=sm_90 -lineinfo), then its PTX
- * linked by nvJitLink to a second cubin. Writes DIR/nvrtc.cubin, DIR/nvrtc.ptx,
- * DIR/jitlink.cubin; prints each call's result. With LIBDIR, both are loaded by absolute path
+ * linked by nvJitLink to a second cubin; then the kernel compiled to LTO-IR (-dlto) and linked
+ * with -lto to a third. Writes DIR/nvrtc.cubin, DIR/nvrtc.ptx, DIR/jitlink.cubin, DIR/lto.cubin;
+ * prints each call's result. With LIBDIR, both are loaded by absolute path
  * from there instead.
  * usage: nvrtc_app DIR [LIBDIR] */
 #include <dlfcn.h>
@@ -106,6 +107,33 @@ int main(int argc, char **argv)
 	void *lc = malloc(ln);
 	printf("nvJitLinkGetLinkedCubin %d\n", lget(h, lc));
 	if (put(argv[1], "jitlink.cubin", lc, ln))
+		return 1;
+	printf("nvJitLinkDestroy %d\n", ldestroy(&h));
+
+	/* Link-time optimisation: LTO-IR from NVRTC, linked with -lto (jitLto's way). */
+	int (*lto_size)(prog_t, size_t *) = sym(nv, "nvrtcGetLTOIRSize");
+	int (*lto)(prog_t, char *) = sym(nv, "nvrtcGetLTOIR");
+	prog_t q;
+	printf("nvrtcCreateProgram %d\n", create(&q, src, "scale.cu", 0, NULL, NULL));
+	const char *dopts[] = {"-arch=sm_90", "-dlto"};
+	rc = compile(q, 2, dopts);
+	printf("nvrtcCompileProgram -dlto %d (%s)\n", rc, errstr(rc));
+	if (rc)
+		return 1;
+	size_t ln2 = 0;
+	printf("nvrtcGetLTOIRSize %d\n", lto_size(q, &ln2));
+	char *ir = malloc(ln2);
+	printf("nvrtcGetLTOIR %d\n", lto(q, ir));
+	const char *topts[] = {"-arch=sm_90", "-lto"};
+	h = NULL;
+	printf("nvJitLinkCreate -lto %d\n", lcreate(&h, 2, topts));
+	printf("nvJitLinkAddData LTOIR %d\n", ladd(h, 3 /* NVJITLINK_INPUT_LTOIR */, ir, ln2, "scale.ltoir"));
+	printf("nvJitLinkComplete %d\n", lcomplete(h));
+	ln = 0;
+	printf("nvJitLinkGetLinkedCubinSize %d\n", lsize(h, &ln));
+	void *tc = malloc(ln);
+	printf("nvJitLinkGetLinkedCubin %d\n", lget(h, tc));
+	if (put(argv[1], "lto.cubin", tc, ln))
 		return 1;
 	printf("nvJitLinkDestroy %d\n", ldestroy(&h));
 	return 0;
