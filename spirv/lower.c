@@ -677,7 +677,7 @@ static int lower_stmt(lw *c, const ir_stmt *s)
 	switch (s->kind) {
 	case IR_STMT_LABEL:
 		lw_label(c, label_id(c, s->text));
-		return 0;
+		return lw_divergent_label(c, s) < 0 ? -1 : 0;
 	case IR_STMT_INSN: {
 		const ir_insn *in = &s->insn;
 		int dr = lw_divergent_stmt(c, s, lower_insn);

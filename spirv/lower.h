@@ -57,17 +57,29 @@ struct lw_func_info { /* per IR function: its SPIR-V id and signature */
 	unsigned nspv_params; /* nparams + ret_ptr */
 };
 
-/* A statement of a divergent region whose bar.warp.sync are reached by every thread
- * (lower_diverge.c). */
-enum { LW_DIVERGE_BRANCH, LW_DIVERGE_BARRIER, LW_DIVERGE_DROP };
+/* A statement of a divergent region, or of a loop whose threads leave it at different
+ * iterations, whose warp collectives are reached by every thread (lower_diverge.c). */
+enum {
+	LW_DIVERGE_BRANCH,     /* the region's guarded branch: skip = its guard */
+	LW_DIVERGE_BARRIER,    /* a collective of a region and/or of a loop */
+	LW_DIVERGE_DROP,       /* LLVM's pair: the unguarded branch its guarded one replaces */
+	LW_DIVERGE_LOOP_ENTER, /* the branch that skips the loop: done = its guard, then to the top */
+	LW_DIVERGE_LOOP_TOP,   /* the loop's header label: done threads go round the collectives */
+	LW_DIVERGE_LOOP_BACK,  /* the back edge: round again while any thread of the block goes on */
+};
 struct lw_diverge {
 	const ir_stmt *s;
 	int kind;
 	bool negate;         /* BRANCH: the region is skipped where the guard is false */
-	uint32_t var;        /* bool: this thread skips the region */
+	uint32_t var;        /* bool: this thread skips the region (0: the collective is in a loop only) */
 	uint32_t own;        /* BARRIER: the label opened before it */
 	uint32_t next;       /* where skipping threads go next; 0: the join label */
 	const char *join;    /* the region's join label (the last barrier's) */
+	size_t from;         /* the region's first statement (its guarded branch) */
+	uint32_t lvar;       /* bool: this thread is done with the enclosing loop (0: in none) */
+	uint32_t lown;       /* BARRIER: the label done threads reach it by; LOOP_BACK: the latch */
+	uint32_t lnext;      /* BARRIER, LOOP_TOP: where done threads go next (the latch last) */
+	const char *top;     /* LOOP_ENTER, LOOP_BACK: the loop's header label */
 };
 
 typedef struct lw {
@@ -85,6 +97,9 @@ typedef struct lw {
 	uint64_t shared_size;
 	uint64_t reserved_smem;  /* offset of the reserved shared memory (%reserved_smem_offset_*) */
 	uint32_t warp_scratch;   /* Workgroup u32[1024] for the warp emulation */
+	uint32_t warp_live;      /* Workgroup u32[1024]: lanes live at a collective of a divergent region */
+	uint32_t warp_skip;      /* bool: this thread skips the divergent region whose collective is being
+				  * lowered (lower_diverge.c); 0 outside such regions */
 	uint32_t mma_scratch;    /* Workgroup u32 array for the wmma emulation; 0 until used */
 	struct { unsigned key; uint32_t id; } *mma_helpers; /* its dot-product functions */
 	size_t nmma_helpers;
@@ -118,7 +133,7 @@ typedef struct lw {
 	bool token_escaped;      /* this function stores the token's address (lower_region.c) */
 	uint32_t alloca_arena, alloca_top; /* alloca: a private arena and its bump offset */
 	const ir_stmt *cur;      /* for error lines */
-	struct lw_diverge *diverge; /* divergent regions rewritten around their bar.warp.sync */
+	struct lw_diverge *diverge; /* divergent regions and loops rewritten around their collectives */
 	size_t ndiverge;
 	const char *const *skip_names; /* functions to leave out (spirv_lower_module's second pass) */
 	size_t nskip;
@@ -174,10 +189,14 @@ uint32_t lw_linear_tid(lw *c);   /* u32 */
 uint32_t lw_block_threads(lw *c); /* u32 */
 void lw_barrier(lw *c);
 
-/* bar.warp.sync in divergent regions (lower_diverge.c): plan a function's regions (after its
- * labels are known), then lower each statement through lw_divergent_stmt first (1: lowered). */
+/* Warp collectives in divergent regions and loops (lower_diverge.c): plan a function's regions
+ * (after its labels are known), then lower each statement through lw_divergent_stmt first (1:
+ * lowered) and call lw_divergent_label after each label. */
 void lw_plan_divergent_barriers(lw *c, const ir_func *f);
 int lw_divergent_stmt(lw *c, const ir_stmt *s, int (*lower_insn)(lw *, const ir_insn *));
+int lw_divergent_label(lw *c, const ir_stmt *s);
+/* true in every thread of the block when p is true in any (reached by every thread). */
+uint32_t lw_block_any(lw *c, uint32_t p);
 
 /* The region token (lower_region.c): a u64 0 that LLVM cannot carry across a barrier, so that
  * `reg + imm` addresses are not hoisted out of loops past barriers (PoCL saves each per thread). */

@@ -1,5 +1,6 @@
-/* bar.warp.sync (__syncwarp) inside divergent code. The warp emulation makes it a work-group
- * barrier (lower_warp.c), which every thread of the block must reach; code such as
+/* Warp collectives inside divergent code: bar.warp.sync (__syncwarp), shfl, vote, redux, match
+ * and activemask. The warp emulation makes each a work-group barrier (lower_warp.c), which every
+ * thread of the block must reach; code such as
  *
  *	@%p bra $L_join;      threads that skip: lanes 16..63 of dxtc's 16-lane tiles
  *	S0  bar.warp.sync  S1  bar.warp.sync  S2
@@ -14,8 +15,15 @@
  *
  * A region qualifies when its guarded branch jumps forward, its code has no other way in or out
  * (its branches stay inside it or go to the join; nothing outside branches into it; no return,
- * call or indexed branch), and its only collectives are unguarded bar.warp.sync. Anything else
- * is left as it was.
+ * call or indexed branch), and its only collectives are unguarded ones of the list above (no
+ * block barrier, mbarrier, matrix or asynchronous copy). Anything else is left as it was.
+ *
+ * The skipping threads take part in a shfl, vote, redux, match or activemask: they publish their
+ * operands, flagged not live (lw->warp_skip), so that votes, reductions, matches and activemask
+ * count only the live lanes (a shuffle from a lane that skipped is undefined in CUDA as well),
+ * and what the collective writes is put back for them: their registers stay as they were. This is
+ * what cooperative groups make of a tile's reduction inside `if (tile.meta_group_rank() == 0)` and
+ * of coalesced_threads() inside a branch.
  *
  * LLVM's NVPTX backend lays the same region out the other way round (amdgpu/'s round trip):
  *
@@ -31,6 +39,18 @@ static bool is_warp_sync(const ir_insn *in)
 {
 	return (!strcmp(in->opcode, "bar") || !strcmp(in->opcode, "barrier")) && ir_insn_has_mod(in, ".warp") &&
 	       !ir_insn_has_mod(in, ".red");
+}
+
+/* The collectives a region is rewritten around. */
+static bool is_region_collective(const ir_insn *in)
+{
+	static const char *const ops[] = {"shfl", "vote", "redux", "match", "activemask"};
+	if (is_warp_sync(in))
+		return true;
+	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
+		if (!strcmp(in->opcode, ops[i]))
+			return true;
+	return false;
 }
 
 /* Instructions that must be reached by the whole block (the emulated collectives and barriers),
@@ -70,7 +90,7 @@ static void plan_region(lw *c, const ir_stmt *const *st, size_t n, const long *t
 		const ir_stmt *s = st[j];
 		if (s->kind != IR_STMT_INSN)
 			continue;
-		if (is_warp_sync(&s->insn)) {
+		if (is_region_collective(&s->insn)) {
 			if (s->insn.guard)
 				return;
 			nbar++;
@@ -90,9 +110,14 @@ static void plan_region(lw *c, const ir_stmt *const *st, size_t n, const long *t
 	for (size_t j = 0; j < n; j++)
 		if ((j < i || j >= t) && target[j] > (long)i && target[j] < (long)t && !(pair && j == i - 1))
 			return;
+	/* a statement of another region's plan (nested regions): left as it was */
+	for (size_t j = pair ? i - 1 : i; j <= t && j < n; j++)
+		for (size_t k = 0; k < c->ndiverge; k++)
+			if (c->diverge[k].s == st[j])
+				return;
 	/* every barrier is on every path: no branch of the region jumps across it */
 	for (size_t b = i + 1; b < t; b++) {
-		if (st[b]->kind != IR_STMT_INSN || !is_warp_sync(&st[b]->insn))
+		if (st[b]->kind != IR_STMT_INSN || !is_region_collective(&st[b]->insn))
 			continue;
 		for (size_t j = i + 1; j < t; j++) {
 			if (target[j] < 0)
@@ -117,13 +142,140 @@ static void plan_region(lw *c, const ir_stmt *const *st, size_t n, const long *t
 		add_action(c, st[i], LW_DIVERGE_BRANCH, var, 0, next);
 	}
 	for (size_t b = i + 1; b < t; b++) {
-		if (st[b]->kind != IR_STMT_INSN || !is_warp_sync(&st[b]->insn))
+		if (st[b]->kind != IR_STMT_INSN || !is_region_collective(&st[b]->insn))
 			continue;
 		uint32_t own = next;
 		next = --nbar ? spv_id(c->e) : 0;
 		add_action(c, st[b], LW_DIVERGE_BARRIER, var, own, next);
 	}
 	c->diverge[c->ndiverge - 1].join = st[t]->text;
+	for (size_t k = 0; k < c->ndiverge; k++)
+		if (c->diverge[k].var == var)
+			c->diverge[k].from = pair ? i - 1 : i;
+}
+
+static struct lw_diverge *action_of(lw *c, const ir_stmt *s)
+{
+	for (size_t i = 0; i < c->ndiverge; i++)
+		if (c->diverge[i].s == s)
+			return &c->diverge[i];
+	return NULL;
+}
+
+static uint32_t bool_var(lw *c)
+{
+	uint32_t var = spv_id(c->e);
+	spv_op(&c->vars, SpvOpVariable, 3, spv_t_ptr(c->e, SpvStorageClassFunction, spv_t_bool(c->e)), var,
+	       (uint32_t)SpvStorageClassFunction);
+	/* false in the entry block: llvm-spirv 15 makes a Function variable with an initializer one
+	 * global shared by every work-item */
+	spv_op(&c->prologue, SpvOpStore, 2, var, spv_c_bool(c->e, 0));
+	return var;
+}
+
+/* A loop whose back edge is the guarded branch at b to the header label at h, holding warp
+ * collectives: its threads may leave it at different iterations (a grid-stride loop), and a
+ * collective of a later iteration would then not be reached by the threads that left. Rewritten
+ * so that every thread of the block goes round as long as any thread goes on; the threads that
+ * are done go from collective to collective (not live) and keep a flag of their own:
+ *
+ *	[@q bra X]   ->  done = q; done ? H : fall            (the branch that skips the loop)
+ *	H:               H: done ? (first collective) : body
+ *	  body           body, each collective: done ? (next one) : fall
+ *	@p bra H     ->  latch: go = !done && p; done = !go; any(go) in the block ? H : out
+ *	X:               out: done = false
+ *
+ * It qualifies when its body has no other way in or out (its branches stay inside it, nothing
+ * outside branches into it, no return, call or indexed branch), its collectives are those of
+ * regions (is_region_collective), unguarded, and it is not inside a region rewritten above; the
+ * regions inside it were planned first and their collectives take part in both. */
+static void plan_loop(lw *c, const ir_stmt *const *st, size_t n, const long *target, size_t h, size_t b)
+{
+	size_t ncoll = 0;
+	for (size_t j = h + 1; j < b; j++) {
+		const ir_stmt *s = st[j];
+		if (s->kind != IR_STMT_INSN)
+			continue;
+		if (is_region_collective(&s->insn)) {
+			if (s->insn.guard)
+				return;
+			struct lw_diverge *d = action_of(c, s);
+			if (d && (d->from < h || d->lvar))
+				return;   /* a collective of a region around the loop, or of another loop */
+			ncoll++;
+			continue;
+		}
+		if (!strcmp(s->insn.opcode, "bra")) {
+			if (target[j] <= (long)h || target[j] > (long)b)
+				return;
+			continue;
+		}
+		if (blocks_rewrite(&s->insn))
+			return;
+	}
+	if (!ncoll || action_of(c, st[b]) || action_of(c, st[h]))
+		return;
+	for (size_t j = 0; j < n; j++)
+		if ((j < h || j > b) && target[j] >= (long)h && target[j] <= (long)b)
+			return;   /* a way in other than falling into the header */
+	/* the branch that skips the loop: @q bra X, X the first label after the back edge, with only
+	 * straight-line code from it to the header */
+	size_t x = b + 1;
+	while (x < n && st[x]->kind != IR_STMT_LABEL && st[x]->kind != IR_STMT_INSN)
+		x++;
+	long enter = -1;
+	if (x < n && st[x]->kind == IR_STMT_LABEL)
+		for (size_t j = h; j-- > 0;) {
+			const ir_stmt *s = st[j];
+			if (s->kind == IR_STMT_LABEL)
+				break;
+			if (s->kind != IR_STMT_INSN)
+				continue;
+			if (!strcmp(s->insn.opcode, "bra")) {
+				if (s->insn.guard && target[j] == (long)x && !action_of(c, s))
+					enter = (long)j;
+				break;
+			}
+			if (is_region_collective(&s->insn) || blocks_rewrite(&s->insn))
+				break;
+		}
+	/* the skip target stays outside: a branch to X from elsewhere is no way into the loop */
+	uint32_t lvar = bool_var(c);
+	uint32_t latch = spv_id(c->e), first = 0, *prev_next = &first;
+	for (size_t j = h + 1; j < b; j++) {
+		const ir_stmt *s = st[j];
+		if (s->kind != IR_STMT_INSN || !is_region_collective(&s->insn))
+			continue;
+		struct lw_diverge *d = action_of(c, s);
+		if (!d) {
+			add_action(c, s, LW_DIVERGE_BARRIER, 0, 0, 0);
+			d = &c->diverge[c->ndiverge - 1];
+			d->from = h;
+		}
+		d->lvar = lvar;
+		d->lown = spv_id(c->e);
+	}
+	/* chain the done threads' labels in body order, the latch last */
+	for (size_t j = h + 1; j < b; j++) {
+		struct lw_diverge *d = st[j]->kind == IR_STMT_INSN ? action_of(c, st[j]) : NULL;
+		if (!d || d->lvar != lvar || d->kind != LW_DIVERGE_BARRIER)
+			continue;
+		*prev_next = d->lown;
+		prev_next = &d->lnext;
+	}
+	*prev_next = latch;
+	add_action(c, st[h], LW_DIVERGE_LOOP_TOP, 0, 0, 0);
+	c->diverge[c->ndiverge - 1].lvar = lvar;
+	c->diverge[c->ndiverge - 1].lnext = first;
+	add_action(c, st[b], LW_DIVERGE_LOOP_BACK, 0, 0, 0);
+	c->diverge[c->ndiverge - 1].lvar = lvar;
+	c->diverge[c->ndiverge - 1].lown = latch;
+	c->diverge[c->ndiverge - 1].top = st[h]->text;
+	if (enter >= 0) {
+		add_action(c, st[enter], LW_DIVERGE_LOOP_ENTER, 0, 0, 0);
+		c->diverge[c->ndiverge - 1].lvar = lvar;
+		c->diverge[c->ndiverge - 1].top = st[h]->text;
+	}
 }
 
 void lw_plan_divergent_barriers(lw *c, const ir_func *f)
@@ -139,7 +291,7 @@ void lw_plan_divergent_barriers(lw *c, const ir_func *f)
 	size_t k = 0;
 	bool any = false;
 	for (const ir_stmt *s = f->first; s; s = s->next) {
-		any |= s->kind == IR_STMT_INSN && is_warp_sync(&s->insn);
+		any |= s->kind == IR_STMT_INSN && is_region_collective(&s->insn);
 		st[k++] = s;
 	}
 	for (size_t j = 0; j < n && any; j++) {
@@ -164,6 +316,9 @@ void lw_plan_divergent_barriers(lw *c, const ir_func *f)
 			 target[j - 1] == (long)(j + 1))   /* LLVM's layout: @p bra A; bra B; A: */
 			plan_region(c, st, n, target, j, (size_t)target[j], true);
 	}
+	for (size_t j = 0; j < n && any; j++)
+		if (st[j]->kind == IR_STMT_INSN && st[j]->insn.guard && target[j] >= 0 && target[j] < (long)j)
+			plan_loop(c, st, n, target, (size_t)target[j], j);
 	free(st);
 	free(target);
 }
@@ -178,42 +333,143 @@ static uint32_t join_id(lw *c, const struct lw_diverge *d)
 	return 0;
 }
 
+/* The registers an instruction's destination names (a register, or the pair d|p). */
+static unsigned dest_regs(lw *c, const ir_insn *in, struct reg *out[2])
+{
+	unsigned n = 0;
+	const ir_operand *d = in->nops ? &in->ops[0] : NULL;
+	const ir_operand *one[2] = {d, NULL};
+	if (d && d->kind == IR_OPND_PAIR && d->nelems == 2)
+		one[0] = &d->elems[0], one[1] = &d->elems[1];
+	for (unsigned i = 0; i < 2; i++)
+		if (one[i] && one[i]->kind == IR_OPND_REG && strcmp(one[i]->name, "_") && (out[n] = lw_reg(c, one[i]->name)))
+			n++;
+	return n;
+}
+
+/* A shfl/vote/redux/match/activemask of the region, run by every thread: the skipping ones
+ * (skip) take part not live and keep their destination registers as they were. */
+static int collective_for_all(lw *c, const ir_insn *in, uint32_t skip, int (*lower_insn)(lw *, const ir_insn *))
+{
+	struct reg *r[2];
+	uint32_t old[2];
+	unsigned n = dest_regs(c, in, r);
+	for (unsigned i = 0; i < n; i++)
+		old[i] = lw_op1(c, SpvOpLoad, lw_type(c, r[i]->t), r[i]->var);
+	c->warp_skip = skip;
+	int rc = lower_insn(c, in);
+	c->warp_skip = 0;
+	if (rc < 0)
+		return -1;
+	lw_ensure_block(c);
+	for (unsigned i = 0; i < n; i++) {
+		uint32_t ty = lw_type(c, r[i]->t);
+		uint32_t now = lw_op1(c, SpvOpLoad, ty, r[i]->var);
+		spv_op(&c->body, SpvOpStore, 2, r[i]->var, lw_select(c, ty, skip, old[i], now));
+	}
+	return 0;
+}
+
+static uint32_t label_of(lw *c, const char *name)
+{
+	for (size_t i = 0; i < c->nlabels; i++)
+		if (!strcmp(c->labels[i].name, name))
+			return c->labels[i].id;
+	return 0;
+}
+
+static uint32_t load_bool(lw *c, uint32_t var)
+{
+	lw_ensure_block(c);
+	return lw_op1(c, SpvOpLoad, spv_t_bool(c->e), var);
+}
+
+/* Threads for which skip holds go to `to`; the others go on here. */
+static void skip_to(lw *c, uint32_t skip, uint32_t to)
+{
+	uint32_t fall = spv_id(c->e);
+	lw_branch_cond(c, skip, to, fall);
+	lw_label(c, fall);
+}
+
+static uint32_t guard_of(lw *c, const ir_insn *in, bool negate)
+{
+	return lw_read(c, &(ir_operand){.kind = IR_OPND_REG, .name = in->guard, .neg = in->guard_neg != negate},
+		       PT('p', 1));
+}
+
+/* The loop's header label was just opened: done threads go round its collectives. */
+int lw_divergent_label(lw *c, const ir_stmt *s)
+{
+	const struct lw_diverge *d = action_of(c, s);
+	if (!d || d->kind != LW_DIVERGE_LOOP_TOP)
+		return 0;
+	skip_to(c, load_bool(c, d->lvar), d->lnext);
+	return 0;
+}
+
 /* 1: s was lowered here; 0: not part of a rewritten region; -1: error. */
 int lw_divergent_stmt(lw *c, const ir_stmt *s, int (*lower_insn)(lw *, const ir_insn *))
 {
-	const struct lw_diverge *d = NULL;
-	for (size_t i = 0; i < c->ndiverge && !d; i++)
-		if (c->diverge[i].s == s)
-			d = &c->diverge[i];
-	if (!d)
+	const struct lw_diverge *d = action_of(c, s);
+	if (!d || d->kind == LW_DIVERGE_LOOP_TOP)
 		return 0;
 	uint32_t bl = spv_t_bool(c->e);
 	if (d->kind == LW_DIVERGE_DROP)
 		return 1;   /* the pair's unguarded branch: its guarded one decided */
 	if (d->kind == LW_DIVERGE_BRANCH) {
-		const ir_insn *in = &s->insn;
-		uint32_t p = lw_read(c, &(ir_operand){.kind = IR_OPND_REG, .name = in->guard,
-						      .neg = in->guard_neg != d->negate},
-				     PT('p', 1));
+		uint32_t p = guard_of(c, &s->insn, d->negate);
 		if (!p)
 			return -1;
 		spv_op(&c->body, SpvOpStore, 2, d->var, p);
-		uint32_t fall = spv_id(c->e);
-		lw_branch_cond(c, p, d->next, fall);
-		lw_label(c, fall);
+		skip_to(c, p, d->next);
 		return 1;
 	}
-	lw_label(c, d->own);
-	if (lower_insn(c, &s->insn) < 0)
+	if (d->kind == LW_DIVERGE_LOOP_ENTER || d->kind == LW_DIVERGE_LOOP_BACK) {
+		uint32_t top = label_of(c, d->top);
+		if (!top)
+			return lw_fail(c, "branch to unknown label %s", d->top);
+		if (d->kind == LW_DIVERGE_LOOP_ENTER) {   /* done = q; done ? header : fall */
+			uint32_t q = guard_of(c, &s->insn, false);
+			if (!q)
+				return -1;
+			spv_op(&c->body, SpvOpStore, 2, d->lvar, q);
+			skip_to(c, q, top);
+			return 1;
+		}
+		lw_label(c, d->lown);   /* the latch: done threads arrive from the last collective */
+		uint32_t done = load_bool(c, d->lvar);
+		uint32_t p = guard_of(c, &s->insn, false);
+		if (!p)
+			return -1;
+		uint32_t go = lw_op2(c, SpvOpLogicalAnd, bl, lw_op1(c, SpvOpLogicalNot, bl, done), p);
+		spv_op(&c->body, SpvOpStore, 2, d->lvar, lw_op1(c, SpvOpLogicalNot, bl, go));
+		uint32_t any = lw_block_any(c, go);
+		skip_to(c, any, top);
+		spv_op(&c->body, SpvOpStore, 2, d->lvar, spv_c_bool(c->e, 0));   /* for the next time round */
+		return 1;
+	}
+	/* a collective: of a region (var), of a loop (lvar), or of both */
+	if (d->lvar)
+		lw_label(c, d->lown);
+	if (d->var)
+		lw_label(c, d->own);
+	uint32_t skip = d->var ? load_bool(c, d->var) : 0;
+	if (d->lvar)
+		skip = skip ? lw_op2(c, SpvOpLogicalOr, bl, skip, load_bool(c, d->lvar)) : load_bool(c, d->lvar);
+	if (is_warp_sync(&s->insn)) {
+		if (lower_insn(c, &s->insn) < 0)
+			return -1;
+	} else if (collective_for_all(c, &s->insn, skip, lower_insn) < 0) {
 		return -1;
-	uint32_t to = join_id(c, d);
-	if (!to)
-		return lw_fail(c, "branch to unknown label %s", d->join);
-	lw_ensure_block(c);
-	uint32_t skip = spv_id(c->e);
-	spv_op(&c->body, SpvOpLoad, 3, bl, skip, d->var);
-	uint32_t fall = spv_id(c->e);
-	lw_branch_cond(c, skip, to, fall);
-	lw_label(c, fall);
+	}
+	if (d->lvar)
+		skip_to(c, load_bool(c, d->lvar), d->lnext);
+	if (d->var) {
+		uint32_t to = join_id(c, d);
+		if (!to)
+			return lw_fail(c, "branch to unknown label %s", d->join);
+		skip_to(c, load_bool(c, d->var), to);
+	}
 	return 1;
 }

@@ -3,7 +3,10 @@
  * between two barriers and reads its lanes back, so PTX's exact results (source-lane rules,
  * clamps, segment masks, the valid predicate, partial last warps) hold on any OpenCL target,
  * whatever its sub-group size. The price: every thread of the block must reach the collective,
- * which is how warp-shuffle reductions are written; divergent collectives are not emulated. */
+ * which is how warp-shuffle reductions are written. In divergent code the threads that skip the
+ * region are brought through its collectives (lower_diverge.c): they publish too, flagged not
+ * live, so a vote, redux, match or activemask counts only the live lanes, and what the
+ * collective writes is not kept for them. */
 #include "spirv/lower.h"
 
 #include <string.h>
@@ -23,10 +26,25 @@ static uint32_t scratch_ptr(lw *c, uint32_t idx)
 	return lw_op2(c, SpvOpInBoundsAccessChain, spv_t_ptr(c->e, SpvStorageClassWorkgroup, u32), c->warp_scratch, idx);
 }
 
+static uint32_t live_ptr(lw *c, uint32_t idx)
+{
+	uint32_t u32 = spv_t_int(c->e, 32);
+	if (!c->warp_live) {
+		uint32_t at = spv_t_array(c->e, u32, spv_c_int(c->e, 32, SCRATCH_WORDS));
+		c->warp_live = spv_id(c->e);
+		spv_op(&c->e->globals, SpvOpVariable, 3, spv_t_ptr(c->e, SpvStorageClassWorkgroup, at), c->warp_live,
+		       (uint32_t)SpvStorageClassWorkgroup);
+		spv_name(c->e, c->warp_live, "gpuprobe_warp_live");
+	}
+	return lw_op2(c, SpvOpInBoundsAccessChain, spv_t_ptr(c->e, SpvStorageClassWorkgroup, u32), c->warp_live, idx);
+}
+
 struct warp { uint32_t lt, lane, base, wsize, active; };
 
-/* Publish v (u32) for the warp; returns the thread's place. */
-static struct warp publish(lw *c, uint32_t v)
+/* Publish v (u32) for the warp; returns the thread's place. need_live: the result depends on
+ * which lanes take part (vote, redux, match, activemask): inside a divergent region w.active
+ * then holds only the lanes that did not skip it. */
+static struct warp publish_live(lw *c, uint32_t v, bool need_live)
 {
 	uint32_t u32 = spv_t_int(c->e, 32), bl = spv_t_bool(c->e);
 	struct warp w;
@@ -39,10 +57,29 @@ static struct warp publish(lw *c, uint32_t v)
 			    lw_op2(c, SpvOpShiftLeftLogical, u32, lw_u32(c, 1), lw_op2(c, SpvOpBitwiseAnd, u32, w.wsize, lw_u32(c, 31))),
 			    lw_u32(c, 1));
 	w.active = lw_select(c, u32, lw_op2(c, SpvOpUGreaterThanEqual, bl, w.wsize, lw_u32(c, 32)), lw_u32(c, ~0u), m);
+	need_live = need_live && c->warp_skip;
 	lw_barrier(c);
 	spv_op(&c->body, SpvOpStore, 2, scratch_ptr(c, w.lt), v);
+	if (need_live)
+		spv_op(&c->body, SpvOpStore, 2, live_ptr(c, w.lt),
+		       lw_select(c, u32, c->warp_skip, lw_u32(c, 0), lw_u32(c, 1)));
 	lw_barrier(c);
+	if (need_live) {   /* the lanes of the warp that did not skip the region */
+		uint32_t live = lw_u32(c, 0);
+		for (unsigned i = 0; i < 32; i++) {
+			uint32_t f = lw_op1(c, SpvOpLoad, u32, live_ptr(c, lw_op2(c, SpvOpIAdd, u32, w.base, lw_u32(c, i))));
+			live = lw_op2(c, SpvOpBitwiseOr, u32, live,
+				      lw_op2(c, SpvOpShiftLeftLogical, u32, lw_op2(c, SpvOpBitwiseAnd, u32, f, lw_u32(c, 1)),
+					     lw_u32(c, i)));
+		}
+		w.active = lw_op2(c, SpvOpBitwiseAnd, u32, w.active, live);
+	}
 	return w;
+}
+
+static struct warp publish(lw *c, uint32_t v)
+{
+	return publish_live(c, v, false);
 }
 
 static uint32_t lane_value(lw *c, struct warp *w, unsigned i)
@@ -111,7 +148,7 @@ static int lower_vote(lw *c, const ir_insn *in)
 	uint32_t mm = member_mask(c, in, 2);
 	if (!p || !mm)
 		return -1;
-	struct warp w = publish(c, lw_select(c, u32, p, lw_u32(c, 1), lw_u32(c, 0)));
+	struct warp w = publish_live(c, lw_select(c, u32, p, lw_u32(c, 1), lw_u32(c, 0)), true);
 	uint32_t ballot = lw_u32(c, 0);
 	for (unsigned i = 0; i < 32; i++) {
 		uint32_t v = lane_value(c, &w, i);
@@ -145,7 +182,7 @@ static int lower_redux(lw *c, const ir_insn *in)
 	uint32_t a = lw_read(c, &in->ops[1], t), mm = member_mask(c, in, 2);
 	if (!a || !mm)
 		return -1;
-	struct warp w = publish(c, a);
+	struct warp w = publish_live(c, a, true);
 	uint32_t mask = lw_op2(c, SpvOpBitwiseAnd, u32, mm, w.active);
 	uint64_t ident = !strcmp(op, ".and") ? ~0ull : !strcmp(op, ".min") ? (t.k == 's' ? 0x7fffffffu : ~0u)
 		       : !strcmp(op, ".max") ? (t.k == 's' ? 0x80000000u : 0) : 0;
@@ -195,7 +232,7 @@ static int lower_match(lw *c, const ir_insn *in)
 	uint32_t same[32];
 	struct warp w = {0};
 	for (unsigned h = 0; h < nh; h++) {
-		w = publish(c, halves[h]);
+		w = publish_live(c, halves[h], h + 1 == nh);
 		for (unsigned i = 0; i < 32; i++) {
 			uint32_t eq = lw_op2(c, SpvOpIEqual, bl, lane_value(c, &w, i), halves[h]);
 			same[i] = h ? lw_op2(c, SpvOpLogicalAnd, bl, same[i], eq) : eq;
@@ -215,8 +252,35 @@ static int lower_match(lw *c, const ir_insn *in)
 	return lw_write(c, d, PT('b', 32), v) < 0 ? -1 : 1;
 }
 
-/* bar.red.popc.u32 d, 0, p / bar.red.and|or.pred d, 0, p: a block-wide count through a
- * work-group counter that thread 0 zeroes between barriers. */
+/* How many threads of the block have p: a work-group counter that thread 0 zeroes between
+ * barriers. Every thread of the block must reach it. */
+static uint32_t block_count(lw *c, uint32_t p)
+{
+	uint32_t u32 = spv_t_int(c->e, 32), bl = spv_t_bool(c->e);
+	uint32_t lt = lw_linear_tid(c);
+	lw_barrier(c);
+	uint32_t zero_it = spv_id(c->e), go = spv_id(c->e);
+	lw_branch_cond(c, lw_op2(c, SpvOpIEqual, bl, lt, lw_u32(c, 0)), zero_it, go);
+	lw_label(c, zero_it);
+	spv_op(&c->body, SpvOpStore, 2, scratch_ptr(c, lw_u32(c, 0)), lw_u32(c, 0));   /* word 0: no warp collective is in flight here */
+	lw_label(c, go);
+	lw_barrier(c);
+	uint32_t cnt = scratch_ptr(c, lw_u32(c, 0));
+	uint32_t one = lw_select(c, u32, p, lw_u32(c, 1), lw_u32(c, 0));
+	uint32_t old = spv_id(c->e);
+	spv_op(&c->body, SpvOpAtomicIAdd, 6, u32, old, cnt, lw_u32(c, SpvScopeWorkgroup), lw_u32(c, 0), one);
+	lw_barrier(c);
+	uint32_t n = lw_op1(c, SpvOpLoad, u32, scratch_ptr(c, lw_u32(c, 0)));
+	lw_barrier(c);
+	return n;
+}
+
+uint32_t lw_block_any(lw *c, uint32_t p)
+{
+	return lw_op2(c, SpvOpINotEqual, spv_t_bool(c->e), block_count(c, p), lw_u32(c, 0));
+}
+
+/* bar.red.popc.u32 d, 0, p / bar.red.and|or.pred d, 0, p: a block-wide count (block_count). */
 static int lower_bar_red(lw *c, const ir_insn *in)
 {
 	bool popc = ir_insn_has_mod(in, ".popc"), and_ = ir_insn_has_mod(in, ".and");
@@ -224,26 +288,11 @@ static int lower_bar_red(lw *c, const ir_insn *in)
 		return lw_unsupported(c, in, "bar.red needs popc, and or or, a barrier and a predicate");
 	if (in->nops > 3 && in->ops[2].kind != IR_OPND_INT)
 		return lw_unsupported(c, in, "bar.red with a thread count is not lowered");
-	uint32_t u32 = spv_t_int(c->e, 32), bl = spv_t_bool(c->e);
 	uint32_t p = lw_read_pred(c, &in->ops[in->nops - 1]);
 	if (!p)
 		return -1;
-	uint32_t cnt = scratch_ptr(c, lw_u32(c, 0)); /* word 0: no warp collective is in flight here */
-	uint32_t lt = lw_linear_tid(c);
-	lw_barrier(c);
-	uint32_t zero_it = spv_id(c->e), go = spv_id(c->e);
-	lw_branch_cond(c, lw_op2(c, SpvOpIEqual, bl, lt, lw_u32(c, 0)), zero_it, go);
-	lw_label(c, zero_it);
-	spv_op(&c->body, SpvOpStore, 2, scratch_ptr(c, lw_u32(c, 0)), lw_u32(c, 0));
-	lw_label(c, go);
-	lw_barrier(c);
-	cnt = scratch_ptr(c, lw_u32(c, 0));
-	uint32_t one = lw_select(c, u32, p, lw_u32(c, 1), lw_u32(c, 0));
-	uint32_t old = spv_id(c->e);
-	spv_op(&c->body, SpvOpAtomicIAdd, 6, u32, old, cnt, lw_u32(c, SpvScopeWorkgroup), lw_u32(c, 0), one);
-	lw_barrier(c);
-	uint32_t n = lw_op1(c, SpvOpLoad, u32, scratch_ptr(c, lw_u32(c, 0)));
-	lw_barrier(c);
+	uint32_t bl = spv_t_bool(c->e);
+	uint32_t n = block_count(c, p);
 	if (popc)
 		return lw_write(c, &in->ops[0], PT('u', 32), n) < 0 ? -1 : 1;
 	uint32_t r = and_ ? lw_op2(c, SpvOpIEqual, bl, n, lw_block_threads(c)) : lw_op2(c, SpvOpINotEqual, bl, n, lw_u32(c, 0));
@@ -259,6 +308,10 @@ int lw_warp(lw *c, const ir_insn *in)
 		return lower_vote(c, in);
 	if (!strcmp(op, "redux"))
 		return lower_redux(c, in);
+	if (!strcmp(op, "activemask") && c->warp_skip) {   /* in a divergent region: the live lanes */
+		struct warp w = publish_live(c, lw_u32(c, 0), true);
+		return lw_write(c, &in->ops[0], PT('b', 32), w.active) < 0 ? -1 : 1;
+	}
 	if (!strcmp(op, "activemask")) {
 		uint32_t u32 = spv_t_int(c->e, 32), bl = spv_t_bool(c->e);
 		uint32_t lt = lw_linear_tid(c);

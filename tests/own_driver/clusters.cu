@@ -1,4 +1,5 @@
-// gpuprobe's own driver: newer PTX and thread block clusters (tests/own_driver/clusters.sh).
+// gpuprobe's own driver: newer PTX and thread block clusters (tests/own_driver/cu_program.sh):
+// built with sm_90 machine code and compute_120 PTX only; clusters of 2 are refused (clusters.err).
 #include <cstdio>
 #include <cuda_runtime.h>
 
