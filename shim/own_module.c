@@ -288,15 +288,33 @@ static int init_vars(struct own_module *m, const ir_module *ir, char *why, size_
 	return r < 0 ? -1 : 0;
 }
 
+/* Set by an exit handler registered at the first module load, so after the CUDA runtime's own:
+ * handlers run in reverse, so this one runs before the runtime's, which unloads every module.
+ * Then the backend's objects are left to the process's end: PoCL freeing a program from an exit
+ * handler crashed in LLVM's module destructor (a thrust::inclusive_scan program, radixSortThrust:
+ * signal 11 after their results were printed and checked). */
+static int exiting;
+
+static void note_exit(void)
+{
+	__atomic_store_n(&exiting, 1, __ATOMIC_RELAXED);
+}
+
+static void register_exit_note(void)
+{
+	atexit(note_exit);
+}
+
 static void module_free(struct own_module *m)
 {
 	if (!m)
 		return;
+	int keep = __atomic_load_n(&exiting, __ATOMIC_RELAXED);
 	for (unsigned i = 0; i < m->nfuncs; i++) {
 		struct own_func *f = &m->funcs[i];
-		if (f->k)
+		if (f->k && !keep)
 			own.ops->kernel_release(own.bk, f->k);
-		if (f->prog)
+		if (f->prog && !keep)
 			own.ops->program_release(own.bk, f->prog);
 		free(f->name);
 		free(f->params);
@@ -306,9 +324,9 @@ static void module_free(struct own_module *m)
 		free(m->vars[i].name);
 		free(m->vars[i].src);
 	}
-	if (m->whole)
+	if (m->whole && !keep)
 		own.ops->program_release(own.bk, m->whole);
-	if (m->vars_addr)
+	if (m->vars_addr && !keep)
 		own.ops->mem_free(own.bk, m->vars_addr);
 	if (m->src)
 		ptx_split_src_free(m->src);
@@ -326,6 +344,8 @@ CUresult own_module_load(CUmodule *out, const void *image, const char *what)
 		return rc;
 	if (!out || !image)
 		return CUDA_ERROR_INVALID_VALUE;
+	static pthread_once_t exit_once = PTHREAD_ONCE_INIT;
+	pthread_once(&exit_once, register_exit_note);
 	unsigned seq = __atomic_add_fetch(&module_seq, 1, __ATOMIC_RELAXED);
 	char why[768] = "";
 	size_t len = 0;
