@@ -94,6 +94,11 @@ void fatbin__close(struct fatbin *fb);
  * not above it; arch-specific PTX (compute_90a) only for exactly that SM, family PTX
  * (compute_100f) only within its family (same major). NULL when none fits. */
 const struct fatbin_entry *fatbin__best_ptx(const struct fatbin *fb, unsigned device_sm);
+/* The PTX entry of the lowest target that is not arch-specific (sm_XXa) or family-specific
+ * (sm_XXf), whatever the device; NULL when there is none. For a device that is no NVIDIA GPU
+ * (gpuprobe's own driver), which runs any portable PTX: libraries such as cuBLAS and cuRAND ship
+ * machine code per GPU and PTX only for the newest target (compute_120 or 121 in CUDA 13). */
+const struct fatbin_entry *fatbin__lowest_portable_ptx(const struct fatbin *fb);
 
 /* Names for printing: "ptx", "cubin", "ltoir" ("other" otherwise); "none", "zstd", "lz4";
  * the target as "sm_90", "sm_90a", "sm_100f" (buf of at least 16 bytes). */

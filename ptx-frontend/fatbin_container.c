@@ -352,6 +352,19 @@ const struct fatbin_entry *fatbin__best_ptx(const struct fatbin *fb, unsigned de
 	return best;
 }
 
+const struct fatbin_entry *fatbin__lowest_portable_ptx(const struct fatbin *fb)
+{
+	const struct fatbin_entry *best = NULL;
+	for (size_t i = 0; fb && i < fb->count; i++) {
+		const struct fatbin_entry *e = &fb->entries[i];
+		if (e->kind != FATBIN_KIND_PTX || (e->flags & (FATBIN_FLAG_ARCH_SPECIFIC | FATBIN_FLAG_FAMILY)))
+			continue;
+		if (!best || e->sm < best->sm)
+			best = e;
+	}
+	return best;
+}
+
 int fatbin__entry_data(const struct fatbin_entry *e, void **out, size_t *len, char *err, size_t errlen)
 {
 	if (!e || !out || !len)

@@ -63,26 +63,6 @@ static size_t decl_align(const ir_decl *d)
 	return a ? a : 1;
 }
 
-/* No PTX at or below the compute capability we report: libraries such as cuBLAS and cuRAND
- * ship machine code for each GPU and PTX only for the newest (compute_120 in CUDA 13), so the
- * NVIDIA driver can compile it for GPUs newer still. Our device is no NVIDIA GPU: a newer
- * target's PTX is lowered as any other, and what it uses that the lowering does not know fails
- * only the kernels that use it (one line each). Arch-specific PTX (sm_90a, sm_100f) is left out:
- * it may hold instructions of that chip alone. The lowest portable target wins: the fewest new
- * features. */
-static const struct fatbin_entry *newer_portable_ptx(const struct fatbin *fb)
-{
-	const struct fatbin_entry *best = NULL;
-	for (size_t i = 0; i < fatbin__entry_count(fb); i++) {
-		const struct fatbin_entry *e = fatbin__entry(fb, i);
-		if (e->kind != FATBIN_KIND_PTX || (e->flags & (FATBIN_FLAG_ARCH_SPECIFIC | FATBIN_FLAG_FAMILY)))
-			continue;
-		if (!best || e->sm < best->sm)
-			best = e;
-	}
-	return best;
-}
-
 /* The PTX an image holds for our device, malloc'd; NULL with a line in why. */
 static char *image_ptx(const void *image, size_t *len, char *why, size_t whylen)
 {
@@ -122,8 +102,8 @@ static char *image_ptx(const void *image, size_t *len, char *why, size_t whylen)
 		return NULL;
 	}
 	const struct fatbin_entry *e = fatbin__best_ptx(fb, OWN_CC_MAJOR * 10 + OWN_CC_MINOR);
-	if (!e)
-		e = newer_portable_ptx(fb);
+	if (!e)   /* a library's PTX for a newer target only: lowered as any other */
+		e = fatbin__lowest_portable_ptx(fb);
 	char *ptx = NULL;
 	if (!e) {
 		char t[16], targets[160] = "";

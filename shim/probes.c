@@ -643,6 +643,8 @@ static int transform(struct shim_image *img, const struct shim_module *m)
 			return 0;
 		}
 		const struct fatbin_entry *e = fatbin__best_ptx(fb, device_sm);
+		if (!e && own_active())   /* gpuprobe's own driver runs a newer target's PTX as well */
+			e = fatbin__lowest_portable_ptx(fb);
 		if (!e) {
 			fatbin__close(fb);
 			shim_jit_no_ptx(img, m, device_sm);   /* a library's machine code, or rebuild */

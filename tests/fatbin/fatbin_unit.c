@@ -536,6 +536,31 @@ static void test_best_ptx(void)
 		CHECK(got == want, "best PTX for sm_%u: entry %ld, want %d", cases[i].device,
 		      got ? (long)(got - fatbin__entry(fb, 0)) : -1L, cases[i].want);
 	}
+	/* the lowest portable target, whatever the device (the own driver's fallback): sm_75's, not
+	 * the arch- or family-specific ones */
+	CHECK(fatbin__lowest_portable_ptx(fb) == fatbin__entry(fb, 0), "lowest portable PTX: entry 0");
+	static const struct synth newer[] = {
+		{ FATBIN_KIND_ELF, 90, 0 }, { FATBIN_KIND_PTX, 121, 0 }, { FATBIN_KIND_PTX, 120, FATBIN_FLAG_ARCH_SPECIFIC },
+		{ FATBIN_KIND_PTX, 120, 0 },
+	};
+	size_t len2;
+	uint8_t *img2 = build_container(newer, 4, &len2);
+	struct fatbin *fb2;
+	if (!fatbin__open_mem(img2, len2, &fb2, err, sizeof(err))) {
+		CHECK(!fatbin__best_ptx(fb2, 90), "newer PTX only: none for sm_90");
+		CHECK(fatbin__lowest_portable_ptx(fb2) == fatbin__entry(fb2, 3), "newer PTX only: compute_120, not 120a or 121");
+		fatbin__close(fb2);
+	} else {
+		CHECK(0, "synthetic container (newer PTX only): %s", err);
+	}
+	free(img2);
+	static const struct synth none[] = { { FATBIN_KIND_ELF, 90, 0 }, { FATBIN_KIND_PTX, 90, FATBIN_FLAG_ARCH_SPECIFIC } };
+	img2 = build_container(none, 2, &len2);
+	if (!fatbin__open_mem(img2, len2, &fb2, err, sizeof(err))) {
+		CHECK(!fatbin__lowest_portable_ptx(fb2), "machine code and sm_90a PTX only: no portable PTX");
+		fatbin__close(fb2);
+	}
+	free(img2);
 	void *data;
 	size_t n;
 	CHECK(!fatbin__entry_data(fatbin__entry(fb, 3), &data, &n, err, sizeof(err)) && n == 7 &&

@@ -8,8 +8,13 @@ its output). Otherwise the reason is the shim's first line naming what is missin
 the own driver does not implement, a construct a kernel cannot be lowered with), else the
 sample's last line.
 
+With --probe PROG.bpf.o (and --gpuprobe BIN), each sample runs under `gpuprobe run -p PROG`
+instead; the probe is tests/own_driver/entry_exit.bpf.c's (@counts[0..3]: thread entries and
+exits, global loads and stores), and a sample passes only when its verdict holds and every
+thread that entered a kernel left it (entries = exits); the counts go into the report.
+
 usage: corpus.py --shim-dir DIR --work DIR [--corpus DIR] [--only a,b] [--report FILE]
-                 [--timeout S] [--jobs N] [--env K=V ...]
+                 [--timeout S] [--jobs N] [--env K=V ...] [--probe PROG.bpf.o --gpuprobe BIN]
 Exit status: 0 when every sample run passes (with --only) or always with --report.
 """
 import argparse
@@ -85,7 +90,15 @@ def asan_runtime(shim_dir):
     return m.group(1) if m else None
 
 
-def run(row, d, shim_dir, timeout, extra_env):
+def probe_counts(out):
+    """@counts[0..3] as gpuprobe run prints them (entries, exits, loads, stores); None if absent."""
+    got = {}
+    for m in re.finditer(r"^@counts\[(\d)\]: (\d+)$", out, re.M):
+        got[int(m.group(1))] = int(m.group(2))
+    return [got.get(i, 0) for i in range(4)] if got else None
+
+
+def run(row, d, shim_dir, timeout, extra_env, probe=None, gpuprobe=None):
     env = dict(os.environ)
     rt = asan_runtime(shim_dir)
     if rt:
@@ -95,8 +108,10 @@ def run(row, d, shim_dir, timeout, extra_env):
     env.update(extra_env)
     t0 = time.time()
     try:
-        p = subprocess.run(["bash", "-c", "exec " + row["run"]], cwd=d, env=env, capture_output=True,
-                           timeout=timeout, errors="replace")
+        cmd = ["bash", "-c", "exec " + row["run"]]
+        if probe:   # gpuprobe run puts its own lib first on LD_LIBRARY_PATH
+            cmd = [gpuprobe, "run", "-p", probe, "--"] + cmd
+        p = subprocess.run(cmd, cwd=d, env=env, capture_output=True, timeout=timeout, errors="replace")
         out, rc, to = p.stdout + p.stderr, p.returncode, False
     except subprocess.TimeoutExpired as e:
         out = ((e.stdout or b"").decode(errors="replace") if isinstance(e.stdout, bytes) else (e.stdout or "")) + \
@@ -128,7 +143,12 @@ def main():
     ap.add_argument("--env", action="append", default=[])
     ap.add_argument("--logs", help="write each sample's output to LOGS/NAME.log")
     ap.add_argument("--expect", help="TSV of SAMPLE and a line its output must hold (as on the GPU)")
+    ap.add_argument("--probe", help="run each sample under gpuprobe run -p PROBE (entry_exit.bpf.c's maps)")
+    ap.add_argument("--gpuprobe", help="the gpuprobe binary for --probe")
     a = ap.parse_args()
+    if a.probe and not a.gpuprobe:
+        print("corpus.py: --probe needs --gpuprobe BIN")
+        return 2
     corpus = os.path.abspath(a.corpus)
     if not os.path.exists(os.path.join(corpus, "samples.tsv")):
         print("SKIP: no corpus at %s" % corpus)
@@ -156,12 +176,21 @@ def main():
         d, why = build(row, corpus, a.work, a.nvcc)
         if why:
             return row, False, why, 0.0
-        passed, out, rc, to, secs = run(row, d, os.path.abspath(a.shim_dir), a.timeout, extra)
+        passed, out, rc, to, secs = run(row, d, os.path.abspath(a.shim_dir), a.timeout, extra,
+                                        a.probe and os.path.abspath(a.probe), a.gpuprobe and os.path.abspath(a.gpuprobe))
         missing = [t for t in expect.get(row["name"], []) if t not in out.splitlines()]
-        if passed and missing:
-            return row, False, "output lacks the line %r" % missing[0], secs
         if a.logs:
             open(os.path.join(a.logs, row["name"] + ".log"), "w").write(out)
+        if passed and missing:
+            return row, False, "output lacks the line %r" % missing[0], secs
+        if a.probe and passed:
+            c = probe_counts(out)
+            if c is None:
+                return row, False, "no counts printed", secs
+            note = "%d entries, %d exits, %d global loads, %d stores" % tuple(c)
+            if c[0] != c[1]:
+                return row, False, "entries differ from exits: " + note, secs
+            return row, True, note, secs
         return row, passed, "" if passed else reason(out, rc, to), secs
 
     results = []

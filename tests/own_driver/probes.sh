@@ -42,4 +42,14 @@ for s in vectorAdd:50176:100000:50000 vectorAddDrv:50176:100000:50000; do
 		echo "PASS $name with entry, exit and memory counters: $entries entries, $exits exits, $nl global loads, $ns stores, verdict '$verdict'"
 	fi
 done
+# More samples under the same probe (corpus.py --probe): each keeps its verdict and every thread
+# that entered a kernel left it (entries = exits), cuRAND's library kernels (PTX for a newer
+# target only) included.
+more=asyncAPI,simpleAtomicIntrinsics,matrixMulDrv,simpleTextureDrv,MersenneTwisterGP11213,MC_EstimatePiQ
+if out=$(python3 "$here/corpus.py" --shim-dir "$build/lib" --work "$work/samples" --corpus "$corpus" --nvcc "$nvcc" \
+	--only "$more" --probe "$work/entry_exit.bpf.o" --gpuprobe "$build/bin/gpuprobe" --jobs 1 2>&1); then
+	echo "$out" | sed 's/^PASS /PASS with entry, exit and memory counters: /'
+else
+	echo "$out"; fail=1
+fi
 exit $fail
