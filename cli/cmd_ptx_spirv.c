@@ -33,6 +33,11 @@ static void skipped(void *arg, const char *kernel, const char *why)
 	fprintf(stderr, "gpuprobe: %s: kernel %s left out: %s\n", (const char *)arg, kernel, why);
 }
 
+static void noted(void *arg, const char *func, const char *note)
+{
+	fprintf(stderr, "gpuprobe: %s: warning: %s, line %s\n", (const char *)arg, func, note);
+}
+
 int cmd_ptx_spirv(int argc, char **argv)
 {
 	const char *path = NULL, *out_path = NULL, *probes[64];
@@ -114,6 +119,7 @@ int cmd_ptx_spirv(int argc, char **argv)
 	uint32_t *words;
 	size_t n;
 	opts.skipped = skipped;
+	opts.noted = noted;
 	opts.skipped_arg = (void *)path;
 	int r = spirv_lower_module(m, &opts, &words, &n, err, sizeof(err));
 	ir_module_free(m);

@@ -409,7 +409,8 @@ static int resolve_var(void *user, const char *name, uint64_t *addr)
 
 /* spirv_options.skipped: why the kernel being built was left out (the lowering's own words). */
 struct skip_note {
-	const char *kernel;
+	const char *kernel;   /* as built (an alias for a long name) */
+	const char *name;     /* the application's */
 	char why[640];
 };
 static void note_skipped(void *arg, const char *kernel, const char *why)
@@ -417,6 +418,15 @@ static void note_skipped(void *arg, const char *kernel, const char *why)
 	struct skip_note *n = arg;
 	if (!strcmp(kernel, n->kernel))
 		snprintf(n->why, sizeof(n->why), "%s", why);
+}
+
+/* spirv_options.noted: under GPUPROBE_LOG, what of the kernel being built may run undefined here
+ * (a warp collective part of a block may not reach; such kernels do fail: CUB's look-back). */
+static void note_noted(void *arg, const char *func, const char *note)
+{
+	struct skip_note *n = arg;
+	shim_log("own driver: kernel %s: %s%s line %s", n->name, strcmp(func, n->kernel) ? func : "",
+		 strcmp(func, n->kernel) ? ", " : "", note);
 }
 
 /* The kernel's program, built at its first launch. 0, or -1 with f->why said once. */
@@ -477,9 +487,9 @@ int own_func_build(struct own_func *f, unsigned dyn_shared)
 		}
 	gp_bk_prog *p = NULL;
 	char left_out[768] = "";   /* the lowering's summary of what it left out, on success */
-	struct skip_note skip = {.kernel = *alias ? alias : f->name};
+	struct skip_note skip = {.kernel = *alias ? alias : f->name, .name = f->name};
 	const struct gp_bk_build bo = {.dyn_shared = dyn_shared, .trap_word = own.trap_word, .skipped = note_skipped,
-				       .skipped_arg = &skip};
+				       .skipped_arg = &skip, .noted = note_noted};
 	if (r == 0)
 		r = own.ops->program_build(own.bk, ir, &bo, &p, left_out, sizeof(left_out));
 	if (r < 0)

@@ -52,6 +52,8 @@ struct gp_bk_build {
 	/* Called once for each kernel the code generator left out, with why (spirv_options.skipped). */
 	void (*skipped)(void *arg, const char *kernel, const char *why);
 	void *skipped_arg;
+	/* spirv_options.noted (called with skipped_arg). */
+	void (*noted)(void *arg, const char *func, const char *note);
 };
 
 struct gp_bk_ops {

@@ -787,6 +787,22 @@ static int lower_func(lw *c, struct lw_func_info *fi, ir_module *am)
 		}
 	}
 	lw_plan_divergent_barriers(c, f);
+	if (c->divergent_collective && c->opts && c->opts->noted) {
+		const ir_insn *in = &c->divergent_collective->insn;
+		char op[96], *n = NULL;
+		size_t k = (size_t)snprintf(op, sizeof(op), "%s", in->opcode);
+		for (unsigned i = 0; i < in->nmods && k < sizeof(op); i++)
+			k += (size_t)snprintf(op + k, sizeof(op) - k, "%s", in->mods[i]);
+		if (asprintf(&n, "%s\t%u: `%s` may be reached by part of a block only (a thread-dependent branch or loop "
+			     "around it is left as written): its results are undefined on this device", f->name,
+			     c->divergent_collective->line, op) > 0) {
+			char **grown = realloc(c->notes, (c->nnotes + 1) * sizeof(*grown));
+			if (grown)
+				(c->notes = grown)[c->nnotes++] = n;
+			else
+				free(n);
+		}
+	}
 	uint32_t entry = spv_id(c->e), first = spv_id(c->e);
 	c->in_block = false;
 	lw_label(c, first);
@@ -895,6 +911,9 @@ static int lower_pass(lw *c, ir_module *am, uint32_t **words, size_t *nwords)
 
 static void lw_free(lw *c)
 {
+	for (size_t i = 0; i < c->nnotes; i++)
+		free(c->notes[i]);
+	free(c->notes);
 	free(c->gsyms);
 	free(c->lsyms);
 	free(c->regs);
@@ -957,6 +976,11 @@ int spirv_lower_module(const ir_module *m, const struct spirv_options *opts, uin
 		lw c = {.e = &e, .m = m, .opts = opts, .err = err, .errlen = errlen, .skip_names = skip, .nskip = nskip};
 		ret = lower_pass(&c, am, words, nwords);
 		size_t before = nskip;
+		for (size_t i = 0; ret == 0 && i < c.nnotes; i++) {   /* the pass that stands: its notes */
+			char *tab = strchr(c.notes[i], '\t');
+			*tab = 0;
+			opts->noted(opts->skipped_arg, c.notes[i], tab + 1);
+		}
 		if (ret == -EAGAIN) {
 			for (size_t i = 0; i < c.nfuncs; i++) {
 				if (!c.funcs[i].failed)

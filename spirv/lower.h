@@ -134,6 +134,9 @@ typedef struct lw {
 	uint32_t alloca_arena, alloca_top; /* alloca: a private arena and its bump offset */
 	const ir_stmt *cur;      /* for error lines */
 	struct lw_diverge *diverge; /* divergent regions and loops rewritten around their collectives */
+	const ir_stmt *divergent_collective; /* one left as written that part of a block may not reach */
+	char **notes;                /* "FUNC\tLINE: message" for spirv_options.noted, this pass's */
+	size_t nnotes;
 	size_t ndiverge;
 	const char *const *skip_names; /* functions to leave out (spirv_lower_module's second pass) */
 	size_t nskip;

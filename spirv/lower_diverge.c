@@ -278,9 +278,38 @@ static void plan_loop(lw *c, const ir_stmt *const *st, size_t n, const long *tar
 	}
 }
 
+static bool divergent_branch(const ir_stmt *s)
+{
+	return s->kind == IR_STMT_INSN && s->insn.guard && !ir_insn_has_mod(&s->insn, ".uni");
+}
+
+/* The first collective left as written that some threads of a block may not reach: a guarded
+ * (not .uni) branch jumps over it, or it is in a loop (a back edge spans it) that a guarded branch
+ * leaves. Its results are undefined on the work-group emulation; the caller says so. */
+static const ir_stmt *uncovered_collective(lw *c, const ir_stmt *const *st, size_t n, const long *target)
+{
+	for (size_t k = 0; k < n; k++) {
+		if (st[k]->kind != IR_STMT_INSN || !is_region_collective(&st[k]->insn) || action_of(c, st[k]))
+			continue;
+		for (size_t j = 0; j < n; j++) {
+			if (target[j] < 0)
+				continue;
+			size_t t = (size_t)target[j];
+			if (j < k && k < t && divergent_branch(st[j]))
+				return st[k];
+			if (t < k && k < j)   /* a loop around it: divergent if a guarded branch leaves it */
+				for (size_t e = t; e <= j; e++)
+					if (divergent_branch(st[e]) && (target[e] < (long)t || target[e] > (long)j))
+						return st[k];
+		}
+	}
+	return NULL;
+}
+
 void lw_plan_divergent_barriers(lw *c, const ir_func *f)
 {
 	c->ndiverge = 0;
+	c->divergent_collective = NULL;
 	size_t n = 0;
 	for (const ir_stmt *s = f->first; s; s = s->next)
 		n++;
@@ -319,6 +348,7 @@ void lw_plan_divergent_barriers(lw *c, const ir_func *f)
 	for (size_t j = 0; j < n && any; j++)
 		if (st[j]->kind == IR_STMT_INSN && st[j]->insn.guard && target[j] >= 0 && target[j] < (long)j)
 			plan_loop(c, st, n, target, (size_t)target[j], j);
+	c->divergent_collective = any ? uncovered_collective(c, st, n, target) : NULL;
 	free(st);
 	free(target);
 }

@@ -24,6 +24,10 @@ struct spirv_options {
 	 * "LINE: message" or "needs F, not lowered: LINE: message". */
 	void (*skipped)(void *arg, const char *kernel, const char *why);
 	void *skipped_arg;
+	/* Called once for each function that lowered with something whose result may be undefined
+	 * on the device (a warp collective some threads of a block may not reach): its name and
+	 * "LINE: message". Called with skipped_arg. */
+	void (*noted)(void *arg, const char *func, const char *note);
 	/* Device address of a 32-bit word a kernel sets when a thread fails an assert() (1) or
 	 * executes trap (2), for the driver to report (CUDA_ERROR_ASSERT, _ILLEGAL_INSTRUCTION);
 	 * 0: none. Either way the thread goes on (see lower_ctrl.c). */

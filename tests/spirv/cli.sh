@@ -41,6 +41,10 @@ check "one line per kernel left out, naming it, the construct and its line" \
 "gpuprobe: $data/isolate.ptx: kernel bad left out: 23: cannot lower \`tex.level.2d.v4.f32.f32\` to SPIR-V: mipmapped and multisample textures are not lowered
 gpuprobe: $data/isolate.ptx: kernel bad_call left out: needs fetch, not lowered: 12: cannot lower \`tex.level.2d.v4.f32.f32\` to SPIR-V: mipmapped and multisample textures are not lowered" "$err"
 check "the other kernel is there" "good" "$("$gp" ptx spirv -S -o - "$data/isolate.ptx" 2>/dev/null | sed -n 's/.*OpEntryPoint Kernel %[a-z_]* "\([^"]*\)".*/\1/p' | tr '\n' ' ' | sed 's/ $//')"
+err=$("$gp" ptx spirv -o "$t/div.spv" "$data/divergent_shfl.ptx" 2>&1); rc=$?
+check "a shuffle in a branch the lowering leaves as written: exit 0" 0 $rc
+check "one warning, for that kernel only, naming the shuffle and its line" \
+"gpuprobe: $data/divergent_shfl.ptx: warning: left, line 38: \`shfl.sync.down.b32\` may be reached by part of a block only (a thread-dependent branch or loop around it is left as written): its results are undefined on this device" "$err"
 printf '.version 7.0\n.target sm_70\n.address_size 32\n.visible .entry k() { ret; }\n' >"$t/a32.ptx"
 err=$("$gp" ptx spirv -o "$t/y.spv" "$t/a32.ptx" 2>&1)
 check "32-bit PTX refused" "gpuprobe: $t/a32.ptx: .address_size 32: only 64-bit PTX is lowered" "$err"
