@@ -929,6 +929,7 @@ static void lw_free(lw *c)
 	spv_buf_free(&c->helper_funcs);
 	free(c->mma_helpers);
 	free(c->diverge);
+	free(c->lane_alone);
 }
 
 /* Does f name (call, or take the address of) a function in names[0..n)? */

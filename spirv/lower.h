@@ -135,6 +135,8 @@ typedef struct lw {
 	const ir_stmt *cur;      /* for error lines */
 	struct lw_diverge *diverge; /* divergent regions and loops rewritten around their collectives */
 	const ir_stmt *divergent_collective; /* one left as written that part of a block may not reach */
+	const ir_stmt **lane_alone;  /* probe collectives part of a block may not reach: one lane's own */
+	size_t nlane_alone;
 	char **notes;                /* "FUNC\tLINE: message" for spirv_options.noted, this pass's */
 	size_t nnotes;
 	size_t ndiverge;
@@ -200,6 +202,9 @@ int lw_divergent_stmt(lw *c, const ir_stmt *s, int (*lower_insn)(lw *, const ir_
 int lw_divergent_label(lw *c, const ir_stmt *s);
 /* true in every thread of the block when p is true in any (reached by every thread). */
 uint32_t lw_block_any(lw *c, uint32_t p);
+/* A probe's collective (lower_diverge.c), and whether it runs as a warp of one lane here. */
+bool lw_is_probe_collective(const ir_stmt *s);
+bool lw_lane_alone(const lw *c, const ir_stmt *s);
 
 /* The region token (lower_region.c): a u64 0 that LLVM cannot carry across a barrier, so that
  * `reg + imm` addresses are not hoisted out of loops past barriers (PoCL saves each per thread). */

@@ -41,8 +41,7 @@ static bool is_warp_sync(const ir_insn *in)
 	       !ir_insn_has_mod(in, ".red");
 }
 
-/* The collectives a region is rewritten around. */
-static bool is_region_collective(const ir_insn *in)
+static bool is_collective(const ir_insn *in)
 {
 	static const char *const ops[] = {"shfl", "vote", "redux", "match", "activemask"};
 	if (is_warp_sync(in))
@@ -53,10 +52,37 @@ static bool is_region_collective(const ir_insn *in)
 	return false;
 }
 
+/* A collective of a probe (inserted by the instrumentation, or named %__gp* by it in PTX printed
+ * and read again: its destination, or a bar.warp.sync's mask). Probe code is written for any
+ * activemask: where part of a block may not reach it, it runs as a warp of one lane (lw_warp),
+ * with no barrier, so it never needs a region rewritten around it and never blocks one.
+ * Barriers around the sites of a loop in the application made PoCL compile cuRAND's
+ * curand_init, probed, to an empty function (MonteCarloMultiGPU jumped into data). */
+bool lw_is_probe_collective(const ir_stmt *s)
+{
+	if (s->kind != IR_STMT_INSN || !is_collective(&s->insn))
+		return false;
+	if (s->generated)
+		return true;
+	const ir_operand *d = s->insn.nops ? &s->insn.ops[0] : NULL;
+	if (d && d->kind == IR_OPND_PAIR && d->nelems)
+		d = &d->elems[0];
+	return d && d->kind == IR_OPND_REG && !strncmp(d->name, "%__gp", 5);
+}
+
+/* The collectives a region is rewritten around: the application's. */
+static bool is_region_collective(const ir_stmt *s)
+{
+	return s->kind == IR_STMT_INSN && is_collective(&s->insn) && !lw_is_probe_collective(s);
+}
+
 /* Instructions that must be reached by the whole block (the emulated collectives and barriers),
  * or that leave the region some other way: a region holding one is not rewritten. */
-static bool blocks_rewrite(const ir_insn *in)
+static bool blocks_rewrite(const ir_stmt *s)
 {
+	const ir_insn *in = &s->insn;
+	if (lw_is_probe_collective(s))
+		return false;
 	static const char *const ops[] = {"shfl", "vote", "match", "redux", "wmma", "ldmatrix", "stmatrix", "mma",
 					  "mbarrier", "bar", "barrier", "ret", "exit", "call", "brx", "cp", "elect",
 					  "activemask", "griddepcontrol", "tcgen05", "wgmma"};
@@ -90,7 +116,7 @@ static void plan_region(lw *c, const ir_stmt *const *st, size_t n, const long *t
 		const ir_stmt *s = st[j];
 		if (s->kind != IR_STMT_INSN)
 			continue;
-		if (is_region_collective(&s->insn)) {
+		if (is_region_collective(s)) {
 			if (s->insn.guard)
 				return;
 			nbar++;
@@ -101,7 +127,7 @@ static void plan_region(lw *c, const ir_stmt *const *st, size_t n, const long *t
 				return; /* leaves the region (or an unknown label) */
 			continue;
 		}
-		if (blocks_rewrite(&s->insn))
+		if (blocks_rewrite(s))
 			return;
 	}
 	if (!nbar)
@@ -117,7 +143,7 @@ static void plan_region(lw *c, const ir_stmt *const *st, size_t n, const long *t
 				return;
 	/* every barrier is on every path: no branch of the region jumps across it */
 	for (size_t b = i + 1; b < t; b++) {
-		if (st[b]->kind != IR_STMT_INSN || !is_region_collective(&st[b]->insn))
+		if (st[b]->kind != IR_STMT_INSN || !is_region_collective(st[b]))
 			continue;
 		for (size_t j = i + 1; j < t; j++) {
 			if (target[j] < 0)
@@ -142,7 +168,7 @@ static void plan_region(lw *c, const ir_stmt *const *st, size_t n, const long *t
 		add_action(c, st[i], LW_DIVERGE_BRANCH, var, 0, next);
 	}
 	for (size_t b = i + 1; b < t; b++) {
-		if (st[b]->kind != IR_STMT_INSN || !is_region_collective(&st[b]->insn))
+		if (st[b]->kind != IR_STMT_INSN || !is_region_collective(st[b]))
 			continue;
 		uint32_t own = next;
 		next = --nbar ? spv_id(c->e) : 0;
@@ -196,7 +222,7 @@ static void plan_loop(lw *c, const ir_stmt *const *st, size_t n, const long *tar
 		const ir_stmt *s = st[j];
 		if (s->kind != IR_STMT_INSN)
 			continue;
-		if (is_region_collective(&s->insn)) {
+		if (is_region_collective(s)) {
 			if (s->insn.guard)
 				return;
 			struct lw_diverge *d = action_of(c, s);
@@ -210,7 +236,7 @@ static void plan_loop(lw *c, const ir_stmt *const *st, size_t n, const long *tar
 				return;
 			continue;
 		}
-		if (blocks_rewrite(&s->insn))
+		if (blocks_rewrite(s))
 			return;
 	}
 	if (!ncoll || action_of(c, st[b]) || action_of(c, st[h]))
@@ -236,7 +262,7 @@ static void plan_loop(lw *c, const ir_stmt *const *st, size_t n, const long *tar
 					enter = (long)j;
 				break;
 			}
-			if (is_region_collective(&s->insn) || blocks_rewrite(&s->insn))
+			if (is_region_collective(s) || blocks_rewrite(s))
 				break;
 		}
 	/* the skip target stays outside: a branch to X from elsewhere is no way into the loop */
@@ -244,7 +270,7 @@ static void plan_loop(lw *c, const ir_stmt *const *st, size_t n, const long *tar
 	uint32_t latch = spv_id(c->e), first = 0, *prev_next = &first;
 	for (size_t j = h + 1; j < b; j++) {
 		const ir_stmt *s = st[j];
-		if (s->kind != IR_STMT_INSN || !is_region_collective(&s->insn))
+		if (s->kind != IR_STMT_INSN || !is_region_collective(s))
 			continue;
 		struct lw_diverge *d = action_of(c, s);
 		if (!d) {
@@ -283,32 +309,57 @@ static bool divergent_branch(const ir_stmt *s)
 	return s->kind == IR_STMT_INSN && s->insn.guard && !ir_insn_has_mod(&s->insn, ".uni");
 }
 
-/* The first collective left as written that some threads of a block may not reach: a guarded
- * (not .uni) branch jumps over it, or it is in a loop (a back edge spans it) that a guarded branch
- * leaves. Its results are undefined on the work-group emulation; the caller says so. */
+/* Whether some threads of a block may not reach st[k]: a guarded (not .uni) branch jumps over
+ * it, or it is in a loop (a back edge spans it) that a guarded branch leaves or goes round
+ * (threads then leave it at different iterations: a grid-stride loop). */
+static bool part_may_reach(const ir_stmt *const *st, size_t n, const long *target, size_t k)
+{
+	for (size_t j = 0; j < n; j++) {
+		if (target[j] < 0)
+			continue;
+		size_t t = (size_t)target[j];
+		if (j < k && k < t && divergent_branch(st[j]))
+			return true;
+		if (t < k && k < j)   /* a loop around it: divergent if a guarded branch leaves it */
+			for (size_t e = t; e <= j; e++)
+				if (divergent_branch(st[e]) && (e == j || target[e] < (long)t || target[e] > (long)j))
+					return true;
+	}
+	return false;
+}
+
+/* The first of the application's collectives left as written that part of a block may not
+ * reach: its results are undefined on the work-group emulation; the caller says so. The
+ * probes' collectives there are noted to run one lane alone (lw_lane_alone). */
 static const ir_stmt *uncovered_collective(lw *c, const ir_stmt *const *st, size_t n, const long *target)
 {
+	const ir_stmt *first = NULL;
 	for (size_t k = 0; k < n; k++) {
-		if (st[k]->kind != IR_STMT_INSN || !is_region_collective(&st[k]->insn) || action_of(c, st[k]))
+		if (lw_is_probe_collective(st[k])) {
+			if (part_may_reach(st, n, target, k)) {
+				c->lane_alone = realloc(c->lane_alone, (c->nlane_alone + 1) * sizeof(*c->lane_alone));
+				c->lane_alone[c->nlane_alone++] = st[k];
+			}
 			continue;
-		for (size_t j = 0; j < n; j++) {
-			if (target[j] < 0)
-				continue;
-			size_t t = (size_t)target[j];
-			if (j < k && k < t && divergent_branch(st[j]))
-				return st[k];
-			if (t < k && k < j)   /* a loop around it: divergent if a guarded branch leaves it */
-				for (size_t e = t; e <= j; e++)
-					if (divergent_branch(st[e]) && (target[e] < (long)t || target[e] > (long)j))
-						return st[k];
 		}
+		if (!first && is_region_collective(st[k]) && !action_of(c, st[k]) && part_may_reach(st, n, target, k))
+			first = st[k];
 	}
-	return NULL;
+	return first;
+}
+
+bool lw_lane_alone(const lw *c, const ir_stmt *s)
+{
+	for (size_t i = 0; s && i < c->nlane_alone; i++)
+		if (c->lane_alone[i] == s)
+			return true;
+	return false;
 }
 
 void lw_plan_divergent_barriers(lw *c, const ir_func *f)
 {
 	c->ndiverge = 0;
+	c->nlane_alone = 0;
 	c->divergent_collective = NULL;
 	size_t n = 0;
 	for (const ir_stmt *s = f->first; s; s = s->next)
@@ -318,9 +369,10 @@ void lw_plan_divergent_barriers(lw *c, const ir_func *f)
 	const ir_stmt **st = malloc(n * sizeof(*st));
 	long *target = malloc(n * sizeof(*target));
 	size_t k = 0;
-	bool any = false;
+	bool app = false, any = false;
 	for (const ir_stmt *s = f->first; s; s = s->next) {
-		any |= s->kind == IR_STMT_INSN && is_region_collective(&s->insn);
+		app |= is_region_collective(s);
+		any |= s->kind == IR_STMT_INSN && is_collective(&s->insn);
 		st[k++] = s;
 	}
 	for (size_t j = 0; j < n && any; j++) {
@@ -336,7 +388,7 @@ void lw_plan_divergent_barriers(lw *c, const ir_func *f)
 		if (target[j] < 0)
 			target[j] = -2; /* a label we cannot see: treated as leaving every region */
 	}
-	for (size_t j = 0; j < n && any; j++) {
+	for (size_t j = 0; j < n && app; j++) {
 		if (st[j]->kind != IR_STMT_INSN || target[j] <= (long)j)
 			continue;
 		if (st[j]->insn.guard)
@@ -345,7 +397,7 @@ void lw_plan_divergent_barriers(lw *c, const ir_func *f)
 			 target[j - 1] == (long)(j + 1))   /* LLVM's layout: @p bra A; bra B; A: */
 			plan_region(c, st, n, target, j, (size_t)target[j], true);
 	}
-	for (size_t j = 0; j < n && any; j++)
+	for (size_t j = 0; j < n && app; j++)
 		if (st[j]->kind == IR_STMT_INSN && st[j]->insn.guard && target[j] >= 0 && target[j] < (long)j)
 			plan_loop(c, st, n, target, (size_t)target[j], j);
 	c->divergent_collective = any ? uncovered_collective(c, st, n, target) : NULL;

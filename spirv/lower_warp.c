@@ -299,9 +299,53 @@ static int lower_bar_red(lw *c, const ir_insn *in)
 	return lw_write(c, &in->ops[0], PT('p', 1), r) < 0 ? -1 : 1;
 }
 
+/* A probe's collective that part of a block may not reach (lw_lane_alone): the thread is a warp
+ * of its own, as CUDA allows any activemask to be (independent thread scheduling): activemask,
+ * match and ballot give its own lane's bit, a reduction or shuffle its own value, with no
+ * barrier. A probe's warp-aggregated counter then adds once per lane, the same sum. */
+static int lower_lane_alone(lw *c, const ir_insn *in)
+{
+	const char *op = in->opcode;
+	uint32_t u32 = spv_t_int(c->e, 32);
+	uint32_t me = lw_op2(c, SpvOpShiftLeftLogical, u32, lw_u32(c, 1),
+			     lw_op2(c, SpvOpBitwiseAnd, u32, lw_linear_tid(c), lw_u32(c, 31)));
+	const ir_operand *d = in->nops ? &in->ops[0] : NULL;
+	if (!strcmp(op, "bar") || !strcmp(op, "barrier"))
+		return 1;
+	if (!d || in->nops < 2)
+		return !strcmp(op, "activemask") && d ? (lw_write(c, d, PT('b', 32), me) < 0 ? -1 : 1)
+						     : lw_unsupported(c, in, "a probe's warp collective without operands");
+	if (!strcmp(op, "vote")) {
+		uint32_t p = lw_read_pred(c, &in->ops[1]);
+		if (!p)
+			return -1;
+		if (ir_insn_has_mod(in, ".ballot"))
+			return lw_write(c, d, PT('b', 32), lw_select(c, u32, p, me, lw_u32(c, 0))) < 0 ? -1 : 1;
+		uint32_t r = ir_insn_has_mod(in, ".uni") ? spv_c_bool(c->e, 1) : p;
+		return lw_write(c, d, PT('p', 1), r) < 0 ? -1 : 1;
+	}
+	if (!strcmp(op, "match")) {
+		if (d->kind == IR_OPND_PAIR && d->nelems == 2)
+			return lw_write(c, &d->elems[0], PT('b', 32), me) < 0 ||
+			       lw_write(c, &d->elems[1], PT('p', 1), spv_c_bool(c->e, 1)) < 0 ? -1 : 1;
+		return lw_write(c, d, PT('b', 32), me) < 0 ? -1 : 1;
+	}
+	/* shfl and redux: the own value (a shuffle from another lane: the predicate says invalid) */
+	ptype t = !strcmp(op, "redux") ? lw_insn_type(in) : PT('b', 32);
+	uint32_t a = lw_read(c, &in->ops[1], t);
+	if (!a)
+		return -1;
+	if (d->kind == IR_OPND_PAIR && d->nelems == 2)
+		return lw_write(c, &d->elems[0], t, a) < 0 || lw_write(c, &d->elems[1], PT('p', 1), spv_c_bool(c->e, 0)) < 0
+			       ? -1 : 1;
+	return lw_write(c, d, t, a) < 0 ? -1 : 1;
+}
+
 int lw_warp(lw *c, const ir_insn *in)
 {
 	const char *op = in->opcode;
+	if (c->cur && &c->cur->insn == in && lw_lane_alone(c, c->cur))
+		return lower_lane_alone(c, in);
 	if (!strcmp(op, "shfl"))
 		return lower_shfl(c, in);
 	if (!strcmp(op, "vote"))

@@ -42,10 +42,25 @@ for s in vectorAdd:50176:100000:50000 vectorAddDrv:50176:100000:50000; do
 		echo "PASS $name with entry, exit and memory counters: $entries entries, $exits exits, $nl global loads, $ns stores, verdict '$verdict'"
 	fi
 done
+# Probe sites in loops and branches part of a block leaves (probed_loops.cu): exact counts, the
+# program's own results unchanged.
+if "$nvcc" -O2 -arch=sm_90 "$here/probed_loops.cu" -o "$work/probed_loops" >"$work/probed_loops.build" 2>&1; then
+	out=$(cd "$work" && env $asan_env GPUPROBE_BACKEND=opencl timeout 300 "$build/bin/gpuprobe" run -p "$work/entry_exit.bpf.o" -- ./probed_loops 2>&1)
+	read -r want_e want_x want_l want_s < <(sed -n 's/^expected: entries \([0-9]*\) exits \([0-9]*\) loads \([0-9]*\) stores \([0-9]*\)$/\1 \2 \3 \4/p' <<<"$out")
+	got=$(for k in 0 1 2 3; do grep -o "@counts\[$k\]: [0-9]*" <<<"$out" | awk '{ print $2 }'; done | tr '\n' ' ')
+	if ! grep -qx PASSED <<<"$out" || [ -z "${want_e:-}" ] || [ "$got" != "$want_e $want_x $want_l $want_s " ]; then
+		echo "FAIL probed_loops: counters '$got', the program expects '${want_e:-?} ${want_x:-?} ${want_l:-?} ${want_s:-?}'"
+		echo "$out" | tail -8; fail=1
+	else
+		echo "PASS probed_loops: $want_e entries, $want_x exits, $want_l global loads, $want_s stores, its results unchanged"
+	fi
+else
+	echo "FAIL: probed_loops.cu does not build"; cat "$work/probed_loops.build"; fail=1
+fi
 # More samples under the same probe (corpus.py --probe): each keeps its verdict and every thread
 # that entered a kernel left it (entries = exits), cuRAND's library kernels (PTX for a newer
 # target only) included.
-more=asyncAPI,simpleAtomicIntrinsics,matrixMulDrv,simpleTextureDrv,MersenneTwisterGP11213,MC_EstimatePiQ
+more=asyncAPI,simpleAtomicIntrinsics,matrixMulDrv,simpleTextureDrv,MersenneTwisterGP11213,MC_EstimatePiQ,mergeSort,MC_EstimatePiP
 if out=$(python3 "$here/corpus.py" --shim-dir "$build/lib" --work "$work/samples" --corpus "$corpus" --nvcc "$nvcc" \
 	--only "$more" --probe "$work/entry_exit.bpf.o" --gpuprobe "$build/bin/gpuprobe" --jobs 1 2>&1); then
 	echo "$out" | sed 's/^PASS /PASS with entry, exit and memory counters: /'

@@ -45,6 +45,10 @@ err=$("$gp" ptx spirv -o "$t/div.spv" "$data/divergent_shfl.ptx" 2>&1); rc=$?
 check "a shuffle in a branch the lowering leaves as written: exit 0" 0 $rc
 check "one warning, for that kernel only, naming the shuffle and its line" \
 "gpuprobe: $data/divergent_shfl.ptx: warning: left, line 38: \`shfl.sync.down.b32\` may be reached by part of a block only (a thread-dependent branch or loop around it is left as written): its results are undefined on this device" "$err"
+err=$("$gp" ptx spirv -o "$t/probe.spv" "$data/probe_collectives.ptx" 2>&1); rc=$?
+check "a probe's collectives part of a block may not reach: exit 0, no warning" "0 " "$rc $err"
+check "... and no work-group barrier for them (a warp of one lane)" 0 \
+	"$("$gp" ptx spirv -S -o - "$data/probe_collectives.ptx" 2>/dev/null | grep -c 'OpControlBarrier')"
 printf '.version 7.0\n.target sm_70\n.address_size 32\n.visible .entry k() { ret; }\n' >"$t/a32.ptx"
 err=$("$gp" ptx spirv -o "$t/y.spv" "$t/a32.ptx" 2>&1)
 check "32-bit PTX refused" "gpuprobe: $t/a32.ptx: .address_size 32: only 64-bit PTX is lowered" "$err"
