@@ -19,6 +19,7 @@
 #include "shim/jit_capture.h"
 #include "ptx-frontend/fatbin.h"
 #include "ptx-frontend/split.h"
+#include "spirv/spirv.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -285,10 +286,20 @@ static void register_exit_note(void)
 	atexit(note_exit);
 }
 
+static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct own_module *live;   /* newest first */
+
 static void module_free(struct own_module *m)
 {
 	if (!m)
 		return;
+	pthread_mutex_lock(&live_lock);
+	for (struct own_module **at = &live; *at; at = &(*at)->next)
+		if (*at == m) {
+			*at = m->next;
+			break;
+		}
+	pthread_mutex_unlock(&live_lock);
 	int keep = __atomic_load_n(&exiting, __ATOMIC_RELAXED);
 	for (unsigned i = 0; i < m->nfuncs; i++) {
 		struct own_func *f = &m->funcs[i];
@@ -380,8 +391,50 @@ CUresult own_module_load(CUmodule *out, const void *image, const char *what)
 	shim_log("own driver: module %u (%s): %u kernels, %u variables (%zu bytes)%s%s", seq, what, m->nfuncs,
 		 m->nvars, m->vars_bytes, m->split ? "; kernels built at their first launch" : "; built whole: ",
 		 m->split ? "" : m->whole_why);
+	m->launches = strstr(ptx, "cudaCDP2LaunchDevice") || strstr(ptx, "cudaLaunchDevice");
+	pthread_mutex_lock(&live_lock);
+	m->next = live;
+	live = m;
+	pthread_mutex_unlock(&live_lock);
 	*out = (CUmodule)m;
 	return CUDA_SUCCESS;
+}
+
+struct own_func *own_func_by_token(struct own_module *prefer, uint64_t token)
+{
+	for (unsigned i = 0; prefer && i < prefer->nfuncs; i++)
+		if (spirv_kernel_token(prefer->funcs[i].name) == token)
+			return &prefer->funcs[i];
+	struct own_func *found = NULL;
+	pthread_mutex_lock(&live_lock);
+	for (struct own_module *m = live; m && !found; m = m->next)
+		for (unsigned i = 0; i < m->nfuncs && !found; i++)
+			if (spirv_kernel_token(m->funcs[i].name) == token)
+				found = &m->funcs[i];
+	pthread_mutex_unlock(&live_lock);
+	return found;
+}
+
+/* The device launch queue, made at the first build of a module whose kernels launch kernels. */
+static uint64_t launch_queue_for(const struct own_module *m)
+{
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	if (!m->launches)
+		return 0;
+	pthread_mutex_lock(&lock);
+	if (!own.launch_queue) {
+		char err[256];
+		uint64_t q = 0;
+		if (own.ops->mem_alloc(own.bk, SPIRV_LAUNCH_QUEUE_BYTES, GP_BK_MEM_HOST, &q, err, sizeof(err)) == 0) {
+			memset((void *)(uintptr_t)q, 0, SPIRV_LAUNCH_QUEUE_BYTES);
+			own.launch_queue = q;
+		} else {
+			shim_msg("own driver: no memory for the device launch queue (%s): kernels that launch kernels "
+				 "cannot run", err);
+		}
+	}
+	pthread_mutex_unlock(&lock);
+	return own.launch_queue;
 }
 
 struct own_module *own_module_of(const void *h)
@@ -488,7 +541,8 @@ int own_func_build(struct own_func *f, unsigned dyn_shared)
 	gp_bk_prog *p = NULL;
 	char left_out[768] = "";   /* the lowering's summary of what it left out, on success */
 	struct skip_note skip = {.kernel = *alias ? alias : f->name, .name = f->name};
-	const struct gp_bk_build bo = {.dyn_shared = dyn_shared, .trap_word = own.trap_word, .skipped = note_skipped,
+	const struct gp_bk_build bo = {.dyn_shared = dyn_shared, .trap_word = own.trap_word,
+				       .launch_queue = launch_queue_for(m), .skipped = note_skipped,
 				       .skipped_arg = &skip, .noted = note_noted};
 	if (r == 0)
 		r = own.ops->program_build(own.bk, ir, &bo, &p, left_out, sizeof(left_out));

@@ -46,10 +46,18 @@ struct own_module {
 	uint64_t vars_addr;
 	gp_bk_prog *whole;
 	pthread_mutex_t lock;
+	int launches;              /* its kernels launch kernels (dynamic parallelism) */
+	struct own_module *next;   /* the live modules, newest first */
 };
 
 struct own_module *own_module_of(const void *h);
 struct own_func *own_func_of(const void *h);
 int own_func_build(struct own_func *f, unsigned dyn_shared);
+/* The kernel a device launch names (spirv_kernel_token): in prefer's module, else the newest
+ * live module that has it. NULL when none. */
+struct own_func *own_func_by_token(struct own_module *prefer, uint64_t token);
+/* Run the launches the kernels of m just made on the device (own_device_launch.c), after the
+ * launch that made them has finished. */
+CUresult own_device_launches_run(struct own_module *m);
 
 #endif

@@ -55,6 +55,14 @@ static struct sym *add_sym(lw *c, bool local)
 /* A function's address: a token, not a location (SPIR-V for OpenCL has no function pointers).
  * Indirect calls compare the callee against the tokens of the functions whose address the module
  * takes (lower_ctrl.c). 0 when name is no function. */
+uint64_t spirv_kernel_token(const char *name)
+{
+	uint64_t h = 0xcbf29ce484222325ull;   /* FNV-1a, 40 bits kept */
+	for (const unsigned char *p = (const unsigned char *)name; *p; p++)
+		h = (h ^ *p) * 0x100000001b3ull;
+	return LW_FUNC_TOKEN_TAG | (1ull << 44) | (h & 0xffffffffffull);
+}
+
 uint64_t lw_func_token(const ir_module *m, const char *name)
 {
 	uint64_t idx = 0;
@@ -63,7 +71,7 @@ uint64_t lw_func_token(const ir_module *m, const char *name)
 			continue;
 		idx++;
 		if (!strcmp(t->func.name, name))
-			return LW_FUNC_TOKEN_TAG | idx;
+			return t->func.is_entry ? spirv_kernel_token(name) : LW_FUNC_TOKEN_TAG | idx;
 	}
 	return 0;
 }
@@ -597,6 +605,7 @@ static int body_decl(lw *c, ir_module *am, const ir_decl *d)
 	struct sym *s = add_sym(c, true);
 	s->name = d->name;
 	s->kind = kind;
+	s->decl = d;
 	if (sc == SpvStorageClassFunction) {
 		ptype t = ptype_parse(d->type);
 		if (!d->dims && !d->vec && ptype_ok(t) && t.k != 'p') {
@@ -711,8 +720,15 @@ static int lower_stmt(lw *c, const ir_stmt *s)
 		lw_label(c, merge);
 		return 0;
 	}
+	case IR_STMT_DECL:
+		/* declared up front; from here on its name means this one (call sequences in blocks
+		 * of their own declare param0, param1 ... again, of other sizes) */
+		for (size_t i = c->nlsyms; i-- > 0;)
+			if (c->lsyms[i].decl == &s->decl)
+				c->lsyms[i].live = true;
+		return 0;
 	default:
-		return 0; /* declarations were done up front; directives carry no code */
+		return 0; /* directives carry no code */
 	}
 }
 

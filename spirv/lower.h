@@ -43,6 +43,8 @@ struct sym {
 	ptype t;          /* element type as declared */
 	uint32_t func_id; /* SYM_FUNC */
 	const ir_func *func;
+	const ir_decl *decl; /* a body declaration (.param/.local of a call sequence's block) */
+	bool live;        /* its declaration has been passed in lowering order (lw_sym) */
 };
 
 struct lw_func_info { /* per IR function: its SPIR-V id and signature */
@@ -226,6 +228,12 @@ uint64_t lw_func_token(const ir_module *m, const char *name);
 /* call vprintf(fmt, args) with a constant format: OpenCL printf (lower_printf.c). */
 int lw_vprintf(lw *c, const ir_insn *in, const ir_operand *args, const ir_operand *ret);
 int lw_assertfail(lw *c, const ir_insn *in, const ir_operand *args);
+/* A .param argument (or return) symbol's pointer as a pointer to t (lower_ctrl.c). */
+uint32_t lw_param_ptr(lw *c, const ir_operand *o, ptype t);
+/* Dynamic parallelism's device runtime calls (lower_launch.c): whether name is one, and its
+ * lowering onto the device launch queue (spirv_options.launch_queue). */
+bool lw_is_device_launch_call(const char *name);
+int lw_device_launch_call(lw *c, const ir_insn *in, const char *name, const ir_operand *args, const ir_operand *rets);
 /* A failed assert (1) or a trap (2) noted in the driver's trap word (spirv_options.trap_word), if any. */
 void lw_note_trap(lw *c, uint32_t what);
 

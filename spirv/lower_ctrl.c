@@ -33,7 +33,7 @@ static int lower_ret(lw *c)
 static int lower_call(lw *c, const ir_insn *in);
 
 /* A .param argument (or return) symbol's pointer as a pointer to t. */
-static uint32_t param_ptr(lw *c, const ir_operand *o, ptype t)
+uint32_t lw_param_ptr(lw *c, const ir_operand *o, ptype t)
 {
 	struct sym *s = o && o->kind == IR_OPND_SYMBOL ? lw_sym(c, o->name) : NULL;
 	if (!s || s->kind != SYM_PARAM)
@@ -63,7 +63,7 @@ static int device_malloc(lw *c, const ir_insn *in, const ir_operand *args, const
 	}
 	if (!args || args->nelems != 1)
 		return lw_unsupported(c, in, "malloc takes one argument");
-	uint32_t pp = param_ptr(c, &args->elems[0], PT('u', 64));
+	uint32_t pp = lw_param_ptr(c, &args->elems[0], PT('u', 64));
 	if (!pp)
 		return -1;
 	uint32_t size = lw_op1(c, SpvOpLoad, u64, pp);
@@ -81,7 +81,7 @@ static int device_malloc(lw *c, const ir_insn *in, const ir_operand *args, const
 	uint32_t addr = lw_op2(c, SpvOpIAdd, u64, lw_op1(c, SpvOpConvertPtrToU, u64, c->heap), lw_op1(c, SpvOpUConvert, u64, off));
 	addr = lw_select(c, u64, fail, lw_u64(c, 0), addr);
 	if (rets && rets->nelems == 1) {
-		uint32_t rp = param_ptr(c, &rets->elems[0], PT('u', 64));
+		uint32_t rp = lw_param_ptr(c, &rets->elems[0], PT('u', 64));
 		if (!rp)
 			return -1;
 		spv_op(&c->body, SpvOpStore, 2, rp, addr);
@@ -183,9 +183,8 @@ static int lower_call(lw *c, const ir_insn *in)
 		return device_malloc(c, in, args, rets);
 	if (!f->f->has_body && !strcmp(name, "free"))
 		return 1; /* the bump allocator reclaims nothing */
-	if (!f->f->has_body && (!strncmp(name, "__cudaCDP", 9) || !strcmp(name, "cudaLaunchDevice") ||
-				!strcmp(name, "cudaGetParameterBuffer") || !strncmp(name, "cudaGetParameterBufferV2", 24)))
-		return lw_fail(c, "dynamic parallelism (a kernel launching kernels, %s) is not supported", name);
+	if (!f->f->has_body && lw_is_device_launch_call(name))
+		return lw_device_launch_call(c, in, name, args, rets);
 	if (!f->f->has_body)
 		return lw_fail(c, "cannot lower call to external function %s: it has no body in this module", name);
 	unsigned nargs = args ? args->nelems : 0;

@@ -221,11 +221,21 @@ struct reg *lw_reg(lw *c, const char *name)
 	}
 }
 
+/* A body declaration's name means the latest declaration of it passed in lowering order (the
+ * call sequence's own .param, not another block's of the same name and another size); before any,
+ * the last one. */
 struct sym *lw_sym(lw *c, const char *name)
 {
+	struct sym *last = NULL;
 	for (size_t i = c->nlsyms; i-- > 0;)
-		if (!strcmp(c->lsyms[i].name, name))
-			return &c->lsyms[i];
+		if (!strcmp(c->lsyms[i].name, name)) {
+			if (!c->lsyms[i].decl || c->lsyms[i].live)
+				return &c->lsyms[i];
+			if (!last)
+				last = &c->lsyms[i];
+		}
+	if (last)
+		return last;
 	for (size_t i = 0; i < c->ngsyms; i++)
 		if (!strcmp(c->gsyms[i].name, name))
 			return &c->gsyms[i];

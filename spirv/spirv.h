@@ -32,7 +32,28 @@ struct spirv_options {
 	 * executes trap (2), for the driver to report (CUDA_ERROR_ASSERT, _ILLEGAL_INSTRUCTION);
 	 * 0: none. Either way the thread goes on (see lower_ctrl.c). */
 	uint64_t trap_word;
+	/* Device address (host-visible) of the device launch queue, SPIRV_LAUNCH_QUEUE_BYTES long,
+	 * zeroed, where kernels that launch kernels (dynamic parallelism) leave their launches for
+	 * the driver to run after them (spirv/lower_launch.c); 0: such kernels are left out. */
+	uint64_t launch_queue;
 };
+
+/* The device launch queue: a u32 count of bytes taken at 0, a u32 count of launches refused for
+ * want of room at 4, records from SPIRV_LAUNCH_QUEUE_HEAD. A record: the kernel's token
+ * (spirv_kernel_token) at 0, grid x y z at 8, block x y z at 20, dynamic shared bytes at 32, a u32
+ * at 36 that is 1 once the launch is made (0: its parameters asked for, never launched), and at
+ * SPIRV_LAUNCH_PARAMS the kernel's parameters as CUDA lays them out (each at its aligned offset,
+ * SPIRV_LAUNCH_PARAM_BYTES at most, CUDA's limit for a device launch). Token 0 is a device-side
+ * cudaMemcpyAsync: destination, source and byte count, u64 each, as its parameters. */
+#define SPIRV_LAUNCH_QUEUE_BYTES (8u << 20)
+#define SPIRV_LAUNCH_QUEUE_HEAD 64u
+#define SPIRV_LAUNCH_PARAMS 64u
+#define SPIRV_LAUNCH_PARAM_BYTES 4096u
+#define SPIRV_LAUNCH_RECORD (SPIRV_LAUNCH_PARAMS + SPIRV_LAUNCH_PARAM_BYTES)
+
+/* A kernel's address as the lowering makes it (`mov.u64 %rd, KERNEL`): from its name, so that
+ * a kernel built alone and its module agree. */
+uint64_t spirv_kernel_token(const char *name);
 
 /* Lower every function of m. A function that cannot be lowered is left out of the module, with
  * every function that calls it or takes its address: the module's other kernels still lower.
