@@ -63,6 +63,7 @@ static const struct var vars[GP_VAR__COUNT] = {
 	[GP_VAR_CL_DEVICE] = {"GPUPROBE_CL_DEVICE", T_UINT, "0", NULL, 0, 4096, 0, NULL,
 			      "a device index from 0 to 4096"},
 	[GP_VAR_CL_NO_IL] = {"GPUPROBE_CL_NO_IL", T_FLAG, "0"},
+	[GP_VAR_SPIRV_NO_LOCKSTEP] = {"GPUPROBE_SPIRV_NO_LOCKSTEP", T_FLAG, "0"},
 	[GP_VAR_LLVM_SPIRV] = {"GPUPROBE_LLVM_SPIRV", T_PATH},
 	[GP_VAR_BACKEND] = {"GPUPROBE_BACKEND", T_CHOICE, "auto", "auto", 0, 0, 0, "auto|nvidia|opencl|levelzero|hip",
 			    "auto, nvidia, opencl, levelzero or hip"},

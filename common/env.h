@@ -43,6 +43,7 @@ enum gp_var {
 	                         * found its key (maps/map_device.c, site cache) */
 	GP_VAR_CL_DEVICE,       /* uint: OpenCL device index */
 	GP_VAR_CL_NO_IL,        /* flag */
+	GP_VAR_SPIRV_NO_LOCKSTEP, /* flag */
 	GP_VAR_LLVM_SPIRV,      /* path: llvm-spirv tool */
 	GP_VAR_BACKEND,         /* choice auto|nvidia|opencl|levelzero|hip: whose driver the shim is */
 	GP_VAR_LAUNCH_SKIP,     /* uint: launches of each kernel to leave uninstrumented first */

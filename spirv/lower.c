@@ -2,6 +2,7 @@
  * signatures, registers, labels and blocks, guards, and dispatch to the instruction families. */
 #include "spirv/lower.h"
 #include "spirv/block_order.h"
+#include "common/env.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -803,6 +804,13 @@ static int lower_func(lw *c, struct lw_func_info *fi, ir_module *am)
 		}
 	}
 	lw_plan_divergent_barriers(c, f);
+	c->lockstep = false;
+	if (c->divergent_collective && !gp_env_flag(GP_VAR_SPIRV_NO_LOCKSTEP) && lw_lockstep_ok(c, f)) {
+		/* collectives the regions leave uncovered: the whole kernel in lock step instead */
+		c->lockstep = true;
+		c->ndiverge = 0;
+		c->divergent_collective = NULL;
+	}
 	if (c->divergent_collective && c->opts && c->opts->noted) {
 		const ir_insn *in = &c->divergent_collective->insn;
 		char op[96], *n = NULL;
@@ -822,9 +830,14 @@ static int lower_func(lw *c, struct lw_func_info *fi, ir_module *am)
 	uint32_t entry = spv_id(c->e), first = spv_id(c->e);
 	c->in_block = false;
 	lw_label(c, first);
-	for (ir_stmt *s = f->first; s; s = s->next)
-		if (lower_stmt(c, s) < 0)
+	if (c->lockstep) {
+		if (lw_lower_lockstep(c, f, lower_stmt, lower_insn) < 0)
 			return -1;
+	} else {
+		for (ir_stmt *s = f->first; s; s = s->next)
+			if (lower_stmt(c, s) < 0)
+				return -1;
+	}
 	if (c->in_block) {
 		c->cur = NULL;
 		if (lw_control(c, &(ir_insn){.opcode = "ret"}) < 0)

@@ -138,6 +138,7 @@ typedef struct lw {
 	struct lw_diverge *diverge; /* divergent regions and loops rewritten around their collectives */
 	const ir_stmt *divergent_collective; /* one left as written that part of a block may not reach */
 	const ir_stmt **lane_alone;  /* probe collectives part of a block may not reach: one lane's own */
+	bool lockstep;               /* this function's blocks run in lock step (lower_lockstep.c) */
 	size_t nlane_alone;
 	char **notes;                /* "FUNC\tLINE: message" for spirv_options.noted, this pass's */
 	size_t nnotes;
@@ -204,6 +205,16 @@ int lw_divergent_stmt(lw *c, const ir_stmt *s, int (*lower_insn)(lw *, const ir_
 int lw_divergent_label(lw *c, const ir_stmt *s);
 /* true in every thread of the block when p is true in any (reached by every thread). */
 uint32_t lw_block_any(lw *c, uint32_t p);
+/* The block's smallest v (u32), in every thread (reached by every thread). */
+uint32_t lw_block_min(lw *c, uint32_t v);
+/* A collective run by every thread, those with skip not live (their destinations kept). */
+int lw_collective_for_all(lw *c, const ir_insn *in, uint32_t skip, int (*lower_insn)(lw *, const ir_insn *));
+bool lw_is_collective_insn(const ir_insn *in);
+/* A kernel whose collectives part of a block may not reach, run in lock step (lower_lockstep.c):
+ * whether it can be, and its body lowered so. */
+bool lw_lockstep_ok(lw *c, const ir_func *f);
+int lw_lower_lockstep(lw *c, const ir_func *f, int (*lower_stmt)(lw *, const ir_stmt *),
+		      int (*lower_insn)(lw *, const ir_insn *));
 /* A probe's collective (lower_diverge.c), and whether it runs as a warp of one lane here. */
 bool lw_is_probe_collective(const ir_stmt *s);
 bool lw_lane_alone(const lw *c, const ir_stmt *s);

@@ -29,7 +29,10 @@
  *
  *	@%p bra $L_region;  bra.uni $L_join;  $L_region:  S0 bar.warp.sync ...  $L_join:
  *
- * which is the region above skipped where %p is false: the pair is read as `@!%p bra $L_join`. */
+ * which is the region above skipped where %p is false: the pair is read as `@!%p bra $L_join`.
+ *
+ * A collective of the application that no region or loop here covers and that part of a block
+ * may not reach makes the whole kernel run in lock step instead (lower_lockstep.c). */
 #include "spirv/lower.h"
 
 #include <stdlib.h>
@@ -50,6 +53,11 @@ static bool is_collective(const ir_insn *in)
 		if (!strcmp(in->opcode, ops[i]))
 			return true;
 	return false;
+}
+
+bool lw_is_collective_insn(const ir_insn *in)
+{
+	return is_collective(in);
 }
 
 /* A collective of a probe (inserted by the instrumentation, or named %__gp* by it in PTX printed
@@ -350,6 +358,8 @@ static const ir_stmt *uncovered_collective(lw *c, const ir_stmt *const *st, size
 
 bool lw_lane_alone(const lw *c, const ir_stmt *s)
 {
+	if (c->lockstep && s && lw_is_probe_collective(s))
+		return true;   /* every block of a lock-step kernel is one part of the block may skip */
 	for (size_t i = 0; s && i < c->nlane_alone; i++)
 		if (c->lane_alone[i] == s)
 			return true;
@@ -431,7 +441,7 @@ static unsigned dest_regs(lw *c, const ir_insn *in, struct reg *out[2])
 
 /* A shfl/vote/redux/match/activemask of the region, run by every thread: the skipping ones
  * (skip) take part not live and keep their destination registers as they were. */
-static int collective_for_all(lw *c, const ir_insn *in, uint32_t skip, int (*lower_insn)(lw *, const ir_insn *))
+int lw_collective_for_all(lw *c, const ir_insn *in, uint32_t skip, int (*lower_insn)(lw *, const ir_insn *))
 {
 	struct reg *r[2];
 	uint32_t old[2];
@@ -542,7 +552,7 @@ int lw_divergent_stmt(lw *c, const ir_stmt *s, int (*lower_insn)(lw *, const ir_
 	if (is_warp_sync(&s->insn)) {
 		if (lower_insn(c, &s->insn) < 0)
 			return -1;
-	} else if (collective_for_all(c, &s->insn, skip, lower_insn) < 0) {
+	} else if (lw_collective_for_all(c, &s->insn, skip, lower_insn) < 0) {
 		return -1;
 	}
 	if (d->lvar)

@@ -252,27 +252,37 @@ static int lower_match(lw *c, const ir_insn *in)
 	return lw_write(c, d, PT('b', 32), v) < 0 ? -1 : 1;
 }
 
-/* How many threads of the block have p: a work-group counter that thread 0 zeroes between
+/* A work-group reduction of v (u32) by the atomic op, from init: a word thread 0 sets between
  * barriers. Every thread of the block must reach it. */
-static uint32_t block_count(lw *c, uint32_t p)
+static uint32_t block_reduce(lw *c, uint32_t v, SpvOp op, uint32_t init)
 {
 	uint32_t u32 = spv_t_int(c->e, 32), bl = spv_t_bool(c->e);
 	uint32_t lt = lw_linear_tid(c);
 	lw_barrier(c);
-	uint32_t zero_it = spv_id(c->e), go = spv_id(c->e);
-	lw_branch_cond(c, lw_op2(c, SpvOpIEqual, bl, lt, lw_u32(c, 0)), zero_it, go);
-	lw_label(c, zero_it);
-	spv_op(&c->body, SpvOpStore, 2, scratch_ptr(c, lw_u32(c, 0)), lw_u32(c, 0));   /* word 0: no warp collective is in flight here */
+	uint32_t set_it = spv_id(c->e), go = spv_id(c->e);
+	lw_branch_cond(c, lw_op2(c, SpvOpIEqual, bl, lt, lw_u32(c, 0)), set_it, go);
+	lw_label(c, set_it);
+	spv_op(&c->body, SpvOpStore, 2, scratch_ptr(c, lw_u32(c, 0)), lw_u32(c, init));   /* word 0: no warp collective is in flight here */
 	lw_label(c, go);
 	lw_barrier(c);
-	uint32_t cnt = scratch_ptr(c, lw_u32(c, 0));
-	uint32_t one = lw_select(c, u32, p, lw_u32(c, 1), lw_u32(c, 0));
 	uint32_t old = spv_id(c->e);
-	spv_op(&c->body, SpvOpAtomicIAdd, 6, u32, old, cnt, lw_u32(c, SpvScopeWorkgroup), lw_u32(c, 0), one);
+	spv_op(&c->body, op, 6, u32, old, scratch_ptr(c, lw_u32(c, 0)), lw_u32(c, SpvScopeWorkgroup), lw_u32(c, 0), v);
 	lw_barrier(c);
 	uint32_t n = lw_op1(c, SpvOpLoad, u32, scratch_ptr(c, lw_u32(c, 0)));
 	lw_barrier(c);
 	return n;
+}
+
+/* How many threads of the block have p. */
+static uint32_t block_count(lw *c, uint32_t p)
+{
+	uint32_t u32 = spv_t_int(c->e, 32);
+	return block_reduce(c, lw_select(c, u32, p, lw_u32(c, 1), lw_u32(c, 0)), SpvOpAtomicIAdd, 0);
+}
+
+uint32_t lw_block_min(lw *c, uint32_t v)
+{
+	return block_reduce(c, v, SpvOpAtomicUMin, ~0u);
 }
 
 uint32_t lw_block_any(lw *c, uint32_t p)

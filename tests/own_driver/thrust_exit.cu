@@ -1,8 +1,7 @@
 // gpuprobe's own driver (tests/own_driver/cu_program.sh): a thrust::inclusive_scan of one tile,
 // then the CUDA runtime's exit handlers unload the modules. PoCL freeing its programs from
 // there crashed in LLVM (signal 11 after the right result); the own driver leaves them to the
-// process's end. (More than one tile needs CUB's decoupled look-back, whose warp collectives sit
-// in control flow the lowering does not rewrite yet: corpus-report.md.)
+// process's end. (More than one tile, CUB's decoupled look-back: lockstep.cu.)
 #include <cstdio>
 #include <thrust/device_vector.h>
 #include <thrust/scan.h>

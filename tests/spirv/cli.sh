@@ -44,7 +44,7 @@ check "the other kernel is there" "good" "$("$gp" ptx spirv -S -o - "$data/isola
 err=$("$gp" ptx spirv -o "$t/div.spv" "$data/divergent_shfl.ptx" 2>&1); rc=$?
 check "a shuffle in a branch the lowering leaves as written: exit 0" 0 $rc
 check "one warning, for that kernel only, naming the shuffle and its line" \
-"gpuprobe: $data/divergent_shfl.ptx: warning: left, line 38: \`shfl.sync.down.b32\` may be reached by part of a block only (a thread-dependent branch or loop around it is left as written): its results are undefined on this device" "$err"
+"gpuprobe: $data/divergent_shfl.ptx: warning: left, line 55: \`shfl.sync.down.b32\` may be reached by part of a block only (a thread-dependent branch or loop around it is left as written): its results are undefined on this device" "$err"
 err=$("$gp" ptx spirv -o "$t/launch.spv" "$data/device_launch.ptx" 2>&1); rc=$?
 check "a device launch without the own driver's launch queue: the launching kernel left out, one line" \
 "0 gpuprobe: $data/device_launch.ptx: kernel _Z6parentPi left out: 76: dynamic parallelism (a kernel launching kernels, __cudaCDP2GetParameterBufferV2) needs a launch queue, which gpuprobe's own driver gives and this lowering was not given" "$rc $err"
