@@ -959,6 +959,7 @@ static void lw_free(lw *c)
 	free(c->mma_helpers);
 	free(c->diverge);
 	free(c->lane_alone);
+	free((void *)c->varying);
 }
 
 /* Does f name (call, or take the address of) a function in names[0..n)? */

@@ -139,6 +139,8 @@ typedef struct lw {
 	const ir_stmt *divergent_collective; /* one left as written that part of a block may not reach */
 	const ir_stmt **lane_alone;  /* probe collectives part of a block may not reach: one lane's own */
 	bool lockstep;               /* this function's blocks run in lock step (lower_lockstep.c) */
+	const char **varying;        /* registers whose value differs between a block's threads (lower_diverge.c) */
+	size_t nvarying;
 	size_t nlane_alone;
 	char **notes;                /* "FUNC\tLINE: message" for spirv_options.noted, this pass's */
 	size_t nnotes;

@@ -312,25 +312,205 @@ static void plan_loop(lw *c, const ir_stmt *const *st, size_t n, const long *tar
 	}
 }
 
-static bool divergent_branch(const ir_stmt *s)
+/* ---- which registers hold the same value in every thread of the block ----
+ * A register is varying when a definition reads a varying register or a thread's own special
+ * register (%tid, %laneid, %clock, ...), loads from memory other than parameters, takes part in
+ * a collective, an atomic or a call, is under a varying guard, or (for a register defined more
+ * than once) lies where a varying branch may take some threads only. Branches on uniform
+ * predicates (a loop over a block-uniform count, `if (blockIdx.x == 0)`) are not divergent:
+ * collectives behind them need no rewrite (MonteCarloMultiGPU's and shfl_scan's went to lock
+ * step for nothing, several times slower). Conservative: what it cannot tell is varying. */
+
+static bool name_in(const char *const *v, size_t n, const char *name)
 {
-	return s->kind == IR_STMT_INSN && s->insn.guard && !ir_insn_has_mod(&s->insn, ".uni");
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(v[i], name))
+			return true;
+	return false;
+}
+
+static bool varying_sreg(const char *name)
+{
+	static const char *const uniform[] = {"%ctaid", "%nctaid", "%ntid", "%nwarpid", "%nsmid", "%gridid",
+					      "%cluster", "%nclusterid", "%clusterid", "%is_explicit_cluster",
+					      "%envreg", "%total_smem_size", "%dynamic_smem_size",
+					      "%aggr_smem_size", "%reserved_smem"};
+	if (name[0] != '%')
+		return false;
+	for (size_t i = 0; i < sizeof(uniform) / sizeof(uniform[0]); i++)
+		if (!strncmp(name, uniform[i], strlen(uniform[i])))
+			return false;
+	/* %tid, %laneid, %warpid, %smid, %lanemask_*, %clock*, %globaltimer, %pm*: a thread's own */
+	return !strncmp(name, "%tid", 4) || !strncmp(name, "%lane", 5) || !strncmp(name, "%warpid", 7) ||
+	       !strncmp(name, "%smid", 5) || !strncmp(name, "%clock", 6) || !strncmp(name, "%globaltimer", 12) ||
+	       !strncmp(name, "%pm", 3) || !strncmp(name, "%cluster_ctarank", 16);
+}
+
+static bool operand_varying(const ir_operand *o, const char *const *v, size_t n)
+{
+	switch (o->kind) {
+	case IR_OPND_REG:
+		return varying_sreg(o->name) || name_in(v, n, o->name);
+	case IR_OPND_ADDR:
+		return (o->name && (varying_sreg(o->name) || name_in(v, n, o->name))) ||
+		       (o->elems && operand_varying(&o->elems[0], v, n));
+	case IR_OPND_VEC:
+	case IR_OPND_LIST:
+	case IR_OPND_PAIR:
+		for (unsigned i = 0; i < o->nelems; i++)
+			if (operand_varying(&o->elems[i], v, n))
+				return true;
+		return false;
+	default:
+		return false;
+	}
+}
+
+/* A kernel parameter's name (not a call's .param: what a callee returns may differ). */
+static bool kernel_param(const lw *c, const ir_insn *in)
+{
+	const ir_operand *a = in->nops > 1 ? &in->ops[1] : NULL;
+	if (!c->fn || !c->fn->is_entry || !a || a->kind != IR_OPND_ADDR || !a->name)
+		return false;
+	for (unsigned i = 0; i < c->fn->nparams; i++)
+		if (!strcmp(c->fn->params[i].name, a->name))
+			return true;
+	return false;
+}
+
+/* The instruction's result differs between threads whatever its operands. */
+static bool varying_op(const lw *c, const ir_insn *in)
+{
+	static const char *const ops[] = {"atom", "red", "call", "tex", "tld4", "suld", "sust", "txq", "suq",
+					  "shfl", "vote", "match", "redux", "activemask", "elect", "mma", "wmma",
+					  "ldmatrix", "cp", "mbarrier", "alloca", "getctarank", "isspacep", "ldu"};
+	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
+		if (!strcmp(in->opcode, ops[i]))
+			return true;
+	if (!strcmp(in->opcode, "ld"))   /* the kernel's parameters and constants are the block's */
+		return ir_insn_has_mod(in, ".param") ? !kernel_param(c, in) : !ir_insn_has_mod(in, ".const");
+	if (!strcmp(in->opcode, "bar") || !strcmp(in->opcode, "barrier"))
+		return ir_insn_has_mod(in, ".red");   /* a block-wide result is uniform; popc/and/or */
+	return false;
+}
+
+static void add_name(const char ***v, size_t *n, const char *name)
+{
+	if (name_in(*v, *n, name))
+		return;
+	*v = realloc((void *)*v, (*n + 1) * sizeof(**v));
+	(*v)[(*n)++] = name;
+}
+
+/* The registers an instruction writes (its first operand, or both halves of a pair). */
+static unsigned dests(const ir_insn *in, const char *out[4])
+{
+	static const char *const no_dest[] = {"st", "bra", "ret", "exit", "bar", "barrier", "red", "membar",
+					      "fence", "trap", "brkpt", "prefetch", "prefetchu", "sust", "cp",
+					      "mbarrier", "griddepcontrol", "nanosleep", "pmevent", "call"};
+	for (size_t i = 0; i < sizeof(no_dest) / sizeof(no_dest[0]); i++)
+		if (!strcmp(in->opcode, no_dest[i]))
+			return 0;
+	if (!in->nops)
+		return 0;
+	const ir_operand *d = &in->ops[0];
+	unsigned n = 0;
+	if (d->kind == IR_OPND_REG)
+		out[n++] = d->name;
+	else if (d->kind == IR_OPND_PAIR || d->kind == IR_OPND_VEC)
+		for (unsigned i = 0; i < d->nelems && n < 4; i++)
+			if (d->elems[i].kind == IR_OPND_REG)
+				out[n++] = d->elems[i].name;
+	return n;
+}
+
+static bool guard_varying(const lw *c, const ir_insn *in)
+{
+	return in->guard && (varying_sreg(in->guard) || name_in(c->varying, c->nvarying, in->guard));
+}
+
+/* A branch some threads may take and others not. uniform_aware: not when its predicate is the
+ * block's (the application's collectives); else any guarded branch but .uni (the probes': their
+ * barriers under a condition, even a uniform one, are what lane-alone avoids). */
+static bool divergent_branch(const lw *c, const ir_stmt *s, bool uniform_aware)
+{
+	return s->kind == IR_STMT_INSN && s->insn.guard && !ir_insn_has_mod(&s->insn, ".uni") &&
+	       (!uniform_aware || guard_varying(c, &s->insn));
+}
+
+static bool part_may_reach(const lw *c, const ir_stmt *const *st, size_t n, const long *target, size_t k,
+			   bool uniform_aware);
+
+/* The varying registers of the function (c->varying), to a fixed point. */
+static void find_varying(lw *c, const ir_stmt *const *st, size_t n, const long *target)
+{
+	free((void *)c->varying);
+	c->varying = NULL;
+	c->nvarying = 0;
+	const char **v = NULL;
+	size_t nv = 0;
+	/* registers written more than once: where they are written matters */
+	const char **multi = NULL, **once = NULL;
+	size_t nmulti = 0, nonce = 0;
+	for (size_t k = 0; k < n; k++) {
+		if (st[k]->kind != IR_STMT_INSN)
+			continue;
+		const char *d[4];
+		unsigned nd = dests(&st[k]->insn, d);
+		for (unsigned i = 0; i < nd; i++) {
+			if (name_in(once, nonce, d[i]))
+				add_name(&multi, &nmulti, d[i]);
+			else
+				add_name(&once, &nonce, d[i]);
+		}
+	}
+	for (bool changed = true; changed;) {
+		changed = false;
+		c->varying = v;
+		c->nvarying = nv;
+		for (size_t k = 0; k < n; k++) {
+			if (st[k]->kind != IR_STMT_INSN)
+				continue;
+			const ir_insn *in = &st[k]->insn;
+			const char *d[4];
+			unsigned nd = dests(in, d);
+			if (!nd)
+				continue;
+			bool var = varying_op(c, in) || guard_varying(c, in);
+			for (unsigned i = 1; i < in->nops && !var; i++)
+				var = operand_varying(&in->ops[i], v, nv);
+			if (!var && in->nops && in->ops[0].kind == IR_OPND_ADDR)
+				var = true;
+			for (unsigned i = 0; i < nd; i++) {
+				bool vi = var || (name_in(multi, nmulti, d[i]) && part_may_reach(c, st, n, target, k, true));
+				if (vi && !name_in(v, nv, d[i])) {
+					add_name(&v, &nv, d[i]);
+					changed = true;
+				}
+			}
+		}
+	}
+	c->varying = v;
+	c->nvarying = nv;
+	free((void *)multi);
+	free((void *)once);
 }
 
 /* Whether some threads of a block may not reach st[k]: a guarded (not .uni) branch jumps over
  * it, or it is in a loop (a back edge spans it) that a guarded branch leaves or goes round
  * (threads then leave it at different iterations: a grid-stride loop). */
-static bool part_may_reach(const ir_stmt *const *st, size_t n, const long *target, size_t k)
+static bool part_may_reach(const lw *c, const ir_stmt *const *st, size_t n, const long *target, size_t k,
+			   bool uniform_aware)
 {
 	for (size_t j = 0; j < n; j++) {
 		if (target[j] < 0)
 			continue;
 		size_t t = (size_t)target[j];
-		if (j < k && k < t && divergent_branch(st[j]))
+		if (j < k && k < t && divergent_branch(c, st[j], uniform_aware))
 			return true;
 		if (t < k && k < j)   /* a loop around it: divergent if a guarded branch leaves it */
 			for (size_t e = t; e <= j; e++)
-				if (divergent_branch(st[e]) && (e == j || target[e] < (long)t || target[e] > (long)j))
+				if (divergent_branch(c, st[e], uniform_aware) && (e == j || target[e] < (long)t || target[e] > (long)j))
 					return true;
 	}
 	return false;
@@ -344,13 +524,13 @@ static const ir_stmt *uncovered_collective(lw *c, const ir_stmt *const *st, size
 	const ir_stmt *first = NULL;
 	for (size_t k = 0; k < n; k++) {
 		if (lw_is_probe_collective(st[k])) {
-			if (part_may_reach(st, n, target, k)) {
+			if (part_may_reach(c, st, n, target, k, false)) {
 				c->lane_alone = realloc(c->lane_alone, (c->nlane_alone + 1) * sizeof(*c->lane_alone));
 				c->lane_alone[c->nlane_alone++] = st[k];
 			}
 			continue;
 		}
-		if (!first && is_region_collective(st[k]) && !action_of(c, st[k]) && part_may_reach(st, n, target, k))
+		if (!first && is_region_collective(st[k]) && !action_of(c, st[k]) && part_may_reach(c, st, n, target, k, true))
 			first = st[k];
 	}
 	return first;
@@ -398,6 +578,8 @@ void lw_plan_divergent_barriers(lw *c, const ir_func *f)
 		if (target[j] < 0)
 			target[j] = -2; /* a label we cannot see: treated as leaving every region */
 	}
+	if (any)
+		find_varying(c, st, n, target);
 	for (size_t j = 0; j < n && app; j++) {
 		if (st[j]->kind != IR_STMT_INSN || target[j] <= (long)j)
 			continue;
