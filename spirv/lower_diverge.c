@@ -485,6 +485,8 @@ static void find_varying(lw *c, const ir_stmt *const *st, size_t n, const long *
 				bool vi = var || (name_in(multi, nmulti, d[i]) && part_may_reach(c, st, n, target, k, true));
 				if (vi && !name_in(v, nv, d[i])) {
 					add_name(&v, &nv, d[i]);
+					c->varying = v;   /* add_name may have moved it */
+					c->nvarying = nv;
 					changed = true;
 				}
 			}
