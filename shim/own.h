@@ -120,6 +120,9 @@ void own_alloc_mark_graph(uint64_t addr);
 /* Copies and fills on the shared queue (a copy blocks unless both ends are the own driver's
  * memory); recorded instead when an async one's stream is capturing (own_graph.c). */
 CUresult own_copy(uint64_t dst, uint64_t src, size_t n, int async, CUstream stream);
+/* A blocking copy made even after a kernel trapped (the sticky error): the probes' maps are
+ * read after the application's kernel failed an assert, as their memory is still there. */
+CUresult own_copy_after_trap(uint64_t dst, uint64_t src, size_t n);
 CUresult own_copy3d(const CUDA_MEMCPY3D *c, int async, CUstream stream);
 /* A CUDA array (own_array.c) as linear memory: base, row pitch, rows per slice; -1 if h is none. */
 int own_array_linear(CUarray h, uint64_t *base, size_t *pitch, size_t *height);

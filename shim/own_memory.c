@@ -329,6 +329,13 @@ CUresult own_copy(uint64_t dst, uint64_t src, size_t n, int async, CUstream stre
 	return blocking ? own_trapped(rc) : rc;
 }
 
+CUresult own_copy_after_trap(uint64_t dst, uint64_t src, size_t n)
+{
+	if (!own_active() || !own.initialized || !own.bk)
+		return CUDA_ERROR_NOT_SUPPORTED;   /* NVIDIA's driver serves the process */
+	return n ? own_err(own.ops->copy(own.bk, own.queue, dst, src, n, 1, NULL, 0)) : CUDA_SUCCESS;
+}
+
 #define P(x) ((uint64_t)(uintptr_t)(x))
 CUresult own_cuMemcpy(CUdeviceptr d, CUdeviceptr s, size_t n) { return own_copy(d, s, n, 0, NULL); }
 CUresult own_cuMemcpyAsync(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st) { return own_copy(d, s, n, 1, st); }

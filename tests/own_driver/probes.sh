@@ -57,6 +57,22 @@ if "$nvcc" -O2 -arch=sm_90 "$here/probed_loops.cu" -o "$work/probed_loops" >"$wo
 else
 	echo "FAIL: probed_loops.cu does not build"; cat "$work/probed_loops.build"; fail=1
 fi
+# A kernel that fails an assert (simpleAssert: 2 blocks of 32 threads, threads 60 to 63 fail):
+# the context is unusable afterwards, as in CUDA, but the probes' maps are still read, and every
+# thread entered and left once.
+python3 "$here/corpus.py" --shim-dir "$build/lib" --work "$work/samples" --corpus "$corpus" --nvcc "$nvcc" \
+	--only simpleAssert >/dev/null 2>&1
+if [ -x "$work/samples/simpleAssert/simpleAssert" ]; then
+	out=$(cd "$work/samples/simpleAssert" && env $asan_env GPUPROBE_BACKEND=opencl timeout 300 "$build/bin/gpuprobe" run -p "$work/entry_exit.bpf.o" -- ./simpleAssert 2>&1)
+	got=$(for k in 0 1; do grep -o "@counts\[$k\]: [0-9]*" <<<"$out" | awk '{ print $2 }'; done | tr '\n' ' ')
+	if ! grep -q "simpleAssert completed, returned OK" <<<"$out" || [ "$got" != "64 64 " ]; then
+		echo "FAIL simpleAssert with probes: entries and exits '$got' (64 each expected)"; echo "$out" | tail -5; fail=1
+	else
+		echo "PASS simpleAssert with probes: 64 entries, 64 exits after the kernel's failed assert"
+	fi
+else
+	echo "FAIL simpleAssert: not built"; fail=1
+fi
 # More samples under the same probe (corpus.py --probe): each keeps its verdict and every thread
 # that entered a kernel left it (entries = exits), cuRAND's library kernels (PTX for a newer
 # target only) included.
