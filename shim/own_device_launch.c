@@ -23,7 +23,7 @@ static __thread unsigned depth;
 
 CUresult own_device_launches_run(struct own_module *m)
 {
-	uint8_t *q = (uint8_t *)(uintptr_t)own.launch_queue;
+	uint8_t *q = (uint8_t *)(uintptr_t)__atomic_load_n(&own.launch_queue, __ATOMIC_ACQUIRE);
 	if (!q)
 		return CUDA_SUCCESS;
 	char err[256];

@@ -72,7 +72,7 @@ CUresult own_launch(CUfunction fn, const unsigned grid[3], const unsigned block[
 	if (r < 0) {
 		shim_msg("own driver: launch of %s failed: %s", f->name, err);
 		rc = r == -E2BIG ? CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES : CUDA_ERROR_LAUNCH_FAILED;
-	} else if (f->mod->launches && own.launch_queue) {
+	} else if (f->mod->launches && __atomic_load_n(&own.launch_queue, __ATOMIC_ACQUIRE)) {
 		rc = own_device_launches_run(f->mod);   /* after it, what it launched (dynamic parallelism) */
 	}
 out:

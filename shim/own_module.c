@@ -400,17 +400,20 @@ CUresult own_module_load(CUmodule *out, const void *image, const char *what)
 	return CUDA_SUCCESS;
 }
 
+static struct own_func *func_with_token(struct own_module *m, uint64_t token)
+{
+	for (unsigned i = 0; i < m->nfuncs; i++)
+		if (spirv_kernel_token(m->funcs[i].name) == token)
+			return &m->funcs[i];
+	return NULL;
+}
+
 struct own_func *own_func_by_token(struct own_module *prefer, uint64_t token)
 {
-	for (unsigned i = 0; prefer && i < prefer->nfuncs; i++)
-		if (spirv_kernel_token(prefer->funcs[i].name) == token)
-			return &prefer->funcs[i];
-	struct own_func *found = NULL;
+	struct own_func *found = prefer ? func_with_token(prefer, token) : NULL;
 	pthread_mutex_lock(&live_lock);
 	for (struct own_module *m = live; m && !found; m = m->next)
-		for (unsigned i = 0; i < m->nfuncs && !found; i++)
-			if (spirv_kernel_token(m->funcs[i].name) == token)
-				found = &m->funcs[i];
+		found = func_with_token(m, token);
 	pthread_mutex_unlock(&live_lock);
 	return found;
 }
@@ -427,7 +430,7 @@ static uint64_t launch_queue_for(const struct own_module *m)
 		uint64_t q = 0;
 		if (own.ops->mem_alloc(own.bk, SPIRV_LAUNCH_QUEUE_BYTES, GP_BK_MEM_HOST, &q, err, sizeof(err)) == 0) {
 			memset((void *)(uintptr_t)q, 0, SPIRV_LAUNCH_QUEUE_BYTES);
-			own.launch_queue = q;
+			__atomic_store_n(&own.launch_queue, q, __ATOMIC_RELEASE);   /* launches read it unlocked */
 		} else {
 			shim_msg("own driver: no memory for the device launch queue (%s): kernels that launch kernels "
 				 "cannot run", err);

@@ -44,7 +44,7 @@ static bool is_warp_sync(const ir_insn *in)
 	       !ir_insn_has_mod(in, ".red");
 }
 
-static bool is_collective(const ir_insn *in)
+bool lw_is_collective_insn(const ir_insn *in)
 {
 	static const char *const ops[] = {"shfl", "vote", "redux", "match", "activemask"};
 	if (is_warp_sync(in))
@@ -55,11 +55,6 @@ static bool is_collective(const ir_insn *in)
 	return false;
 }
 
-bool lw_is_collective_insn(const ir_insn *in)
-{
-	return is_collective(in);
-}
-
 /* A collective of a probe (inserted by the instrumentation, or named %__gp* by it in PTX printed
  * and read again: its destination, or a bar.warp.sync's mask). Probe code is written for any
  * activemask: where part of a block may not reach it, it runs as a warp of one lane (lw_warp),
@@ -68,7 +63,7 @@ bool lw_is_collective_insn(const ir_insn *in)
  * curand_init, probed, to an empty function (MonteCarloMultiGPU jumped into data). */
 bool lw_is_probe_collective(const ir_stmt *s)
 {
-	if (s->kind != IR_STMT_INSN || !is_collective(&s->insn))
+	if (s->kind != IR_STMT_INSN || !lw_is_collective_insn(&s->insn))
 		return false;
 	if (s->generated)
 		return true;
@@ -81,7 +76,7 @@ bool lw_is_probe_collective(const ir_stmt *s)
 /* The collectives a region is rewritten around: the application's. */
 static bool is_region_collective(const ir_stmt *s)
 {
-	return s->kind == IR_STMT_INSN && is_collective(&s->insn) && !lw_is_probe_collective(s);
+	return s->kind == IR_STMT_INSN && lw_is_collective_insn(&s->insn) && !lw_is_probe_collective(s);
 }
 
 /* Instructions that must be reached by the whole block (the emulated collectives and barriers),
@@ -389,9 +384,7 @@ static bool varying_op(const lw *c, const ir_insn *in)
 			return true;
 	if (!strcmp(in->opcode, "ld"))   /* the kernel's parameters and constants are the block's */
 		return ir_insn_has_mod(in, ".param") ? !kernel_param(c, in) : !ir_insn_has_mod(in, ".const");
-	if (!strcmp(in->opcode, "bar") || !strcmp(in->opcode, "barrier"))
-		return ir_insn_has_mod(in, ".red");   /* a block-wide result is uniform; popc/and/or */
-	return false;
+	return false;   /* bar.red's block-wide result is uniform (dests: it writes none we track) */
 }
 
 static void add_name(const char ***v, size_t *n, const char *name)
@@ -447,8 +440,6 @@ static void find_varying(lw *c, const ir_stmt *const *st, size_t n, const long *
 	free((void *)c->varying);
 	c->varying = NULL;
 	c->nvarying = 0;
-	const char **v = NULL;
-	size_t nv = 0;
 	/* registers written more than once: where they are written matters */
 	const char **multi = NULL, **once = NULL;
 	size_t nmulti = 0, nonce = 0;
@@ -466,8 +457,6 @@ static void find_varying(lw *c, const ir_stmt *const *st, size_t n, const long *
 	}
 	for (bool changed = true; changed;) {
 		changed = false;
-		c->varying = v;
-		c->nvarying = nv;
 		for (size_t k = 0; k < n; k++) {
 			if (st[k]->kind != IR_STMT_INSN)
 				continue;
@@ -478,22 +467,18 @@ static void find_varying(lw *c, const ir_stmt *const *st, size_t n, const long *
 				continue;
 			bool var = varying_op(c, in) || guard_varying(c, in);
 			for (unsigned i = 1; i < in->nops && !var; i++)
-				var = operand_varying(&in->ops[i], v, nv);
+				var = operand_varying(&in->ops[i], c->varying, c->nvarying);
 			if (!var && in->nops && in->ops[0].kind == IR_OPND_ADDR)
 				var = true;
 			for (unsigned i = 0; i < nd; i++) {
 				bool vi = var || (name_in(multi, nmulti, d[i]) && part_may_reach(c, st, n, target, k, true));
-				if (vi && !name_in(v, nv, d[i])) {
-					add_name(&v, &nv, d[i]);
-					c->varying = v;   /* add_name may have moved it */
-					c->nvarying = nv;
+				if (vi && !name_in(c->varying, c->nvarying, d[i])) {
+					add_name(&c->varying, &c->nvarying, d[i]);
 					changed = true;
 				}
 			}
 		}
 	}
-	c->varying = v;
-	c->nvarying = nv;
 	free((void *)multi);
 	free((void *)once);
 }
@@ -564,7 +549,7 @@ void lw_plan_divergent_barriers(lw *c, const ir_func *f)
 	bool app = false, any = false;
 	for (const ir_stmt *s = f->first; s; s = s->next) {
 		app |= is_region_collective(s);
-		any |= s->kind == IR_STMT_INSN && is_collective(&s->insn);
+		any |= s->kind == IR_STMT_INSN && lw_is_collective_insn(&s->insn);
 		st[k++] = s;
 	}
 	for (size_t j = 0; j < n && any; j++) {
@@ -580,7 +565,7 @@ void lw_plan_divergent_barriers(lw *c, const ir_func *f)
 		if (target[j] < 0)
 			target[j] = -2; /* a label we cannot see: treated as leaving every region */
 	}
-	if (any)
+	if (app)   /* the uniform-aware test serves the application's collectives only */
 		find_varying(c, st, n, target);
 	for (size_t j = 0; j < n && app; j++) {
 		if (st[j]->kind != IR_STMT_INSN || target[j] <= (long)j)

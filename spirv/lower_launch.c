@@ -44,8 +44,9 @@ static enum launch_call kind_of(const char *name)
 
 bool lw_is_device_launch_call(const char *name)
 {
-	return !strncmp(name, "__cudaCDP", 9) || kind_of(name) == LC_PARAM_BUFFER_V2 || kind_of(name) == LC_LAUNCH_V2 ||
-	       kind_of(name) == LC_PARAM_BUFFER || kind_of(name) == LC_LAUNCH || kind_of(name) == LC_MEMCPY;
+	enum launch_call k = kind_of(name);
+	return !strncmp(name, "__cudaCDP", 9) || k == LC_PARAM_BUFFER_V2 || k == LC_LAUNCH_V2 || k == LC_PARAM_BUFFER ||
+	       k == LC_LAUNCH || k == LC_MEMCPY;
 }
 
 /* A CrossWorkgroup pointer to a u32 or u64 at addr + off. */

@@ -51,14 +51,6 @@ static bool ends_block(const ir_insn *in)
 	return is_branch(in) || is_return(in) || is_block_barrier(in);
 }
 
-static const ir_func *func_named(const ir_module *m, const char *name)
-{
-	for (ir_top *t = m->first; t; t = t->next)
-		if (t->kind == IR_TOP_FUNC && !strcmp(t->func.name, name))
-			return &t->func;
-	return NULL;
-}
-
 /* A kernel whose calls reach no collective (a callee's would run in one thread's code), with no
  * guarded collective, no indexed branch, and no branch to a label it does not have. */
 bool lw_lockstep_ok(lw *c, const ir_func *f)
@@ -79,7 +71,7 @@ bool lw_lockstep_ok(lw *c, const ir_func *f)
 			for (unsigned i = 0; i < in->nops; i++) {
 				if (in->ops[i].kind != IR_OPND_SYMBOL)
 					continue;
-				const ir_func *g = func_named(c->m, in->ops[i].name);
+				const ir_func *g = ir_module_find_func(c->m, in->ops[i].name);
 				for (const ir_stmt *t = g ? g->first : NULL; t; t = t->next)
 					if (t->kind == IR_STMT_INSN && lw_is_collective_insn(&t->insn) && !lw_is_probe_collective(t))
 						return false;
