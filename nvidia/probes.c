@@ -1,5 +1,6 @@
 /* The NVIDIA probe pipeline (probes.h). */
 #include "nvidia/probes.h"
+#include "nvidia/ptx_target.h"
 #include "nvidia/ctx_use.h"
 
 #include "common/env.h"
@@ -373,19 +374,6 @@ static int cfg_selected(void *user, const char *mangled, const char *demangled)
 	return !o->cfg || gp_config__kernel_selected(o->cfg, o->cfg_index, mangled, demangled);
 }
 
-static void raise_version(ir_module *m)
-{
-	/* The lowered probes use PTX 7.8 features; newer ISA versions accept older code. */
-	for (ir_top *t = m->first; t; t = t->next) {
-		if (t->kind != IR_TOP_DIRECTIVE || strncmp(t->text, ".version", 8))
-			continue;
-		unsigned maj = 0, min = 0;
-		if (sscanf(t->text + 8, " %u.%u", &maj, &min) == 2 && maj * 10 + min < 78)
-			t->text = ir_strdup(m, ".version 7.8");
-		return;
-	}
-}
-
 static void add_seen(struct gp_nv_probes *ps, const char *name)
 {
 	size_t i = 0;
@@ -531,8 +519,7 @@ static int instrument_uncached(struct gp_nv_probes *ps, const char *ptx, size_t 
 			.user = &o->dev,
 			.prefix = ir_strfmt(m, "__gp%zu_%zu_", p->obj, p->index),
 			.stack_size = p->stack, .assume_aligned = 1,
-			.warp_aggregate = !ps->no_warp_collectives && m->target && !strncmp(m->target, "sm_", 3) &&
-					  atoi(m->target + 3) >= 70,
+			.warp_aggregate = !ps->no_warp_collectives,   /* the module is raised to sm_70 */
 			.pid_tgid = (uint64_t)getpid() << 32 | (uint64_t)getpid(),
 			.pid_tgid_addr = ps->pid_tgid_addr, .site_mask = probe.warp_sync,
 			.clock_addr = ps->clock_addr, .weight = probe.weighted};
@@ -549,8 +536,9 @@ static int instrument_uncached(struct gp_nv_probes *ps, const char *ptx, size_t 
 	}
 	if (!nip)
 		goto done;   /* no site: *out stays NULL */
+	if ((rc = gp_nv_ptx_target__raise(m, err, errlen)))
+		goto done;
 	gp_instrument_hoist(m, before);
-	raise_version(m);
 	if ((rc = gp_instrument_module(m, ip, nip, st, err, errlen)))
 		goto done;
 	gp_inline_probe_calls(m);   /* ptxas does not inline calls (ptx-frontend/inline.h) */
