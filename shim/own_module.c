@@ -248,7 +248,7 @@ static int init_vars(struct own_module *m, const ir_module *ir, char *why, size_
 		return snprintf(why, whylen, "initializers of the module's variables: %s", err), -1;
 	gp_bk_prog *p = NULL;
 	gp_bk_kernel *k = NULL;
-	const struct gp_bk_build bo = {.trap_word = own.trap_word};
+	const struct gp_bk_build bo = {.trap_word = own.trap_word, .grid_workspace = own.grid_workspace};
 	int r = own.ops->program_build(own.bk, im, &bo, &p, err, sizeof(err));
 	ir_module_free(im);
 	if (r == 0)
@@ -545,7 +545,7 @@ int own_func_build(struct own_func *f, unsigned dyn_shared)
 	char left_out[768] = "";   /* the lowering's summary of what it left out, on success */
 	struct skip_note skip = {.kernel = *alias ? alias : f->name, .name = f->name};
 	const struct gp_bk_build bo = {.dyn_shared = dyn_shared, .trap_word = own.trap_word,
-				       .launch_queue = launch_queue_for(m), .skipped = note_skipped,
+				       .grid_workspace = own.grid_workspace, .launch_queue = launch_queue_for(m), .skipped = note_skipped,
 				       .skipped_arg = &skip, .noted = note_noted};
 	if (r == 0)
 		r = own.ops->program_build(own.bk, ir, &bo, &p, left_out, sizeof(left_out));

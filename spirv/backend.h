@@ -49,6 +49,7 @@ enum gp_bk_mem { GP_BK_MEM_DEVICE, GP_BK_MEM_HOST };
 struct gp_bk_build {
 	unsigned dyn_shared;     /* bytes reserved for `.extern .shared` arrays (0: the generator's default) */
 	uint64_t trap_word;      /* spirv_options.trap_word: where failed asserts and traps are noted */
+	uint64_t grid_workspace; /* spirv_options.grid_workspace: cooperative groups' grid workspace */
 	uint64_t launch_queue;   /* spirv_options.launch_queue: where device launches are queued (0: none) */
 	/* Called once for each kernel the code generator left out, with why (spirv_options.skipped). */
 	void (*skipped)(void *arg, const char *kernel, const char *why);

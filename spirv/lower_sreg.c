@@ -179,9 +179,15 @@ int lw_special_reg(lw *c, const char *name, uint32_t *v, ptype *t)
 	}
 	if (!strcmp(name, "%envreg1") || !strcmp(name, "%envreg2")) {
 		/* cooperative groups' grid workspace (its address: envreg1 high, envreg2 low), which
-		 * NVIDIA's driver provides for cooperative launches: {u32 size, u32 barrier}, here one
-		 * zeroed module variable. grid.sync() then counts arrivals on its barrier word; it
+		 * NVIDIA's driver provides for cooperative launches: {u32 size, u32 barrier}, here the
+		 * driver's (spirv_options.grid_workspace) or else one zeroed module variable.
+		 * grid.sync() then counts arrivals on its barrier word; it
 		 * completes when every block of the grid runs at once, as cooperative launches promise */
+		if (c->opts && c->opts->grid_workspace) {
+			uint64_t a = c->opts->grid_workspace;
+			*v = lw_u32(c, name[7] == '1' ? (uint32_t)(a >> 32) : (uint32_t)a);
+			return 0;
+		}
 		if (!c->grid_ws) {
 			uint32_t at = spv_t_array(c->e, u32, spv_c_int(c->e, 32, 2));
 			c->grid_ws = spv_id(c->e);

@@ -32,6 +32,11 @@ struct spirv_options {
 	 * executes trap (2), for the driver to report (CUDA_ERROR_ASSERT, _ILLEGAL_INSTRUCTION);
 	 * 0: none. Either way the thread goes on (see lower_ctrl.c). */
 	uint64_t trap_word;
+	/* Device address (8 zeroed bytes) of cooperative groups' grid workspace, which %envreg1/2
+	 * name (lower_sreg.c); 0: a variable of the module. A constant address LLVM sees as one:
+	 * PoCL computed the variable's address as 0 in part of a block after a thread-dependent
+	 * branch, and the grid sync's `@p bra; trap;` guard then trapped (simpleAWBarrier). */
+	uint64_t grid_workspace;
 	/* Device address (host-visible) of the device launch queue, SPIRV_LAUNCH_QUEUE_BYTES long,
 	 * zeroed, where kernels that launch kernels (dynamic parallelism) leave their launches for
 	 * the driver to run after them (spirv/lower_launch.c); 0: such kernels are left out. */
