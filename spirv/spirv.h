@@ -33,9 +33,10 @@ struct spirv_options {
 	 * 0: none. Either way the thread goes on (see lower_ctrl.c). */
 	uint64_t trap_word;
 	/* Device address (8 zeroed bytes) of cooperative groups' grid workspace, which %envreg1/2
-	 * name (lower_sreg.c); 0: a variable of the module. A constant address LLVM sees as one:
-	 * PoCL computed the variable's address as 0 in part of a block after a thread-dependent
-	 * branch, and the grid sync's `@p bra; trap;` guard then trapped (simpleAWBarrier). */
+	 * name (lower_sreg.c); 0: a variable of the module. With the variable, PoCL's code took the
+	 * `address == 0` side of the grid sync's `@p bra; trap;` guard in some threads after a
+	 * thread-dependent branch, while a select on the same comparison in the same threads saw
+	 * the address (tests/own_driver/grid_sync.cu; simpleAWBarrier); a constant has no such side. */
 	uint64_t grid_workspace;
 	/* Device address (host-visible) of the device launch queue, SPIRV_LAUNCH_QUEUE_BYTES long,
 	 * zeroed, where kernels that launch kernels (dynamic parallelism) leave their launches for
