@@ -1,0 +1,235 @@
+/* Linking PTX translation units (link.h). */
+#include "ptx-frontend/link.h"
+
+#include "ptx-frontend/ir.h"
+
+#include <ctype.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum def_kind { DEF_NONE, DEF_EXTERN, DEF_INTERNAL, DEF_WEAK, DEF_VISIBLE };
+
+static const char *top_name(const ir_top *t)
+{
+	if (t->kind == IR_TOP_FUNC)
+		return t->func.name;
+	if (t->kind == IR_TOP_DECL)
+		return t->decl.name;
+	return NULL;
+}
+
+/* What a module-scope node makes of its name: a definition (by linkage) or a declaration. */
+static enum def_kind top_def(const ir_top *t)
+{
+	const char *l = t->kind == IR_TOP_FUNC ? t->func.linkage : t->kind == IR_TOP_DECL ? t->decl.linkage : NULL;
+	if (t->kind == IR_TOP_FUNC && !t->func.has_body)
+		return DEF_EXTERN;   /* a prototype, .extern or not */
+	if (t->kind == IR_TOP_DECL && (!t->decl.space || !strcmp(t->decl.space, ".reg")))
+		return DEF_NONE;
+	if (!l)
+		return DEF_INTERNAL;
+	if (!strcmp(l, ".extern"))
+		return DEF_EXTERN;
+	if (!strcmp(l, ".weak") || !strcmp(l, ".common"))
+		return DEF_WEAK;
+	return DEF_VISIBLE;
+}
+
+/* The strongest definition of name in units other than skip (DEF_NONE: none). */
+static enum def_kind defined_elsewhere(ir_module **u, size_t n, size_t skip, const char *name)
+{
+	enum def_kind best = DEF_NONE;
+	for (size_t i = 0; i < n; i++) {
+		if (i == skip)
+			continue;
+		for (const ir_top *t = u[i]->first; t; t = t->next) {
+			const char *tn = top_name(t);
+			enum def_kind d = tn && !strcmp(tn, name) ? top_def(t) : DEF_NONE;
+			if (d > best && d != DEF_EXTERN)
+				best = d;
+		}
+	}
+	return best;
+}
+
+/* Whether a unit before `unit` defines name (any linkage but .extern). */
+static bool defined_before(ir_module **u, size_t unit, const char *name)
+{
+	for (size_t i = 0; i < unit; i++)
+		for (const ir_top *t = u[i]->first; t; t = t->next)
+			if (top_name(t) && !strcmp(top_name(t), name) && top_def(t) > DEF_EXTERN)
+				return true;
+	return false;
+}
+
+/* ---- renaming one symbol throughout a unit ---- */
+
+static void rename_operand(ir_module *m, ir_operand *o, const char *from, const char *to)
+{
+	if ((o->kind == IR_OPND_SYMBOL || o->kind == IR_OPND_ADDR) && o->name && !strcmp(o->name, from))
+		o->name = to;
+	for (unsigned i = 0; i < o->nelems; i++)
+		rename_operand(m, &o->elems[i], from, to);
+}
+
+/* An initializer's text with every whole identifier `from` replaced. */
+static const char *rename_text(ir_module *m, const char *text, const char *from, const char *to)
+{
+	size_t fl = strlen(from), tl = strlen(to), cap = strlen(text) + 1, len = 0;
+	for (const char *p = strstr(text, from); p; p = strstr(p + fl, from))
+		cap += tl;
+	char *out = malloc(cap);
+	if (!out)
+		return text;
+	bool changed = false;
+	for (const char *p = text; *p;) {
+		bool start = p == text || !(isalnum((unsigned char)p[-1]) || p[-1] == '_' || p[-1] == '$' || p[-1] == '%');
+		const char *e = p + fl;
+		if (start && !strncmp(p, from, fl) && !(isalnum((unsigned char)*e) || *e == '_' || *e == '$')) {
+			memcpy(out + len, to, tl);
+			len += tl;
+			p = e;
+			changed = true;
+		} else {
+			out[len++] = *p++;
+		}
+	}
+	out[len] = 0;
+	const char *r = changed ? ir_strdup(m, out) : text;
+	free(out);
+	return r;
+}
+
+static void rename_symbol(ir_module *m, const char *from, const char *to)
+{
+	for (ir_top *t = m->first; t; t = t->next) {
+		if (t->kind == IR_TOP_DECL) {
+			if (!strcmp(t->decl.name, from))
+				t->decl.name = to;
+			if (t->decl.init)
+				t->decl.init = rename_text(m, t->decl.init, from, to);
+		}
+		if (t->kind != IR_TOP_FUNC)
+			continue;
+		if (!strcmp(t->func.name, from))
+			t->func.name = to;
+		for (ir_stmt *s = t->func.first; s; s = s->next) {
+			if (s->kind == IR_STMT_INSN)
+				for (unsigned i = 0; i < s->insn.nops; i++)
+					rename_operand(m, &s->insn.ops[i], from, to);
+			else if (s->kind == IR_STMT_DECL && s->decl.init)
+				s->decl.init = rename_text(m, s->decl.init, from, to);
+		}
+	}
+}
+
+/* ---- the link ---- */
+
+static void version_of(const ir_module *m, unsigned *v)
+{
+	unsigned maj = 0, min = 0;
+	if (m->version && sscanf(m->version, "%u.%u", &maj, &min) == 2 && maj * 10 + min > *v)
+		*v = maj * 10 + min;
+}
+
+static bool is_header(const ir_top *t)
+{
+	return t->kind == IR_TOP_DIRECTIVE &&
+	       (!strncmp(t->text, ".version", 8) || !strncmp(t->text, ".target", 7) || !strncmp(t->text, ".address_size", 13));
+}
+
+char *ptx_link(const char *const *texts, const size_t *lens, size_t n, size_t *out_len, char *err, size_t errlen)
+{
+	ir_module **u = calloc(n ? n : 1, sizeof(*u));
+	char *out = NULL;
+	size_t used = 0, cap = 0;
+	unsigned version = 0;
+	if (!u) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	for (size_t i = 0; i < n; i++) {
+		char perr[256];
+		if (!(u[i] = ptx_parse(texts[i], lens[i], perr, sizeof(perr)))) {
+			snprintf(err, errlen, "unit %zu: %s", i + 1, perr);
+			goto done;
+		}
+		version_of(u[i], &version);
+	}
+	for (size_t i = 0; i < n; i++) {
+		for (ir_top *t = u[i]->first, *next; t; t = next) {
+			next = t->next;
+			const char *name = top_name(t);
+			enum def_kind d = name ? top_def(t) : DEF_NONE, other;
+			if (d == DEF_NONE || (other = defined_elsewhere(u, n, i, name)) == DEF_NONE)
+				continue;
+			if (d == DEF_VISIBLE && other == DEF_VISIBLE) {
+				snprintf(err, errlen, "%s is defined in more than one unit", name);
+				goto done;
+			}
+			if (d == DEF_EXTERN && other != DEF_INTERNAL) {
+				ir_top_remove(u[i], t);   /* the other unit's definition serves */
+			} else if (d == DEF_WEAK && other >= DEF_WEAK) {
+				/* the first weak copy stays (or a visible one): this one goes */
+				bool first = other == DEF_WEAK;
+				for (size_t j = 0; j < i && first; j++)
+					for (const ir_top *s = u[j]->first; s && first; s = s->next)
+						first = !(top_name(s) && !strcmp(top_name(s), name) && top_def(s) >= DEF_WEAK);
+				if (!first)
+					ir_top_remove(u[i], t);
+			} else if (d == DEF_INTERNAL && (other >= DEF_WEAK || defined_before(u, i, name))) {
+				/* the first unit keeps its internal names; later ones, and any that a
+				 * visible or weak symbol of another unit needs, are renamed */
+				char to[512];
+				snprintf(to, sizeof(to), "%s_gpl_%zu", name, i + 1);
+				rename_symbol(u[i], name, ir_strdup(u[i], to));
+			}
+		}
+	}
+	for (size_t i = 0; i < n; i++) {
+		const char *target = NULL, *asz = NULL;
+		for (ir_top *t = u[i]->first, *next; t; t = next) {
+			next = t->next;
+			if (!is_header(t))
+				continue;
+			if (!strncmp(t->text, ".target", 7))
+				target = t->text;
+			else if (!strncmp(t->text, ".address_size", 13))
+				asz = t->text;
+			ir_top_remove(u[i], t);
+		}
+		size_t len = 0;
+		char *body = ptx_print(u[i], &len);
+		char head[256] = "";
+		if (i == 0)
+			snprintf(head, sizeof(head), ".version %u.%u\n%s\n%s\n", version / 10, version % 10,
+				 target ? target : ".target sm_52", asz ? asz : ".address_size 64");
+		size_t need = used + strlen(head) + len + 2;
+		char *grown = out;
+		if (body && need > cap && (grown = realloc(out, need * 2)))
+			cap = need * 2;
+		if (!body || !grown) {
+			free(body);
+			free(out);
+			out = NULL;
+			snprintf(err, errlen, "out of memory");
+			goto done;
+		}
+		out = grown;
+		used += (size_t)sprintf(out + used, "%s", head);
+		memcpy(out + used, body, len);
+		used += len;
+		out[used++] = '\n';
+		out[used] = 0;
+		free(body);
+	}
+	*out_len = used;
+done:
+	for (size_t i = 0; i < n; i++)
+		if (u[i])
+			ir_module_free(u[i]);
+	free(u);
+	return out;
+}

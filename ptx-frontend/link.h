@@ -1,0 +1,21 @@
+/* Linking the PTX of several translation units into one module (nvcc -rdc: a program's fatbin
+ * holds one PTX per unit, and a kernel of one calls device functions, and reads variables, that
+ * another defines; NVIDIA's driver links their machine code, a driver that runs PTX links the
+ * PTX). */
+#ifndef GPUPROBE_PTX_LINK_H
+#define GPUPROBE_PTX_LINK_H
+
+#include <stddef.h>
+
+/* Link n PTX texts. A symbol of internal linkage that an earlier unit also defines, or that
+ * another unit makes visible or weak, is renamed in its unit (NAME_gpl_UNIT, from 1: nvcc's
+ * per-unit names such as $str collide); .extern
+ * declarations another unit defines are dropped, and of .weak definitions in several units the
+ * first is kept. The header: the highest .version of the units, the first unit's .target and
+ * .address_size. Returns malloc'd NUL-terminated text (length in *out_len), or NULL with one line
+ * in err: a unit that does not parse ("unit N: LINE:COL: message"), or a symbol two units both
+ * make visible. */
+char *ptx_link(const char *const *texts, const size_t *lens, size_t n, size_t *out_len, char *err,
+	       size_t errlen);
+
+#endif
