@@ -1,9 +1,11 @@
 /* Linking PTX translation units (link.h). */
 #include "ptx-frontend/link.h"
 
+#include "ptx-frontend/fatbin.h"
 #include "ptx-frontend/ir.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -232,4 +234,47 @@ done:
 			ir_module_free(u[i]);
 	free(u);
 	return out;
+}
+
+int fatbin__linked_ptx(const struct fatbin *fb, const struct fatbin_entry *e, char **out, size_t *len,
+		       size_t *units, char *err, size_t errlen)
+{
+	enum { MAX_UNITS = 64 };
+	char *texts[MAX_UNITS], lerr[256];
+	size_t lens[MAX_UNITS], n = 0, count = fatbin__entry_count(fb);
+	int rc = 0;
+	*out = NULL;
+	*units = 0;
+	for (size_t i = 0; i <= count; i++) {   /* e first, then the others */
+		const struct fatbin_entry *x = i == 0 ? e : fatbin__entry(fb, i - 1);
+		if (i && (x == e || x->kind != FATBIN_KIND_PTX || x->sm != e->sm))
+			continue;
+		if (n == MAX_UNITS) {
+			snprintf(err, errlen, "more than %d PTX units for sm_%u in one fatbin", MAX_UNITS, e->sm);
+			rc = -E2BIG;
+			goto done;
+		}
+		void *data;
+		if ((rc = fatbin__entry_data(x, &data, &lens[n], err, errlen)) < 0)
+			goto done;
+		while (lens[n] && !((char *)data)[lens[n] - 1])
+			lens[n]--;   /* trailing NULs */
+		texts[n++] = data;
+	}
+	if (n == 1) {
+		*out = texts[0];
+		*len = lens[0];
+		*units = 1;
+		return 0;
+	}
+	if (!(*out = ptx_link((const char *const *)texts, lens, n, len, lerr, sizeof(lerr)))) {
+		snprintf(err, errlen, "linking its %zu PTX units (-rdc): %s", n, lerr);
+		rc = -EINVAL;
+	} else {
+		*units = n;
+	}
+done:
+	for (size_t i = 0; i < n; i++)
+		free(texts[i]);
+	return rc;
 }

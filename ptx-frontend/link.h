@@ -18,4 +18,13 @@
 char *ptx_link(const char *const *texts, const size_t *lens, size_t n, size_t *out_len, char *err,
 	       size_t errlen);
 
+struct fatbin;
+struct fatbin_entry;
+/* The PTX of fatbin entry e linked with every other PTX entry of the same target (a program built
+ * with -rdc has one per translation unit, and NVIDIA's driver links their machine code): malloc'd
+ * text in *out (length in *len; e's text first, so its header leads), *units the entries used (1:
+ * e's text alone, unchanged). Negative errno with one line in err. */
+int fatbin__linked_ptx(const struct fatbin *fb, const struct fatbin_entry *e, char **out, size_t *len,
+		       size_t *units, char *err, size_t errlen);
+
 #endif

@@ -14,6 +14,7 @@
 
 #include "nvidia/probes.h"
 #include "ptx-frontend/fatbin.h"
+#include "ptx-frontend/link.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,9 +58,10 @@ static char *device_ptx(const struct shim_image *img, unsigned sm, size_t *len, 
 	if (fatbin__open_mem(img->data, img->size, &fb, err, sizeof(err)))
 		return NULL;
 	const struct fatbin_entry *e = fatbin__best_ptx(fb, sm);
-	void *payload = NULL;
-	int rc = e ? fatbin__entry_data(e, &payload, len, err, sizeof(err)) : -1;
-	if (!rc && e->compression != FATBIN_COMPRESS_NONE && (*packed = malloc(e->payload_size))) {
+	char *payload = NULL;
+	size_t units = 0;   /* -rdc: every translation unit's PTX, linked (ptx-frontend/link.h) */
+	int rc = e ? fatbin__linked_ptx(fb, e, &payload, len, &units, err, sizeof(err)) : -1;
+	if (!rc && units == 1 && e->compression != FATBIN_COMPRESS_NONE && (*packed = malloc(e->payload_size))) {
 		memcpy(*packed, e->payload, e->payload_size);
 		*pe = *e;
 		pe->payload = *packed;
@@ -69,8 +71,6 @@ static char *device_ptx(const struct shim_image *img, unsigned sm, size_t *len, 
 	fatbin__close(fb);
 	if (rc)
 		return NULL;
-	while (*len && !((char *)payload)[*len - 1])
-		(*len)--;   /* trailing NULs */
 	return payload;
 }
 

@@ -65,43 +65,6 @@ static size_t decl_align(const ir_decl *d)
 	return a ? a : 1;
 }
 
-/* The PTX of entry e, linked with every other PTX entry of the same target: a program built
- * with -rdc has one per translation unit, and its kernels call across them (ptx-frontend/link.h). */
-static char *fatbin_ptx(const struct fatbin *fb, const struct fatbin_entry *e, size_t *len, char *why,
-			size_t whylen)
-{
-	enum { MAX_UNITS = 64 };
-	char *texts[MAX_UNITS], err[256];
-	size_t lens[MAX_UNITS], n = 0, count = fatbin__entry_count(fb);
-	char *ptx = NULL;
-	for (size_t i = 0; i <= count; i++) {   /* e first (its header leads), then the others */
-		const struct fatbin_entry *x = i == 0 ? e : fatbin__entry(fb, i - 1);
-		if (i && (x == e || x->kind != FATBIN_KIND_PTX || x->sm != e->sm))
-			continue;
-		if (n == MAX_UNITS) {
-			snprintf(why, whylen, "more than %d PTX units for sm_%u in one fatbin", MAX_UNITS, e->sm);
-			goto done;
-		}
-		void *data;
-		if (fatbin__entry_data(x, &data, &lens[n], err, sizeof(err)) < 0) {
-			snprintf(why, whylen, "the fatbin's PTX: %s", err);
-			goto done;
-		}
-		texts[n++] = data;
-	}
-	if (n == 1) {
-		ptx = texts[0];
-		*len = lens[0];
-		n = 0;
-	} else if (!(ptx = ptx_link((const char *const *)texts, lens, n, len, err, sizeof(err)))) {
-		snprintf(why, whylen, "linking its %zu PTX units (-rdc): %s", n, err);
-	}
-done:
-	for (size_t i = 0; i < n; i++)
-		free(texts[i]);
-	return ptx;
-}
-
 /* The PTX an image holds for our device, malloc'd; NULL with a line in why. */
 static char *image_ptx(const void *image, size_t *len, char *why, size_t whylen)
 {
@@ -156,7 +119,9 @@ static char *image_ptx(const void *image, size_t *len, char *why, size_t whylen)
 				      "with -arch=sm_XX, or -gencode arch=compute_XX,code=compute_XX)",
 			 *targets ? targets : "no entries");
 	} else {
-		ptx = fatbin_ptx(fb, e, len, why, whylen);
+		size_t units = 0;
+		if (fatbin__linked_ptx(fb, e, &ptx, len, &units, err, sizeof(err)) < 0)
+			snprintf(why, whylen, "the fatbin's PTX: %s", err);
 	}
 	fatbin__close(fb);
 	return ptx;

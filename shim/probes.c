@@ -21,6 +21,7 @@
 #include "maps/snapshot.h"
 #include "nvidia/probes.h"
 #include "ptx-frontend/fatbin.h"
+#include "ptx-frontend/link.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -650,7 +651,10 @@ static int transform(struct shim_image *img, const struct shim_module *m)
 			shim_jit_no_ptx(img, m, device_sm);   /* a library's machine code, or rebuild */
 			return 0;
 		}
-		int rc = fatbin__entry_data(e, &payload, &len, err, sizeof(err));
+		size_t units = 0;   /* -rdc: every translation unit's PTX, linked (ptx-frontend/link.h) */
+		char *text = NULL;
+		int rc = fatbin__linked_ptx(fb, e, &text, &len, &units, err, sizeof(err));
+		payload = text;
 		fatbin__close(fb);
 		if (rc) {
 			shim_msg("module %u: PTX unreadable (%s); loaded without probes", m->seq, err);
