@@ -142,6 +142,55 @@ static bool is_header(const ir_top *t)
 	       (!strncmp(t->text, ".version", 8) || !strncmp(t->text, ".target", 7) || !strncmp(t->text, ".address_size", 13));
 }
 
+static int append(char **out, size_t *used, size_t *cap, const char *s, size_t n)
+{
+	if (*used + n + 2 > *cap) {
+		size_t want = (*used + n + 2) * 2;
+		char *grown = realloc(*out, want);
+		if (!grown)
+			return -1;
+		*out = grown;
+		*cap = want;
+	}
+	memcpy(*out + *used, s, n);
+	*used += n;
+	(*out)[*used] = 0;
+	return 0;
+}
+
+/* Prints m's functions (funcs) or everything else, by taking the other nodes out of the list for
+ * the print and putting them back after. */
+static int append_part(ir_module *m, int funcs, char **out, size_t *used, size_t *cap)
+{
+	ir_top *aside_first = NULL, *aside_last = NULL;
+	for (ir_top *t = m->first, *next; t; t = next) {
+		next = t->next;
+		if ((t->kind == IR_TOP_FUNC) == (funcs != 0))
+			continue;
+		ir_top_remove(m, t);
+		t->prev = aside_last;
+		t->next = NULL;
+		if (aside_last)
+			aside_last->next = t;
+		else
+			aside_first = t;
+		aside_last = t;
+	}
+	size_t len = 0;
+	char *text = m->first ? ptx_print(m, &len) : NULL;
+	int rc = m->first && !text ? -1 : 0;
+	if (text && (append(out, used, cap, text, len) < 0 || append(out, used, cap, "\n", 1) < 0))
+		rc = -1;
+	free(text);
+	/* back in their order: the kept nodes stay as they are; the others after them (a module's
+	 * order matters no more once printed, and each unit is printed in two parts only) */
+	for (ir_top *t = aside_first, *next; t; t = next) {
+		next = t->next;
+		ir_top_append(m, t);
+	}
+	return rc;
+}
+
 char *ptx_link(const char *const *texts, const size_t *lens, size_t n, size_t *out_len, char *err, size_t errlen)
 {
 	ir_module **u = calloc(n ? n : 1, sizeof(*u));
@@ -171,8 +220,12 @@ char *ptx_link(const char *const *texts, const size_t *lens, size_t n, size_t *o
 				snprintf(err, errlen, "%s is defined in more than one unit", name);
 				goto done;
 			}
-			if (d == DEF_EXTERN && other != DEF_INTERNAL) {
-				ir_top_remove(u[i], t);   /* the other unit's definition serves */
+			if (d == DEF_EXTERN && other != DEF_INTERNAL && t->kind == IR_TOP_FUNC) {
+				/* stays a prototype, of the definition's linkage: a call needs one before it,
+				 * and the definition may come later (ptxas refuses an .extern one then) */
+				t->func.linkage = other == DEF_WEAK ? ".weak" : ".visible";
+			} else if (d == DEF_EXTERN && other != DEF_INTERNAL) {
+				ir_top_remove(u[i], t);   /* variables: all units' come before any function */
 			} else if (d == DEF_WEAK && other >= DEF_WEAK) {
 				/* the first weak copy stays (or a visible one): this one goes */
 				bool first = other == DEF_WEAK;
@@ -190,44 +243,35 @@ char *ptx_link(const char *const *texts, const size_t *lens, size_t n, size_t *o
 			}
 		}
 	}
-	for (size_t i = 0; i < n; i++) {
-		const char *target = NULL, *asz = NULL;
+	/* the header, then every unit's variables (a function may use any unit's), then every
+	 * unit's functions */
+	const char *target = NULL, *asz = NULL;
+	for (size_t i = 0; i < n; i++)
 		for (ir_top *t = u[i]->first, *next; t; t = next) {
 			next = t->next;
 			if (!is_header(t))
 				continue;
-			if (!strncmp(t->text, ".target", 7))
+			if (!strncmp(t->text, ".target", 7) && !target)
 				target = t->text;
-			else if (!strncmp(t->text, ".address_size", 13))
+			else if (!strncmp(t->text, ".address_size", 13) && !asz)
 				asz = t->text;
 			ir_top_remove(u[i], t);
 		}
-		size_t len = 0;
-		char *body = ptx_print(u[i], &len);
-		char head[256] = "";
-		if (i == 0)
-			snprintf(head, sizeof(head), ".version %u.%u\n%s\n%s\n", version / 10, version % 10,
-				 target ? target : ".target sm_52", asz ? asz : ".address_size 64");
-		size_t need = used + strlen(head) + len + 2;
-		char *grown = out;
-		if (body && need > cap && (grown = realloc(out, need * 2)))
-			cap = need * 2;
-		if (!body || !grown) {
-			free(body);
-			free(out);
-			out = NULL;
-			snprintf(err, errlen, "out of memory");
-			goto done;
-		}
-		out = grown;
-		used += (size_t)sprintf(out + used, "%s", head);
-		memcpy(out + used, body, len);
-		used += len;
-		out[used++] = '\n';
-		out[used] = 0;
-		free(body);
-	}
+	char head[256];
+	snprintf(head, sizeof(head), ".version %u.%u\n%s\n%s\n", version / 10, version % 10,
+		 target ? target : ".target sm_52", asz ? asz : ".address_size 64");
+	if (append(&out, &used, &cap, head, strlen(head)) < 0)
+		goto oom;
+	for (int funcs = 0; funcs < 2; funcs++)
+		for (size_t i = 0; i < n; i++)
+			if (append_part(u[i], funcs, &out, &used, &cap) < 0)
+				goto oom;
 	*out_len = used;
+	goto done;
+oom:
+	free(out);
+	out = NULL;
+	snprintf(err, errlen, "out of memory");
 done:
 	for (size_t i = 0; i < n; i++)
 		if (u[i])

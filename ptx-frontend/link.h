@@ -9,8 +9,10 @@
 
 /* Link n PTX texts. A symbol of internal linkage that an earlier unit also defines, or that
  * another unit makes visible or weak, is renamed in its unit (NAME_gpl_UNIT, from 1: nvcc's
- * per-unit names such as $str collide); .extern
- * declarations another unit defines are dropped, and of .weak definitions in several units the
+ * per-unit names such as $str collide). .extern variables another unit defines are dropped, and
+ * every unit's variables come before every unit's functions; an .extern function prototype
+ * another unit defines stays, with the definition's linkage (a call needs a prototype before it,
+ * and ptxas refuses a definition after an .extern one). Of .weak definitions in several units the
  * first is kept. The header: the highest .version of the units, the first unit's .target and
  * .address_size. Returns malloc'd NUL-terminated text (length in *out_len), or NULL with one line
  * in err: a unit that does not parse ("unit N: LINE:COL: message"), or a symbol two units both

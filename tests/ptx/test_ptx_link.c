@@ -1,6 +1,7 @@
 /* ptx_link (ptx-frontend/link.h): two translation units as nvcc -rdc writes them, linked; the
- * result parses, defines each function and variable once, calls and reads across the units, and
- * keeps both units' format strings apart. Then the errors: two visible definitions of one name,
+ * result parses, defines each function and variable once (a called function of the later unit
+ * keeps a prototype before its caller), calls and reads across the units, and keeps both units'
+ * format strings apart. Then the errors: two visible definitions of one name,
  * a unit that does not parse. */
 #include "ptx-frontend/ir.h"
 #include "ptx-frontend/link.h"
@@ -79,7 +80,7 @@ int main(void)
 			headers += t->kind == IR_TOP_DIRECTIVE && !strncmp(t->text, ".target", 7);
 		CHECK(headers == 1, "%d .target lines, expected 1", headers);
 		static const struct { const char *name; int all, defs; } want[] = {
-			{"twice_b", 1, 1}, {"scale_b", 1, 1}, {"helper", 1, 1}, {"kernel_a", 1, 1}, {"kernel_b", 1, 1},
+			{"twice_b", 2, 1}, {"scale_b", 1, 1}, {"helper", 1, 1}, {"kernel_a", 1, 1}, {"kernel_b", 1, 1},
 			{"$str", 1, 1}, {"$str_gpl_2", 1, 1}, {"p_str", 1, 1},
 		};
 		for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
@@ -88,6 +89,20 @@ int main(void)
 			CHECK(all == want[i].all && defs == want[i].defs, "%s: %d nodes, %d definitions; expected %d and %d",
 			      want[i].name, all, defs, want[i].all, want[i].defs);
 		}
+		/* twice_b's prototype: .visible now, and before kernel_a, which calls it; every variable
+		 * before every function */
+		int seen_func = 0, proto_first = 0, var_after_func = 0;
+		for (const ir_top *t = m->first; t; t = t->next) {
+			if (t->kind == IR_TOP_FUNC && !strcmp(t->func.name, "twice_b") && !t->func.has_body)
+				proto_first = !seen_func && t->func.linkage && !strcmp(t->func.linkage, ".visible");
+			if (t->kind == IR_TOP_FUNC && !strcmp(t->func.name, "kernel_a"))
+				seen_func = 1;
+			if (t->kind == IR_TOP_DECL && (seen_func || ir_module_first_func(m) != NULL) &&
+			    ir_module_first_func(m) && t->line > ir_module_first_func(m)->line)
+				var_after_func = 1;
+		}
+		CHECK(proto_first, "twice_b's prototype is not a .visible one before kernel_a");
+		CHECK(!var_after_func, "a variable after a function");
 		ir_func *kb = ir_module_find_func(m, "kernel_b");
 		const char *kb_str = NULL;
 		for (const ir_stmt *s = kb ? kb->first : NULL; s; s = s->next)

@@ -16,6 +16,7 @@
  * Types are spelled out (ABI-equal to cuda.h), as in tests/shim_jit/fake_jit_driver.c. */
 #include <dlfcn.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -252,26 +253,28 @@ CUresult cuStreamQuery(void *s) { (void)s; return OK; }
 static CUresult load(void **m, const void *image, unsigned n, int *o, void **v, const char *api)
 {
 	const char *text = image;
-	/* FAKE_CUBIN_PTX=FILE (tests/jit_capture): a cubin (ELF) image is taken for the module
-	 * FILE's PTX describes (its kernels and variables), and loads print their JIT options. */
+	/* FAKE_CUBIN_PTX=FILE (tests/jit_capture, tests/shim_lazy/rdc.sh): a cubin (ELF) or fatbin
+	 * image is taken for the module FILE's PTX describes (its kernels and variables), and loads
+	 * print their JIT options. */
 	const char *cubin_ptx = getenv("FAKE_CUBIN_PTX");
 	static char cubin_text[1 << 16];
-	if (text && text[0] == 0x7f && cubin_ptx) {
+	bool binary = text && (text[0] == 0x7f || !memcmp(text, "\x50\xed\x55\xba", 4));
+	if (binary && cubin_ptx) {
 		FILE *cf = fopen(cubin_ptx, "r");
 		size_t got = cf ? fread(cubin_text, 1, sizeof(cubin_text) - 1, cf) : 0;
 		if (cf)
 			fclose(cf);
 		cubin_text[got] = 0;
-		printf("fake: a cubin, taken for %s\n", cubin_ptx);
+		printf("fake: a %s, taken for %s\n", text[0] == 0x7f ? "cubin" : "fatbin", cubin_ptx);
 		text = cubin_text;
-	} else if (cubin_ptx && text && text[0] != 0x7f) {
+	} else if (cubin_ptx && text && !binary) {
 		printf("fake: %s PTX with %u JIT options:", strstr(text, "__gp") ? "instrumented" : "plain", n);
 		for (unsigned i = 0; i < n; i++)
 			if (o[i] == 0 || o[i] == 7 || o[i] == 13)   /* max registers, -O, line info */
 				printf(" %d=%lu", o[i], (unsigned long)(uintptr_t)v[i]);
 		printf("\n");
 	}
-	if (!text || text[0] == 0x7f)
+	if (!text || text[0] == 0x7f || !memcmp(text, "\x50\xed\x55\xba", 4))
 		return INVALID_VALUE;
 	if (strstr(text, "__gp") && getenv("FAKE_JIT_FAIL") && !strcmp(getenv("FAKE_JIT_FAIL"), "1")) {
 		for (unsigned i = 0; i + 1 < n; i++)
