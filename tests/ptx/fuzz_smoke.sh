@@ -31,3 +31,18 @@ if ! "$bin" -max_total_time="${FUZZ_SECONDS:-20}" -max_len=16384 -rss_limit_mb=2
 	exit 1
 fi
 echo "fuzz_ptx: $(grep -oE 'stat::number_of_executed_units: *[0-9]+' "$work/fuzz.log" | grep -oE '[0-9]+$') runs, no failure"
+# Linking two units (fuzz/ptx_link_fuzz.c: the input split at its first NUL): the seeds, whose
+# halves seldom parse, and the test's two-unit seed, then FUZZ_SECONDS / 2
+link=$work/fuzz_ptx_link
+"$CLANG" -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -D_GNU_SOURCE \
+	-I"$root" "$root/fuzz/ptx_link_fuzz.c" "${src[@]/#/$root/ptx-frontend/}" "$root/ptx-frontend/link.c" \
+	"$root"/ptx-frontend/fatbin_*.c "$root/ptx-frontend/module_image.c" -lzstd -llz4 -o "$link" ||
+	{ echo "FAIL: the link fuzz target does not build"; exit 1; }
+mkdir -p "$work/link-corpus"
+if ! "$link" -max_total_time="$(( ${FUZZ_SECONDS:-20} / 2 ))" -max_len=16384 -rss_limit_mb=2048 -timeout=20 \
+	-artifact_prefix="$work/artifacts/" -print_final_stats=1 "$work/link-corpus" "$here/fuzz-seeds/link" >"$work/link.log" 2>&1; then
+	echo "FAIL: link fuzzing found a failing input (in $work/artifacts):"
+	grep -E 'ERROR|SUMMARY|runtime error|Test unit written|does not parse|without a message' "$work/link.log" | head
+	exit 1
+fi
+echo "fuzz_ptx_link: $(grep -oE 'stat::number_of_executed_units: *[0-9]+' "$work/link.log" | grep -oE '[0-9]+$') runs, no failure"
