@@ -7,17 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int failures;
-
-#define CHECK(cond, ...)                                                  \
-	do {                                                              \
-		if (!(cond)) {                                            \
-			fprintf(stderr, "%s:%d: ", __FILE__, __LINE__);   \
-			fprintf(stderr, __VA_ARGS__);                     \
-			fputc('\n', stderr);                              \
-			failures++;                                       \
-		}                                                         \
-	} while (0)
+#include "check.h"
 
 /* Parse one instruction inside a minimal kernel and return it (module in *mp). */
 static ir_insn *parse_insn(const char *line, ir_module **mp)

@@ -10,17 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int failures;
-
-#define CHECK(cond, ...)                                                \
-	do {                                                            \
-		if (!(cond)) {                                          \
-			fprintf(stderr, "%s:%d: ", __FILE__, __LINE__); \
-			fprintf(stderr, __VA_ARGS__);                   \
-			fputc('\n', stderr);                            \
-			failures++;                                     \
-		}                                                       \
-	} while (0)
+#include "check.h"
 
 static const char unit_a[] =
 	".version 8.8\n.target sm_90\n.address_size 64\n"
