@@ -66,6 +66,20 @@ static bool defined_before(ir_module **u, size_t unit, const char *name)
 	return false;
 }
 
+/* Whether a unit before `unit` declares t's variable .extern too; that declaration then takes the
+ * larger of the two alignments. */
+static bool extern_decl_before(ir_module **u, size_t unit, const ir_top *t)
+{
+	for (size_t i = 0; i < unit; i++)
+		for (ir_top *s = u[i]->first; s; s = s->next)
+			if (s->kind == IR_TOP_DECL && top_def(s) == DEF_EXTERN && !strcmp(s->decl.name, t->decl.name)) {
+				if (t->decl.align > s->decl.align)
+					s->decl.align = t->decl.align;
+				return true;
+			}
+	return false;
+}
+
 /* ---- renaming one symbol throughout a unit ---- */
 
 static void rename_operand(ir_module *m, ir_operand *o, const char *from, const char *to)
@@ -214,6 +228,10 @@ char *ptx_link(const char *const *texts, const size_t *lens, size_t n, size_t *o
 			next = t->next;
 			const char *name = top_name(t);
 			enum def_kind d = name ? top_def(t) : DEF_NONE, other;
+			if (d == DEF_EXTERN && t->kind == IR_TOP_DECL && extern_decl_before(u, i, t)) {
+				ir_top_remove(u[i], t);   /* `extern __shared__ T x[]` in several units: one */
+				continue;
+			}
 			if (d == DEF_NONE || (other = defined_elsewhere(u, n, i, name)) == DEF_NONE)
 				continue;
 			if (d == DEF_VISIBLE && other == DEF_VISIBLE) {

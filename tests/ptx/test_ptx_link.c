@@ -1,6 +1,6 @@
 /* ptx_link (ptx-frontend/link.h): two translation units as nvcc -rdc writes them, linked; the
  * result parses, defines each function and variable once (a called function of the later unit
- * keeps a prototype before its caller), calls and reads across the units, and keeps both units'
+ * keeps a prototype before its caller; both units' `extern __shared__` array is declared once), calls and reads across the units, and keeps both units'
  * format strings apart. Then the errors: two visible definitions of one name,
  * a unit that does not parse. */
 #include "ptx-frontend/ir.h"
@@ -15,6 +15,7 @@
 static const char unit_a[] =
 	".version 8.8\n.target sm_90\n.address_size 64\n"
 	".extern .global .align 4 .u32 scale_b;\n"
+	".extern .shared .align 4 .b8 dyn[];\n"
 	".global .align 1 .b8 $str[4] = {97, 58, 10, 0};\n"
 	".extern .func (.param .b32 ret) twice_b(.param .b32 x);\n"
 	".weak .func (.param .b32 r) helper(.param .b32 x)\n{\n\t.reg .b32 %r<3>;\n"
@@ -28,6 +29,7 @@ static const char unit_a[] =
 static const char unit_b[] =
 	".version 9.0\n.target sm_90\n.address_size 64\n"
 	".visible .global .align 4 .u32 scale_b = 3;\n"
+	".extern .shared .align 16 .b8 dyn[];\n"
 	".global .align 1 .b8 $str[4] = {98, 58, 10, 0};\n"
 	".global .align 8 .u64 p_str = generic($str);\n"
 	".weak .func (.param .b32 r) helper(.param .b32 x)\n{\n\t.reg .b32 %r<3>;\n"
@@ -71,7 +73,7 @@ int main(void)
 		CHECK(headers == 1, "%d .target lines, expected 1", headers);
 		static const struct { const char *name; int all, defs; } want[] = {
 			{"twice_b", 2, 1}, {"scale_b", 1, 1}, {"helper", 1, 1}, {"kernel_a", 1, 1}, {"kernel_b", 1, 1},
-			{"$str", 1, 1}, {"$str_gpl_2", 1, 1}, {"p_str", 1, 1},
+			{"$str", 1, 1}, {"$str_gpl_2", 1, 1}, {"p_str", 1, 1}, {"dyn", 1, 0},
 		};
 		for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
 			int all, defs;
@@ -105,6 +107,11 @@ int main(void)
 			found |= t->kind == IR_TOP_DECL && !strcmp(t->decl.name, "p_str") && t->decl.init &&
 				 strstr(t->decl.init, "generic($str_gpl_2)");
 		CHECK(found, "p_str's initializer does not name $str_gpl_2");
+		unsigned dyn_align = 0;
+		for (const ir_top *t = m->first; t; t = t->next)
+			if (t->kind == IR_TOP_DECL && !strcmp(t->decl.name, "dyn"))
+				dyn_align = t->decl.align;
+		CHECK(dyn_align == 16, "the one dyn[] is aligned %u, expected the larger of 4 and 16", dyn_align);
 		ir_module_free(m);
 	}
 	free(out);
