@@ -372,6 +372,29 @@ static int alive_unfinished(void)
 	return 0;
 }
 
+/* No process of the run set up probes: say so, rather than end as if they had counted nothing,
+ * and give --json FILE its file (one "none" record) so that what reads it finds one. */
+static void report_none(void)
+{
+	static const char why[] = "no process of the application set up probes: none loaded a GPU module "
+				  "through gpuprobe's libcuda.so.1 (it made no CUDA call, or reached a driver "
+				  "another way)";
+	cli_error("run: %s; nothing to report", why);
+	if (!P.json || !strcmp(P.json_path, "-"))
+		return;   /* stdout is the application's too: the line above says it */
+	char err[1024];
+	int fd = gp_open_output(P.json_path, GP_OUTPUT_OWN, NULL, 0, err, sizeof(err));
+	if (fd < 0) {
+		cli_error("run: --json %s", err);
+		return;
+	}
+	char line[512];
+	int n = snprintf(line, sizeof(line), "{\"type\":\"none\",\"why\":\"%s\"}\n", why);
+	if (write(fd, line, (size_t)n) != n)
+		cli_error("run: --json %s: %s", P.json_path, strerror(errno));
+	close(fd);
+}
+
 void run_planes_end(void)
 {
 	if (!P.active)
@@ -399,6 +422,8 @@ void run_planes_end(void)
 			print_final(s, 0);
 		finish(s);
 	}
+	if (!P.nsegs)
+		report_none();
 	run_metrics_stop();
 	for (size_t i = 0; i < P.nsegs; i++) {
 		struct seg *s = P.segs[i];

@@ -85,7 +85,9 @@ check 2 "gpuprobe: $cfg:2:9: output.json $work/nodir/out.jsonl: folder $work/nod
 	-c "$cfg" -- sh -c "$app"
 check 2 "gpuprobe: run: --json $work/nodir/out.jsonl: folder $work/nodir does not exist" \
 	--json "$work/nodir/out.jsonl" -- sh -c "$app"
-check 0 "" -c "$cfg" --json - -- sh -c "$app"
+# an application that sets up no probes (a shell command: no CUDA call) is told of in one line
+none="gpuprobe: run: no process of the application set up probes: none loaded a GPU module through gpuprobe's libcuda.so.1 (it made no CUDA call, or reached a driver another way); nothing to report"
+check 0 "$none" -c "$cfg" --json - -- sh -c "$app"
 
 # probe objects: what each file is, said in one line
 check 2 "gpuprobe: probe object $work/none.bpf.o does not exist" -p "$work/none.bpf.o" -- sh -c "$app"
@@ -149,8 +151,14 @@ for p in "$src/examples/cuda-counter/cuda_counter.bpf.c" "$src/examples/mem_trac
 	bpfcc "$p" "$work/examples/$(basename "$p" .c).o"
 done
 install -m 0644 "$src/examples/config.yaml" "$work/examples/config.yaml"
-check 0 "" -c "$work/examples/config.yaml" -- sh -c "$app"
-check 0 "" -p "$work/examples/cuda_counter.bpf.o" -p "$work/examples/mem_trace.bpf.o" -- sh -c "$app"
+check 0 "$none" -c "$work/examples/config.yaml" -- sh -c "$app"
+check 0 "$none" -p "$work/examples/cuda_counter.bpf.o" -p "$work/examples/mem_trace.bpf.o" -- sh -c "$app"
+# --json FILE gets its file all the same: one "none" record saying why
+rm -f "$work/none.jsonl"
+check 0 "$none" --json "$work/none.jsonl" -p "$work/examples/cuda_counter.bpf.o" -- sh -c "$app"
+[ "$(cat "$work/none.jsonl" 2>&1)" = '{"type":"none","why":"no process of the application set up probes: none loaded a GPU module through gpuprobe'"'"'s libcuda.so.1 (it made no CUDA call, or reached a driver another way)"}' ] ||
+	fail "--json FILE of a run without probes: $(cat "$work/none.jsonl" 2>&1)"
+echo "ok: --json FILE of a run without probes holds the none record"
 # what the shim is handed: the checked objects and configuration by absolute path, -i and --json
 real=$(cd "$work" && pwd -P)
 env=$(cd "$work" && "$gpuprobe" run -p examples/cuda_counter.bpf.o -p ./examples/mem_trace.bpf.o \
