@@ -203,6 +203,8 @@ def check(cfg, jpath):
     lines = json_lines(jpath)
     if lines is None:
         return "no JSON output"
+    if any(j.get("type") == "none" for j in lines):   # gpuprobe run: no process set up probes
+        return "no probes set up (no GPU module loaded)"
     maps = last_maps(lines)
     if probe == "a":
         if "enter" not in maps or "leave" not in maps:
