@@ -56,6 +56,7 @@ static struct {
 	pthread_t thread;
 	int running, stop;
 	int active;
+	struct timespec started;   /* when the run began: output files newer than this are its own */
 } P = {.dirfd = -1, .lock = PTHREAD_MUTEX_INITIALIZER};
 
 static void on_event(void *user, enum gp_seg_record type, const char *map, unsigned ring,
@@ -359,6 +360,7 @@ int run_planes_begin(const struct run_planes_opts *o)
 	}
 	P.running = 1;
 	P.active = 1;
+	clock_gettime(CLOCK_REALTIME_COARSE, &P.started);   /* the clock of file times */
 	return 0;
 }
 
@@ -376,6 +378,13 @@ static int alive_unfinished(void)
  * and give --json FILE its file (one "none" record) so that what reads it finds one. */
 static void report_none(void)
 {
+	/* a process of the run that printed its maps itself (without the segment folder, as
+	 * without gpuprobe run) wrote --json's file during the run: it reported, and its file stays */
+	struct stat st;
+	if (P.json && strcmp(P.json_path, "-") && !stat(P.json_path, &st) && st.st_size > 0 &&
+	    (st.st_mtim.tv_sec > P.started.tv_sec ||
+	     (st.st_mtim.tv_sec == P.started.tv_sec && st.st_mtim.tv_nsec >= P.started.tv_nsec)))
+		return;
 	static const char why[] = "no process of the application set up probes: none loaded a GPU module "
 				  "through gpuprobe's libcuda.so.1 (it made no CUDA call, or reached a driver "
 				  "another way)";
