@@ -890,6 +890,7 @@ static int lower_pass(lw *c, ir_module *am, uint32_t **words, size_t *nwords)
 	size_t errlen = c->errlen;
 	if (module_vars(c) < 0 || declare_funcs(c) < 0)
 		return -ENOTSUP;
+	lw_refuse_recursion(c);
 	bool any_failed = false;
 	for (size_t i = 0; i < c->nfuncs; i++) {
 		struct lw_func_info *fi = &c->funcs[i];

@@ -215,6 +215,9 @@ bool lw_is_collective_insn(const ir_insn *in);
 /* A kernel whose collectives part of a block may not reach, run in lock step (lower_lockstep.c):
  * whether it can be, and its body lowered so. */
 bool lw_lockstep_ok(lw *c, const ir_func *f);
+/* Functions on a cycle of direct calls marked failed, with the call that closes it
+ * (lower_recursion.c). */
+void lw_refuse_recursion(lw *c);
 int lw_lower_lockstep(lw *c, const ir_func *f, int (*lower_stmt)(lw *, const ir_stmt *),
 		      int (*lower_insn)(lw *, const ir_insn *));
 /* A probe's collective (lower_diverge.c), and whether it runs as a warp of one lane here. */
