@@ -6,7 +6,7 @@
 # do. Prints one line per module, then per sample, then the blockers by sample.
 # With SPIRV_POCL_BUILD (tests/spirv's spirv_pocl_build), valid modules are also built on PoCL.
 # PTX is kept in WORK_DIR/ptx and reused (delete it to recompile).
-# Fails if fewer samples lower than the floor (SPIRV_SAMPLES_FLOOR, default 95: 2026-11-25) or if
+# Fails if fewer samples lower than the floor (SPIRV_SAMPLES_FLOOR, default 94: see below) or if
 # PoCL does not build every module that lowered.
 # usage: samples_corpus.sh GPUPROBE CORPUS_DIR WORK_DIR
 set -uo pipefail
@@ -87,7 +87,7 @@ if [ -n "${SPIRV_POCL_BUILD:-}" ] && [ "$nok" -gt 0 ]; then
 fi
 echo "blocking constructs (samples blocked; each sample's blockers counted once):"
 sort -u "$work/blockers.txt" | cut -f2 | sort | uniq -c | sort -rn | sed 's/^/  /'
-floor=${SPIRV_SAMPLES_FLOOR:-95}
+floor=${SPIRV_SAMPLES_FLOOR:-94}   # 95 on 2026-11-25; 94 from 2026-11-27: interval's recursion is refused (spirv/lower_recursion.c)
 [ "${bad:-0}" -eq 0 ] || { echo "FAIL: PoCL did not build every module"; exit 1; }
 [ "$nso" -ge "$floor" ] || { echo "FAIL: $nso samples lower, fewer than the floor $floor"; exit 1; }
 exit 0
