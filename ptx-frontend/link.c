@@ -302,7 +302,7 @@ int fatbin__linked_ptx(const struct fatbin *fb, const struct fatbin_entry *e, ch
 		       size_t *units, char *err, size_t errlen)
 {
 	enum { MAX_UNITS = 64 };
-	char *texts[MAX_UNITS], lerr[256];
+	char *texts[MAX_UNITS] = {0}, lerr[256];
 	size_t lens[MAX_UNITS], n = 0, count = fatbin__entry_count(fb);
 	int rc = 0;
 	*out = NULL;
@@ -329,11 +329,15 @@ int fatbin__linked_ptx(const struct fatbin *fb, const struct fatbin_entry *e, ch
 		*units = 1;
 		return 0;
 	}
-	if (!(*out = ptx_link((const char *const *)texts, lens, n, len, lerr, sizeof(lerr)))) {
-		snprintf(err, errlen, "linking its %zu PTX units (-rdc): %s", n, lerr);
-		rc = -EINVAL;
-	} else {
+	if ((*out = ptx_link((const char *const *)texts, lens, n, len, lerr, sizeof(lerr)))) {
 		*units = n;
+	} else {
+		/* not units of one program after all (two copies of one module define the same
+		 * kernels): e alone, as before linking was tried */
+		*out = texts[0];
+		*len = lens[0];
+		*units = 1;
+		texts[0] = NULL;
 	}
 done:
 	for (size_t i = 0; i < n; i++)

@@ -25,7 +25,8 @@ struct fatbin_entry;
 /* The PTX of fatbin entry e linked with every other PTX entry of the same target (a program built
  * with -rdc has one per translation unit, and NVIDIA's driver links their machine code): malloc'd
  * text in *out (length in *len; e's text first, so its header leads), *units the entries used (1:
- * e's text alone, unchanged). Negative errno with one line in err. */
+ * e's text alone, unchanged: also where the entries do not link, e.g. two copies of one module).
+ * Negative errno with one line in err (an entry that cannot be read). */
 int fatbin__linked_ptx(const struct fatbin *fb, const struct fatbin_entry *e, char **out, size_t *len,
 		       size_t *units, char *err, size_t errlen);
 

@@ -39,5 +39,17 @@ for lazy in 1 0; do
 	check "$n: no line of the shim says a kernel runs without probes" 0 \
 		"$(grep -ciE 'without probes|not instrumented|did not compile' "$tmp/$n.err")"
 done
+# two copies of one module (not units of one program: both define every kernel): the first alone,
+# as before linking was tried
+"$FATBINARY" --create="$tmp/twice.fatbin" -64 --image3=kind=ptx,sm=90,file="$units/../module.ptx" \
+	--image3=kind=ptx,sm=90,file="$units/../module.ptx" || { bad "fatbinary (twice)"; exit 1; }
+env GPUPROBE_LOG=1 GPUPROBE_PROBES="$probe" GPUPROBE_REAL_LIBCUDA="$fake" GPUPROBE_CACHE_DIR="$tmp/cache-twice" \
+	FAKE_CUBIN_PTX="$units/../module.ptx" FAKE_DUMP="$tmp/twice.inst.ptx" \
+	"$app" "$shim" "$tmp/twice.fatbin" >"$tmp/twice.out" 2>"$tmp/twice.err"
+check "two copies of one module: every call succeeded" 0 $?
+check "two copies of one module: k_use instrumented once, from one copy" "fake: load module instrumented: k_use" \
+	"$(grep "^fake: load module instrumented" "$tmp/twice.out" | tail -1 | sed -E "s/ \(.*//")"
+"$PTXAS" -arch=sm_90 "$tmp/twice.inst.ptx" -o "$tmp/twice.cubin" 2>"$tmp/twice.ptxas"
+check "two copies of one module: ptxas compiles the instrumented k_use" "0 " "$? $(head -1 "$tmp/twice.ptxas")"
 [ $fails = 0 ] && echo "rdc.sh: PASS" || echo "rdc.sh: $fails FAILED"
 exit $((fails != 0))
