@@ -58,7 +58,8 @@ echo "$said" | grep -Eq "^gpuprobe: capture $tmp/wrap.gpt\.[0-9]+: 640 records, 
 # a file an earlier run left is not this run's: an app without CUDA leaves none, and run says so
 touch "$tmp/old.gpt"
 said=$("$gp" run -p "$tmp/mt.bpf.o" --output "$tmp/old.gpt" -- /bin/true 2>&1)
-[ ! -e "$tmp/old.gpt" ] && [ "$said" = "gpuprobe: capture $tmp/old.gpt: not written (the application set no probes up, or could not create it: then a line above says why)" ] &&
+[ ! -e "$tmp/old.gpt" ] && [ "$said" = "gpuprobe: run: no process of the application set up probes: none loaded a GPU module through gpuprobe's libcuda.so.1 (it made no CUDA call, or reached a driver another way); nothing to report
+gpuprobe: capture $tmp/old.gpt: not written (the application set no probes up, or could not create it: then a line above says why)" ] &&
 	ok "stale capture removed: $said" || bad "stale capture: '$said'"
 [ $fails = 0 ] && echo "PASS" || echo "$fails FAILED"
 exit $((fails > 0))
