@@ -284,6 +284,17 @@ char *ptx_link(const char *const *texts, const size_t *lens, size_t n, size_t *o
 		for (size_t i = 0; i < n; i++)
 			if (append_part(u[i], funcs, &out, &used, &cap) < 0)
 				goto oom;
+	/* what a unit's text meant up to its end may run on into the next one's (a .section
+	 * directive of a malformed unit, found by fuzz/ptx_link_fuzz.c): the result must parse */
+	char perr[256];
+	ir_module *check = ptx_parse(out, used, perr, sizeof(perr));
+	if (!check) {
+		snprintf(err, errlen, "the units do not parse as one module: %s", perr);
+		free(out);
+		out = NULL;
+		goto done;
+	}
+	ir_module_free(check);
 	*out_len = used;
 	goto done;
 oom:

@@ -15,8 +15,8 @@
  * and ptxas refuses a definition after an .extern one). Of .weak definitions in several units the
  * first is kept. The header: the highest .version of the units, the first unit's .target and
  * .address_size. Returns malloc'd NUL-terminated text (length in *out_len), or NULL with one line
- * in err: a unit that does not parse ("unit N: LINE:COL: message"), or a symbol two units both
- * make visible. */
+ * in err: a unit that does not parse ("unit N: LINE:COL: message"), a symbol two units both
+ * make visible, or units whose texts do not parse together. */
 char *ptx_link(const char *const *texts, const size_t *lens, size_t n, size_t *out_len, char *err,
 	       size_t errlen);
 

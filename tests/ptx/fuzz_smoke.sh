@@ -45,4 +45,4 @@ link=$work/fuzz_ptx_link
 	-I"$root" "$root/fuzz/ptx_link_fuzz.c" "${src[@]/#/$root/ptx-frontend/}" "$root/ptx-frontend/link.c" \
 	"$root"/ptx-frontend/fatbin_*.c "$root/ptx-frontend/module_image.c" -lzstd -llz4 -o "$link" ||
 	{ echo "FAIL: the link fuzz target does not build"; exit 1; }
-fuzz fuzz_ptx_link "$link" "$here/fuzz-seeds/link" "$(( ${FUZZ_SECONDS:-20} / 2 ))"
+fuzz fuzz_ptx_link "$link" "$here/fuzz-seeds/ptx_link" "$(( ${FUZZ_SECONDS:-20} / 2 ))"
