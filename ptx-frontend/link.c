@@ -39,44 +39,97 @@ static enum def_kind top_def(const ir_top *t)
 	return DEF_VISIBLE;
 }
 
-/* The strongest definition of name in units other than skip (DEF_NONE: none). */
-static enum def_kind defined_elsewhere(ir_module **u, size_t n, size_t skip, const char *name)
+/* Every unit's module-scope names, taken once before any change, sorted by name and unit: what
+ * each unit declares or defines is a lookup, not a walk of every other unit (a program of many
+ * units and thousands of symbols would otherwise pay units x symbols string compares per name).
+ * The link only removes declarations and later copies, and renames names an earlier unit or a
+ * visible symbol still holds, so this first picture answers every later question the same. */
+struct sym {
+	const char *name;
+	size_t unit;
+	enum def_kind def;
+	ir_top *top;
+};
+
+static int sym_order(const void *a, const void *b)
 {
-	enum def_kind best = DEF_NONE;
-	for (size_t i = 0; i < n; i++) {
-		if (i == skip)
-			continue;
-		for (const ir_top *t = u[i]->first; t; t = t->next) {
-			const char *tn = top_name(t);
-			enum def_kind d = tn && !strcmp(tn, name) ? top_def(t) : DEF_NONE;
-			if (d > best && d != DEF_EXTERN)
-				best = d;
-		}
+	const struct sym *x = a, *y = b;
+	int c = strcmp(x->name, y->name);
+	return c ? c : (x->unit > y->unit) - (x->unit < y->unit);
+}
+
+static struct sym *sym_index(ir_module **u, size_t n, size_t *count)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++)
+		for (const ir_top *t = u[i]->first; t; t = t->next)
+			k += top_name(t) != NULL;
+	struct sym *x = malloc((k ? k : 1) * sizeof(*x));
+	if (!x)
+		return NULL;
+	k = 0;
+	for (size_t i = 0; i < n; i++)
+		for (ir_top *t = u[i]->first; t; t = t->next)
+			if (top_name(t))
+				x[k++] = (struct sym){top_name(t), i, top_def(t), t};
+	qsort(x, k, sizeof(*x), sym_order);
+	*count = k;
+	return x;
+}
+
+/* The entries for name: *first and the count. */
+static size_t sym_find(const struct sym *x, size_t count, const char *name, size_t *first)
+{
+	size_t lo = 0, hi = count;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (strcmp(x[mid].name, name) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
 	}
+	size_t end = lo;
+	while (end < count && !strcmp(x[end].name, name))
+		end++;
+	*first = lo;
+	return end - lo;
+}
+
+/* The strongest definition of name in units other than skip (DEF_NONE: none). */
+static enum def_kind defined_elsewhere(const struct sym *x, size_t count, size_t skip, const char *name)
+{
+	size_t f, m = sym_find(x, count, name, &f);
+	enum def_kind best = DEF_NONE;
+	for (size_t k = f; k < f + m; k++)
+		if (x[k].unit != skip && x[k].def != DEF_EXTERN && x[k].def > best)
+			best = x[k].def;
 	return best;
 }
 
-/* Whether a unit before `unit` defines name (any linkage but .extern). */
-static bool defined_before(ir_module **u, size_t unit, const char *name)
+/* Whether a unit before `unit` has name with a definition of at least `least`. */
+static bool defined_before(const struct sym *x, size_t count, size_t unit, const char *name,
+			   enum def_kind least)
 {
-	for (size_t i = 0; i < unit; i++)
-		for (const ir_top *t = u[i]->first; t; t = t->next)
-			if (top_name(t) && !strcmp(top_name(t), name) && top_def(t) > DEF_EXTERN)
-				return true;
+	size_t f, m = sym_find(x, count, name, &f);
+	for (size_t k = f; k < f + m && x[k].unit < unit; k++)
+		if (x[k].def >= least)
+			return true;
 	return false;
 }
 
-/* Whether a unit before `unit` declares t's variable .extern too; that declaration then takes the
- * larger of the two alignments. */
-static bool extern_decl_before(ir_module **u, size_t unit, const ir_top *t)
+/* Whether a unit before `unit` declares t's variable .extern too; the first such declaration then
+ * takes the larger of the two alignments. */
+static bool extern_decl_before(const struct sym *x, size_t count, size_t unit, const ir_top *t)
 {
-	for (size_t i = 0; i < unit; i++)
-		for (ir_top *s = u[i]->first; s; s = s->next)
-			if (s->kind == IR_TOP_DECL && top_def(s) == DEF_EXTERN && !strcmp(s->decl.name, t->decl.name)) {
-				if (t->decl.align > s->decl.align)
-					s->decl.align = t->decl.align;
-				return true;
-			}
+	size_t f, m = sym_find(x, count, t->decl.name, &f);
+	for (size_t k = f; k < f + m && x[k].unit < unit; k++) {
+		ir_top *s = x[k].top;
+		if (s->kind == IR_TOP_DECL && x[k].def == DEF_EXTERN) {
+			if (t->decl.align > s->decl.align)
+				s->decl.align = t->decl.align;
+			return true;
+		}
+	}
 	return false;
 }
 
@@ -208,6 +261,7 @@ static int append_part(ir_module *m, int funcs, char **out, size_t *used, size_t
 char *ptx_link(const char *const *texts, const size_t *lens, size_t n, size_t *out_len, char *err, size_t errlen)
 {
 	ir_module **u = calloc(n ? n : 1, sizeof(*u));
+	struct sym *syms = NULL;
 	char *out = NULL;
 	size_t used = 0, cap = 0;
 	unsigned version = 0;
@@ -223,16 +277,19 @@ char *ptx_link(const char *const *texts, const size_t *lens, size_t n, size_t *o
 		}
 		version_of(u[i], &version);
 	}
+	size_t nsyms = 0;
+	if (!(syms = sym_index(u, n, &nsyms)))
+		goto oom;
 	for (size_t i = 0; i < n; i++) {
 		for (ir_top *t = u[i]->first, *next; t; t = next) {
 			next = t->next;
 			const char *name = top_name(t);
 			enum def_kind d = name ? top_def(t) : DEF_NONE, other;
-			if (d == DEF_EXTERN && t->kind == IR_TOP_DECL && extern_decl_before(u, i, t)) {
+			if (d == DEF_EXTERN && t->kind == IR_TOP_DECL && extern_decl_before(syms, nsyms, i, t)) {
 				ir_top_remove(u[i], t);   /* `extern __shared__ T x[]` in several units: one */
 				continue;
 			}
-			if (d == DEF_NONE || (other = defined_elsewhere(u, n, i, name)) == DEF_NONE)
+			if (d == DEF_NONE || (other = defined_elsewhere(syms, nsyms, i, name)) == DEF_NONE)
 				continue;
 			if (d == DEF_VISIBLE && other == DEF_VISIBLE) {
 				snprintf(err, errlen, "%s is defined in more than one unit", name);
@@ -246,13 +303,9 @@ char *ptx_link(const char *const *texts, const size_t *lens, size_t n, size_t *o
 				ir_top_remove(u[i], t);   /* variables: all units' come before any function */
 			} else if (d == DEF_WEAK && other >= DEF_WEAK) {
 				/* the first weak copy stays (or a visible one): this one goes */
-				bool first = other == DEF_WEAK;
-				for (size_t j = 0; j < i && first; j++)
-					for (const ir_top *s = u[j]->first; s && first; s = s->next)
-						first = !(top_name(s) && !strcmp(top_name(s), name) && top_def(s) >= DEF_WEAK);
-				if (!first)
+				if (other == DEF_VISIBLE || defined_before(syms, nsyms, i, name, DEF_WEAK))
 					ir_top_remove(u[i], t);
-			} else if (d == DEF_INTERNAL && (other >= DEF_WEAK || defined_before(u, i, name))) {
+			} else if (d == DEF_INTERNAL && (other >= DEF_WEAK || defined_before(syms, nsyms, i, name, DEF_INTERNAL))) {
 				/* the first unit keeps its internal names; later ones, and any that a
 				 * visible or weak symbol of another unit needs, are renamed */
 				char to[512];
@@ -302,6 +355,7 @@ oom:
 	out = NULL;
 	snprintf(err, errlen, "out of memory");
 done:
+	free(syms);
 	for (size_t i = 0; i < n; i++)
 		if (u[i])
 			ir_module_free(u[i]);
