@@ -383,7 +383,9 @@ static char *short_kernel(const char *mangled)
 static int cmp_block(const void *a, const void *b)
 {
 	const struct tr_block *x = a, *y = b;
-	return x->ns < y->ns ? -1 : x->ns > y->ns ? 1 : (int)x->end - (int)y->end;
+	if (x->ns != y->ns)
+		return x->ns < y->ns ? -1 : 1;
+	return x->end < y->end ? -1 : x->end > y->end; /* a difference of two uint32_t overflows int */
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -459,7 +461,9 @@ static int cmp_block_id(const void *a, const void *b)
 	int c = memcmp(x->block, y->block, sizeof(x->block));
 	if (c)
 		return c;
-	return x->ns < y->ns ? -1 : x->ns > y->ns ? 1 : (int)x->end - (int)y->end;
+	if (x->ns != y->ns)
+		return x->ns < y->ns ? -1 : 1;
+	return x->end < y->end ? -1 : x->end > y->end; /* a difference of two uint32_t overflows int */
 }
 
 static uint64_t field_time(const struct tr_ring_type *t, const uint8_t *d, size_t n)
