@@ -5,6 +5,7 @@
 #define OWN(name, impl) shim_fnty_##name own_##impl;
 #include "shim/own_list.h"
 #undef OWN
+#include "shim/log.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -80,9 +81,18 @@ static CUresult alloc(uint64_t *addr, size_t size, int host, int managed, unsign
 		return CUDA_ERROR_INVALID_VALUE;
 	if (!size)
 		return CUDA_ERROR_INVALID_VALUE;
-	int r = own.ops->mem_alloc(own.bk, size, host ? GP_BK_MEM_HOST : GP_BK_MEM_DEVICE, addr, NULL, 0);
-	if (r < 0)
+	char err[256] = "";
+	int r = own.ops->mem_alloc(own.bk, size, host ? GP_BK_MEM_HOST : GP_BK_MEM_DEVICE, addr, err, sizeof(err));
+	if (r < 0) {
+		/* Said once: programs that probe for the largest allocation fail many on purpose. */
+		static int said;
+		if (!__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
+			shim_msg("own driver: an allocation of %zu bytes failed (%s): CUDA_ERROR_OUT_OF_MEMORY; further "
+				 "failed allocations are not reported", size, *err ? err : "backend");
+		else
+			shim_log("own driver: an allocation of %zu bytes failed (%s)", size, err);
 		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
 	rc = record(*addr, size, host, managed, 0, flags);
 	if (rc)
 		own.ops->mem_free(own.bk, *addr);

@@ -65,9 +65,12 @@ static size_t decl_align(const ir_decl *d)
 	return a ? a : 1;
 }
 
-/* The PTX an image holds for our device, malloc'd; NULL with a line in why. */
-static char *image_ptx(const void *image, size_t *len, char *why, size_t whylen)
+/* The PTX an image holds for our device, malloc'd; NULL with a line in why and in *rc the error
+ * NVIDIA's driver gives for such an image: CUDA_ERROR_INVALID_IMAGE for what is no module at all
+ * (or a damaged one), CUDA_ERROR_NO_BINARY_FOR_GPU for a module without code for this device. */
+static char *image_ptx(const void *image, size_t *len, CUresult *rc, char *why, size_t whylen)
 {
+	*rc = CUDA_ERROR_NO_BINARY_FOR_GPU;
 	enum module_image_kind kind = module_image_classify(image, SIZE_MAX);
 	if (kind == MODULE_IMAGE_PTX) {
 		*len = strlen(image);
@@ -79,7 +82,12 @@ static char *image_ptx(const void *image, size_t *len, char *why, size_t whylen)
 		size_t size;
 		uint8_t hash[32];
 		struct jit_record rec;
-		if (module_image_size(image, kind, &size) == 0) {
+		if (module_image_size(image, kind, &size) < 0) {
+			*rc = CUDA_ERROR_INVALID_IMAGE;
+			snprintf(why, whylen, "a damaged ELF image (its headers give no size)");
+			return NULL;
+		}
+		{
 			jit_capture_hash(image, size, hash);
 			if (jit_capture_get(hash, &rec, NULL, 0) == 0) {
 				char *ptx = rec.ptx;
@@ -94,12 +102,14 @@ static char *image_ptx(const void *image, size_t *len, char *why, size_t whylen)
 		return NULL;
 	}
 	if (kind != MODULE_IMAGE_FATBIN && kind != MODULE_IMAGE_WRAPPER) {
+		*rc = CUDA_ERROR_INVALID_IMAGE;
 		snprintf(why, whylen, "an image that is neither PTX, a cubin nor a fatbin");
 		return NULL;
 	}
 	struct fatbin *fb;
 	char err[256];
 	if (fatbin__open_mem(image, SIZE_MAX, &fb, err, sizeof(err)) < 0) {
+		*rc = CUDA_ERROR_INVALID_IMAGE;
 		snprintf(why, whylen, "unreadable fatbin: %s", err);
 		return NULL;
 	}
@@ -120,11 +130,29 @@ static char *image_ptx(const void *image, size_t *len, char *why, size_t whylen)
 			 *targets ? targets : "no entries");
 	} else {
 		size_t units = 0;
-		if (fatbin__linked_ptx(fb, e, &ptx, len, &units, err, sizeof(err)) < 0)
+		if (fatbin__linked_ptx(fb, e, &ptx, len, &units, err, sizeof(err)) < 0) {
+			*rc = CUDA_ERROR_INVALID_IMAGE;
 			snprintf(why, whylen, "the fatbin's PTX: %s", err);
+		}
 	}
 	fatbin__close(fb);
 	return ptx;
+}
+
+/* An instruction the PTX ISA does not have (the frontend parses any opcode; NVIDIA's JIT refuses
+ * such a module at load, so do we, rather than at the kernel's first launch): 1 with
+ * "LINE:COL: ..." in err. */
+static int unknown_instruction(const ir_module *ir, char *err, size_t errlen)
+{
+	for (const ir_top *t = ir->first; t; t = t->next)
+		if (t->kind == IR_TOP_FUNC)
+			for (const ir_stmt *s = t->func.first; s; s = s->next)
+				if (s->kind == IR_STMT_INSN && !s->insn.info) {
+					snprintf(err, errlen, "%u:%u: '%s' is not a PTX instruction", s->line, s->col,
+						 s->insn.opcode);
+					return 1;
+				}
+	return 0;
 }
 
 /* Variables and kernels of the parsed module. */
@@ -339,10 +367,10 @@ CUresult own_module_load(CUmodule *out, const void *image, const char *what)
 	unsigned seq = __atomic_add_fetch(&module_seq, 1, __ATOMIC_RELAXED);
 	char why[768] = "";
 	size_t len = 0;
-	char *ptx = image_ptx(image, &len, why, sizeof(why));
+	char *ptx = image_ptx(image, &len, &rc, why, sizeof(why));
 	if (!ptx) {
 		shim_msg("own driver: module %u (%s): %s", seq, what, why);
-		return CUDA_ERROR_NO_BINARY_FOR_GPU;
+		return rc;
 	}
 	struct own_module *m = calloc(1, sizeof(*m));
 	if (!m) {
@@ -356,8 +384,9 @@ CUresult own_module_load(CUmodule *out, const void *image, const char *what)
 	pthread_mutex_init(&m->lock, NULL);
 	char err[512];
 	ir_module *ir = ptx_parse(ptx, len, err, sizeof(err));
-	if (!ir) {
+	if (!ir || unknown_instruction(ir, err, sizeof(err))) {
 		shim_msg("own driver: module %u (%s): PTX does not parse: %s", seq, what, err);
+		ir_module_free(ir);
 		module_free(m);
 		return CUDA_ERROR_INVALID_PTX;
 	}

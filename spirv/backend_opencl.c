@@ -121,11 +121,13 @@ static void cl_info(gp_bk *b, struct gp_bk_info *out) { *out = b->info; }
 static int cl_mem_alloc(gp_bk *b, size_t size, enum gp_bk_mem kind, uint64_t *addr, char *err, size_t errlen)
 {
 	(void)kind;
+	if (size > SIZE_MAX - 256)   /* the padding below would wrap to a small allocation */
+		return FAIL(-ENOMEM, "%zu bytes is more than any device has", size);
 	cl_svm_mem_flags f = CL_MEM_READ_WRITE | (b->fine ? CL_MEM_SVM_FINE_GRAIN_BUFFER : 0);
 	/* CUDA aligns allocations to 256 bytes; PoCL aligns to at most 128: over-allocate. */
 	void *p = clSVMAlloc(b->ctx, f, (size ? size : 1) + 128, 128);
 	if (!p)
-		return FAIL(-ENOMEM, "clSVMAlloc of %zu bytes failed", size);
+		return FAIL(-ENOMEM, "clSVMAlloc returned no memory");
 	uint64_t a = ((uint64_t)(uintptr_t)p + 255) & ~(uint64_t)255;
 	pthread_mutex_lock(&b->lock);
 	if (b->nallocs == b->cap) {

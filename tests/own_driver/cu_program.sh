@@ -3,6 +3,8 @@
 # with nvcc (static CUDA runtime) and FLAGS, runs through the shim with GPUPROBE_BACKEND=opencl;
 # its exit status must be 0, its stdout exactly NAME.out and its stderr exactly NAME.err (the
 # shim's lines, the device's name as DEVICE; absent: nothing). Each .cu says what its lines mean.
+# Where NAME.inputs.sh exists it makes the program's input files in the work directory first
+# (arguments: nvcc, work directory) and prints "ARGS ..." (the program's command-line arguments).
 # usage: cu_program.sh BUILD_DIR WORK_DIR NAME [NVCC_FLAGS...]
 set -uo pipefail
 build=$(cd "$1" && pwd) work=$2 name=$3
@@ -15,8 +17,14 @@ command -v clinfo >/dev/null && ! clinfo -l 2>/dev/null | grep -q . && { echo "S
 mkdir -p "$work"
 "$nvcc" -O2 "${@:--arch=sm_90}" "$here/$name.cu" -o "$work/$name" >"$work/build.log" 2>&1 ||
 	{ echo "FAIL: nvcc"; cat "$work/build.log"; exit 1; }
+args=()
+if [ -f "$here/$name.inputs.sh" ]; then
+	line=$(bash "$here/$name.inputs.sh" "$nvcc" "$work" 2>"$work/inputs.log" | sed -n 's/^ARGS //p') ||
+		{ echo "FAIL: $name.inputs.sh"; cat "$work/inputs.log"; exit 1; }
+	read -r -a args <<<"$line"
+fi
 (cd "$work" && env $(own_driver_asan_env "$build/lib") GPUPROBE_BACKEND=opencl LD_LIBRARY_PATH="$build/lib" \
-	timeout 300 "./$name" >out 2>err)
+	timeout 300 "./$name" "${args[@]}" >out 2>err)
 rc=$?
 fail=0
 [ "$rc" = 0 ] || { echo "FAIL: exit $rc"; fail=1; }
