@@ -33,7 +33,9 @@ struct load {
 	char desc[512];
 };
 
-static void load_begin(struct load *l, const char *api, const char *path, const void *data,
+/* caller: the code address the application's call returns to (its library names who loaded a
+ * module when the image itself is on the heap). */
+static void load_begin(struct load *l, const void *caller, const char *api, const char *path, const void *data,
 		       size_t size, unsigned jit_n, const CUjit_option *jit_opts,
 		       void *const *jit_vals)
 {
@@ -50,6 +52,7 @@ static void load_begin(struct load *l, const char *api, const char *path, const 
 		return;
 	l->m->seq = __atomic_add_fetch(&module_seq, 1, __ATOMIC_RELAXED);
 	l->m->api = api;
+	l->m->caller = caller;
 	l->m->origin = path ? strdup(path) : NULL;
 	if (shim_image_open(&l->img)) {
 		snprintf(l->desc, sizeof(l->desc), "unreadable image");
@@ -143,7 +146,7 @@ CUresult cuModuleLoad(CUmodule *module, const char *fname)
 {
 	REAL_OR_FAIL(cuModuleLoad, real);
 	struct load l;
-	load_begin(&l, "cuModuleLoad", fname, NULL, SIZE_MAX, 0, NULL, NULL);
+	load_begin(&l, __builtin_return_address(0), "cuModuleLoad", fname, NULL, SIZE_MAX, 0, NULL, NULL);
 	CUresult rc = l.transformed && l.jit.extra
 		? SHIM_REAL(cuModuleLoadDataEx)(module, l.img.data, JIT_N(&l, 0), JIT_OPTS(&l, NULL),
 						JIT_VALS(&l, NULL))
@@ -159,7 +162,7 @@ CUresult cuModuleLoadData(CUmodule *module, const void *image)
 {
 	REAL_OR_FAIL(cuModuleLoadData, real);
 	struct load l;
-	load_begin(&l, "cuModuleLoadData", NULL, image, SIZE_MAX, 0, NULL, NULL);
+	load_begin(&l, __builtin_return_address(0), "cuModuleLoadData", NULL, image, SIZE_MAX, 0, NULL, NULL);
 	CUresult rc = l.transformed && l.jit.extra
 		? SHIM_REAL(cuModuleLoadDataEx)(module, l.img.data, JIT_N(&l, 0), JIT_OPTS(&l, NULL),
 						JIT_VALS(&l, NULL))
@@ -175,7 +178,7 @@ CUresult cuModuleLoadDataEx(CUmodule *module, const void *image, unsigned int nu
 {
 	REAL_OR_FAIL(cuModuleLoadDataEx, real);
 	struct load l;
-	load_begin(&l, "cuModuleLoadDataEx", NULL, image, SIZE_MAX, numOptions, options,
+	load_begin(&l, __builtin_return_address(0), "cuModuleLoadDataEx", NULL, image, SIZE_MAX, numOptions, options,
 		   optionValues);
 	CUresult rc = real(module, l.img.data ? l.img.data : image, JIT_N(&l, numOptions),
 			   JIT_OPTS(&l, options), JIT_VALS(&l, optionValues));
@@ -189,7 +192,7 @@ CUresult cuModuleLoadFatBinary(CUmodule *module, const void *fatCubin)
 {
 	REAL_OR_FAIL(cuModuleLoadFatBinary, real);
 	struct load l;
-	load_begin(&l, "cuModuleLoadFatBinary", NULL, fatCubin, SIZE_MAX, 0, NULL, NULL);
+	load_begin(&l, __builtin_return_address(0), "cuModuleLoadFatBinary", NULL, fatCubin, SIZE_MAX, 0, NULL, NULL);
 	CUresult rc = l.transformed && l.jit.extra
 		? SHIM_REAL(cuModuleLoadDataEx)(module, l.img.data, JIT_N(&l, 0), JIT_OPTS(&l, NULL),
 						JIT_VALS(&l, NULL))
@@ -208,7 +211,7 @@ CUresult cuLibraryLoadData(CUlibrary *library, const void *code, CUjit_option *j
 {
 	REAL_OR_FAIL(cuLibraryLoadData, real);
 	struct load l;
-	load_begin(&l, "cuLibraryLoadData", NULL, code, SIZE_MAX, numJitOptions, jitOptions,
+	load_begin(&l, __builtin_return_address(0), "cuLibraryLoadData", NULL, code, SIZE_MAX, numJitOptions, jitOptions,
 		   jitOptionsValues);
 	CUresult rc = real(library, l.img.data ? l.img.data : code, JIT_OPTS(&l, jitOptions),
 			   JIT_VALS(&l, jitOptionsValues), JIT_N(&l, numJitOptions), libraryOptions,
@@ -227,7 +230,7 @@ CUresult cuLibraryLoadFromFile(CUlibrary *library, const char *fileName, CUjit_o
 {
 	REAL_OR_FAIL(cuLibraryLoadFromFile, real);
 	struct load l;
-	load_begin(&l, "cuLibraryLoadFromFile", fileName, NULL, SIZE_MAX, numJitOptions, jitOptions,
+	load_begin(&l, __builtin_return_address(0), "cuLibraryLoadFromFile", fileName, NULL, SIZE_MAX, numJitOptions, jitOptions,
 		   jitOptionsValues);
 	CUresult rc = l.transformed
 		? SHIM_REAL(cuLibraryLoadData)(library, l.img.data, JIT_OPTS(&l, jitOptions),

@@ -149,9 +149,29 @@ static const char *image_library(const void *data)
 	return lm->l_name;
 }
 
+/* NVIDIA's libraries that load machine code of their own at run time (cuBLAS's and cuDNN's
+ * kernels, decompressed onto the heap, then cuLibraryLoadData): no PTX exists for any JIT to
+ * have recorded, so the advice for Triton and NVRTC users would mislead. Matched on the file
+ * name's start. Not libcudart: it loads the application's own images on the application's behalf. */
+static const char *const nvidia_libraries[] = {
+	"libcublas", "libcudnn", "libcufft", "libcusparse", "libcusolver", "libcurand", "libnccl",
+	"libnvjpeg", "libnpp", "libcutensor", "libcudss", "libnvshmem", "libnvinfer",
+};
+
+static int is_nvidia_library(const char *path)
+{
+	const char *base = strrchr(path, '/');
+	base = base ? base + 1 : path;
+	for (size_t i = 0; i < sizeof(nvidia_libraries) / sizeof(nvidia_libraries[0]); i++)
+		if (!strncmp(base, nvidia_libraries[i], strlen(nvidia_libraries[i])))
+			return 1;
+	return 0;
+}
+
 void shim_jit_no_ptx(const struct shim_image *img, const struct shim_module *m, unsigned sm)
 {
 	const char *lib = image_library(img->data);
+	const char *by = m->caller ? image_library(m->caller) : NULL;   /* who made the call */
 	char where[4300];
 	snprintf(where, sizeof(where), "%s%s%s", m->api, m->origin ? " " : "",
 		 m->origin ? m->origin : "");
@@ -160,6 +180,13 @@ void shim_jit_no_ptx(const struct shim_image *img, const struct shim_module *m, 
 			 "this GPU): its kernels run without probes", m->seq, where, lib);
 		return;
 	}
+	if (by && is_nvidia_library(by)) {
+		shim_msg("module %u (%s by %s): machine code that NVIDIA's library loads at run time (no PTX "
+			 "exists for it): its kernels run without probes", m->seq, where, by);
+		return;
+	}
+	if (by && strlen(where) + strlen(by) + 5 < sizeof(where))
+		snprintf(where + strlen(where), sizeof(where) - strlen(where), " by %s", by);
 	if (img->kind == MODULE_IMAGE_CUBIN) {
 		char key[20] = "";
 		size_t size;

@@ -14,6 +14,7 @@ struct shim_module {
 	unsigned seq;              /* 1, 2, ... in load order (names dump files and log lines) */
 	const char *api;           /* the call that loaded it, e.g. "cuModuleLoadDataEx" */
 	const char *origin;        /* file path, or NULL for an image in memory */
+	const void *caller;        /* where the loading call returns to (in the loader's library) */
 	int has_ptx;               /* some PTX the driver could JIT (ours to instrument later) */
 	int jit_ptx;               /* a cubin whose PTX a JIT compiler's run recorded (jit_capture.h) */
 	unsigned kernels;          /* kernel count, when known from the image */

@@ -6,9 +6,11 @@
 # cubin loads as given and k_use's first launch runs the kernel instrumented from the recorded
 # PTX, with the recorded options as JIT options the application did not give itself; without
 # it, one line says what a Triton/NVRTC user does about it.
-# usage: cubin.sh GPUPROBE_PTXAS LAZY_APP SHIM FAKE_DRIVER MODULE.ptx PROBE.bpf.o
+# A cubin without a record that a library loads names the library: an NVIDIA library's (cuBLAS
+# decompresses its kernels and loads them) says no PTX exists, another keeps the advice.
+# usage: cubin.sh GPUPROBE_PTXAS LAZY_APP SHIM FAKE_DRIVER MODULE.ptx PROBE.bpf.o LOADER.so
 set -u
-wrap=$1 app=$2 shim=$3 fake=$4 ptx=$5 probe=$6
+wrap=$1 app=$2 shim=$3 fake=$4 ptx=$5 probe=$6 loader=$7
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 fails=0
 ok() { echo "ok   $1"; }
@@ -84,6 +86,17 @@ check "none: one line" 1 "$(grep -c '^gpuprobe: ' "$tmp/none.err")"
 has "none: it says what a Triton/NVRTC user does" none.err \
 	"gpuprobe: module 1 (cuModuleLoadDataEx): a cubin with no PTX recorded for it (SHA-256 ${key:0:16}...): its kernels run without probes. A cubin that Triton, XLA, NVRTC, nvJitLink or CuPy's nvcc compiled gets probes when the compiler runs under 'gpuprobe run' (it sets TRITON_PTXAS_PATH to gpuprobe-ptxas"
 check "none: the original runs" 2 "$(fake none | grep -c 'launch k_use original')"
+
+# 4b. The same load made by a library: by an NVIDIA library's name, no advice; by another, the
+# advice with the library named.
+run nvlib GPUPROBE_CACHE_DIR="$tmp/empty" GPUPROBE_LOG=0 LAZY_APP_LOADER="$loader" -- library
+check "nvlib: one line" 1 "$(grep -c '^gpuprobe: ' "$tmp/nvlib.err")"
+has "nvlib: it names the library and says no PTX exists" nvlib.err \
+	"gpuprobe: module 1 (cuLibraryLoadData by $loader): machine code that NVIDIA's library loads at run time (no PTX exists for it): its kernels run without probes"
+cp "$loader" "$tmp/libloader.so"
+run otherlib GPUPROBE_CACHE_DIR="$tmp/empty" GPUPROBE_LOG=0 LAZY_APP_LOADER="$tmp/libloader.so" -- library
+has "otherlib: the advice, with the library named" otherlib.err \
+	"gpuprobe: module 1 (cuLibraryLoadData by $tmp/libloader.so): a cubin with no PTX recorded for it (SHA-256 ${key:0:16}...): its kernels run without probes. A cubin that Triton"
 
 # 5. A record that does not check out (its PTX altered): ignored with one line.
 sed -i 's/k_use/k_USE/' "$tmp/cache/$key.jitptx"

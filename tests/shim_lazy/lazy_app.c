@@ -3,6 +3,7 @@
  * array c (7) through the driver's symbol lookups, sets a kernel attribute, and launches one
  * kernel (k_use) twice. Every call must succeed: the application never sees an error of ours.
  * usage: lazy_app SHIM PTX [module|library] [BLOCK] [DYNAMIC_SHARED] [MAX_DYNAMIC_SHARED]
+ *        (library: with LAZY_APP_LOADER=LIB.so, LIB's loader_library_load makes the load call)
  *        lazy_app SHIM PTX threads: k_use and k_plain first launched at once from two threads */
 #include <dlfcn.h>
 #include <pthread.h>
@@ -116,7 +117,17 @@ int main(int argc, char **argv)
 	if (library) {
 		CUresult (*load)(void **, const void *, void *, void **, unsigned, void *, void **,
 				 unsigned) = sym("cuLibraryLoadData");
-		call("cuLibraryLoadData", load(&mod, ptx, NULL, NULL, 0, NULL, NULL, 0));
+		const char *loader = getenv("LAZY_APP_LOADER");
+		if (loader) {
+			void *h = dlopen(loader, RTLD_NOW | RTLD_LOCAL);
+			int (*via)(void *, void **, const void *) = h ? dlsym(h, "loader_library_load") : NULL;
+			if (!via) {
+				printf("FAIL loader %s: %s\n", loader, dlerror());
+				return 1;
+			}
+			call("cuLibraryLoadData", via((void *)load, &mod, ptx));
+		} else
+			call("cuLibraryLoadData", load(&mod, ptx, NULL, NULL, 0, NULL, NULL, 0));
 		CUresult (*get)(uint64_t *, size_t *, void *, const char *) = sym("cuLibraryGetGlobal");
 		call("cuLibraryGetGlobal g", get(&g, &bytes, mod, "g"));
 		call("cuLibraryGetGlobal c", get(&c, &bytes, mod, "c"));
