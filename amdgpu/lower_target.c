@@ -290,17 +290,47 @@ void al_fence(al *c, int scope)
 	LLVMBuildFence(B, LLVMAtomicOrderingSequentiallyConsistent, 0, "");
 }
 
+/* TwoSum: *s + *e = x + y exactly (round to nearest, no overflow). */
+static void two_sum(al *c, LLVMValueRef x, LLVMValueRef y, LLVMValueRef *s, LLVMValueRef *e)
+{
+	*s = LLVMBuildFAdd(B, x, y, "");
+	LLVMValueRef bb = LLVMBuildFSub(B, *s, x, "");
+	*e = LLVMBuildFAdd(B, LLVMBuildFSub(B, x, LLVMBuildFSub(B, *s, bb, ""), ""), LLVMBuildFSub(B, y, bb, ""), "");
+}
+
+/* fma's exact error (a*b + c - r, r the round-to-nearest fma) as one float of the same sign
+ * (zero only when r is exact). f32: a*b is exact in f64 and TwoSum there gives p + c = s + e
+ * exactly; s - r is exact (Sterbenz: s and r are round-to-nearest of the same value in f64 and
+ * f32, or r is 0), so the error's sign is that of (s - r) + e, which f64 cannot make zero or flip
+ * (its subnormals cover every f32 product): exact for every f32 input, overflow included (r = inf
+ * of a finite sum gives an error of -inf). f64: as spirv/ does, a*b = p + pe (fma), p + c = s + e
+ * (TwoSum), error (s - r) + (e + pe); errors lost to underflow (products below 2^-969) are not seen. */
+static LLVMValueRef fma_error(al *c, LLVMValueRef *a, LLVMValueRef r)
+{
+	LLVMTypeRef ft = LLVMTypeOf(a[0]);
+	if (LLVMGetTypeKind(ft) == LLVMFloatTypeKind) {
+		LLVMTypeRef dt = LLVMDoubleTypeInContext(c->ctx);
+		LLVMValueRef x = LLVMBuildFPExt(B, a[0], dt, ""), y = LLVMBuildFPExt(B, a[1], dt, "");
+		LLVMValueRef z = LLVMBuildFPExt(B, a[2], dt, ""), s, e;
+		two_sum(c, LLVMBuildFMul(B, x, y, ""), z, &s, &e);
+		return LLVMBuildFAdd(B, LLVMBuildFSub(B, s, LLVMBuildFPExt(B, r, dt, ""), ""), e, "");
+	}
+	LLVMValueRef p = LLVMBuildFMul(B, a[0], a[1], ""), s, e;
+	LLVMValueRef f[3] = {a[0], a[1], LLVMBuildFNeg(B, p, "")};
+	LLVMValueRef pe = al_intr(c, "llvm.fma", &ft, 1, 3, f);
+	two_sum(c, p, a[2], &s, &e);
+	return LLVMBuildFAdd(B, LLVMBuildFSub(B, s, r, ""), LLVMBuildFAdd(B, e, pe, ""), "");
+}
+
 /* Directed rounding on any target: the round-to-nearest result corrected by the sign of its exact
- * error (TwoSum for add/sub, fma residuals for mul, div, rcp and sqrt); an overflow to infinity of
- * finite operands counts as above (or below) the exact value, and an exact zero sum is -0 when
- * rounding down. fma has no exact residual here: NULL. */
+ * error (TwoSum for add/sub, fma residuals for mul, div, rcp and sqrt, fma_error for fma); an
+ * overflow to infinity of finite operands counts as above (or below) the exact value, and an exact
+ * zero sum (add, sub, fma) is -0 when rounding down unless both addends are +0. */
 static LLVMValueRef round_generic(al *c, const char *op, char rnd, atype t, LLVMValueRef *a)
 {
 	LLVMTypeRef ft = LLVMTypeOf(a[0]);
 	LLVMValueRef zero = LLVMConstReal(ft, 0.0), inf = LLVMConstReal(ft, 1.0 / 0.0);
-	unsigned nin = !strcmp(op, "sqrt") || !strcmp(op, "rcp") ? 1 : 2;
-	if (!strcmp(op, "fma"))
-		return NULL;
+	unsigned nin = !strcmp(op, "sqrt") || !strcmp(op, "rcp") ? 1 : !strcmp(op, "fma") ? 3 : 2;
 	LLVMValueRef x = a[0], y = nin > 1 ? a[1] : NULL;
 	if (!strcmp(op, "sub"))
 		y = LLVMBuildFNeg(B, y, "");
@@ -309,8 +339,8 @@ static LLVMValueRef round_generic(al *c, const char *op, char rnd, atype t, LLVM
 		x = LLVMConstReal(ft, 1.0);
 	}
 	LLVMValueRef fin = al_ci(c, 1, 1);
-	LLVMValueRef ins[2] = {x, y};
-	for (unsigned i = 0; i < 2; i++)
+	LLVMValueRef ins[3] = {x, y, nin > 2 ? a[2] : NULL};
+	for (unsigned i = 0; i < 3; i++)
 		if (ins[i]) {
 			LLVMValueRef ab = al_intr(c, "llvm.fabs", &ft, 1, 1, &ins[i]);
 			fin = LLVMBuildAnd(B, fin, LLVMBuildFCmp(B, LLVMRealOLT, ab, inf, ""), "");
@@ -345,6 +375,21 @@ static LLVMValueRef round_generic(al *c, const char *op, char rnd, atype t, LLVM
 		lt = LLVMBuildOr(B, LLVMBuildAnd(B, rpos, ypos, ""), LLVMBuildAnd(B, rneg, LLVMBuildNot(B, ypos, ""), ""), "");
 		gt = LLVMBuildOr(B, LLVMBuildAnd(B, rneg, ypos, ""), LLVMBuildAnd(B, rpos, LLVMBuildNot(B, ypos, ""), ""), "");
 		fin = LLVMBuildAnd(B, fin, LLVMBuildFCmp(B, LLVMRealONE, y, zero, ""), "");
+	} else if (!strcmp(op, "fma")) {
+		r = al_intr(c, "llvm.fma", &ft, 1, 3, a);
+		LLVMValueRef e = fma_error(c, a, r);
+		LLVMValueRef ez = LLVMConstNull(LLVMTypeOf(e));
+		gt = LLVMBuildFCmp(B, LLVMRealOLT, e, ez, "");
+		lt = LLVMBuildFCmp(B, LLVMRealOGT, e, ez, "");
+		if (rnd == 'm') {   /* an exact zero: -0 unless a*b and c are both +0 (a*b's sign: a's xor b's) */
+			LLVMTypeRef it = al_ity(c, t.bits);
+			LLVMValueRef sb = al_ci(c, t.bits, 1ull << (t.bits - 1));
+			LLVMValueRef sg = LLVMBuildOr(B, LLVMBuildXor(B, LLVMBuildBitCast(B, a[0], it, ""), LLVMBuildBitCast(B, a[1], it, ""), ""),
+						      LLVMBuildBitCast(B, a[2], it, ""), "");
+			LLVMValueRef z0 = LLVMBuildBitCast(B, LLVMBuildAnd(B, sg, sb, ""), ft, "");
+			LLVMValueRef z = LLVMBuildAnd(B, LLVMBuildFCmp(B, LLVMRealOEQ, r, zero, ""), LLVMBuildFCmp(B, LLVMRealOEQ, e, ez, ""), "");
+			r = LLVMBuildSelect(B, z, z0, r, "");
+		}
 	} else if (!strcmp(op, "sqrt")) {
 		r = al_intr(c, "llvm.sqrt", &ft, 1, 1, &x);
 		LLVMValueRef f[3] = {LLVMBuildFNeg(B, r, ""), r, x};
