@@ -879,6 +879,7 @@ static int lower_body(al *c, struct al_func *af)
 	c->depth = 1;
 	c->nlabels = 0;
 	c->carry = NULL;
+	c->arena = c->arena_top = NULL;
 	c->entry = LLVMAppendBasicBlockInContext(c->ctx, af->fn, "entry");
 	LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(c->ctx, af->fn, "body");
 	LLVMPositionBuilderAtEnd(c->ab, c->entry);

@@ -80,6 +80,7 @@ typedef struct al {
 	struct { const char *name; LLVMBasicBlockRef bb; } *labels;
 	size_t nlabels;
 	LLVMValueRef carry;      /* i1 alloca: the carry flag of add.cc chains */
+	LLVMValueRef arena, arena_top; /* alloca on amdgcn: a private arena and its bump offset */
 	LLVMValueRef *ret_slots; /* the function's return parameters */
 } al;
 

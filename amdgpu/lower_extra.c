@@ -1,7 +1,7 @@
 /* The rest: bf16 and tf32 conversions on the bits (rounding to nearest even, .rna away from
  * zero, .rz toward zero; NaN gives the format's canonical NaN), dp4a/dp2a, f16x2 comparisons,
  * cp.async as an ordinary copy (zero fill past src-size; its groups then wait for nothing), and
- * alloca/stacksave/stackrestore as LLVM's dynamic allocas. */
+ * alloca/stacksave/stackrestore as LLVM's dynamic allocas (nvptx) or a private arena (amdgcn). */
 #include "amdgpu/lower.h"
 
 #include <string.h>
@@ -183,13 +183,64 @@ static int cp_async(al *c, const ir_insn *in)
 	return 1;
 }
 
+/* alloca/stacksave/stackrestore on amdgcn (LLVM 19's AMDGPU backend has no dynamic stack
+ * allocation), as spirv/ does for OpenCL: a private arena of ARENA_BYTES per thread and function
+ * with a bump offset; stacksave is the arena's top as a local address, stackrestore sets it back.
+ * An allocation that does not fit yields address 0 (using it faults instead of overwriting). */
+#define ARENA_BYTES 4096
+static int arena(al *c, const ir_insn *in)
+{
+	const char *op = in->opcode;
+	LLVMTypeRef i64 = al_ity(c, 64);
+	if (!c->arena) {
+		LLVMTypeRef at = LLVMArrayType2(al_ity(c, 8), ARENA_BYTES);
+		c->arena = LLVMBuildAlloca(c->ab, at, "alloca.arena");
+		LLVMSetAlignment(c->arena, 16);
+		c->arena_top = LLVMBuildAlloca(c->ab, i64, "alloca.top");
+		LLVMBuildStore(c->ab, al_ci(c, 64, 0), c->arena_top);
+	}
+	LLVMValueRef base = c->arena;
+	if (LLVMGetPointerAddressSpace(LLVMTypeOf(base)) != AS_LOCAL)
+		base = LLVMBuildAddrSpaceCast(B, base, al_ptr(c, AS_LOCAL), "");
+	base = LLVMBuildPtrToInt(B, base, i64, "");
+	if (!strcmp(op, "stacksave")) {
+		if (in->nops != 1)
+			return al_unsupported(c, in, "stacksave needs a destination");
+		LLVMValueRef top = LLVMBuildLoad2(B, i64, c->arena_top, "");
+		return al_write(c, &in->ops[0], AT('u', 64), LLVMBuildAdd(B, base, top, "")) < 0 ? -1 : 1;
+	}
+	if (!strcmp(op, "stackrestore")) {
+		if (in->nops != 1)
+			return al_unsupported(c, in, "stackrestore needs an address");
+		LLVMValueRef a = al_read(c, &in->ops[0], AT('u', 64));
+		if (!a)
+			return -1;
+		LLVMBuildStore(B, LLVMBuildSub(B, a, base, ""), c->arena_top);
+		return 1;
+	}
+	if (in->nops < 2)
+		return al_unsupported(c, in, "alloca needs a destination and a size");
+	LLVMValueRef n = al_read(c, &in->ops[1], AT('u', 64));
+	if (!n)
+		return -1;
+	uint64_t align = in->nops > 2 && in->ops[2].kind == IR_OPND_INT && in->ops[2].ival > 0 ? (uint64_t)in->ops[2].ival : 8;
+	LLVMValueRef top = LLVMBuildLoad2(B, i64, c->arena_top, "");
+	LLVMValueRef at = LLVMBuildAnd(B, LLVMBuildAdd(B, top, al_ci(c, 64, align - 1), ""), al_ci(c, 64, ~(align - 1)), "");
+	LLVMValueRef end = LLVMBuildAdd(B, at, n, "");
+	LLVMValueRef fits = LLVMBuildAnd(B, LLVMBuildICmp(B, LLVMIntULE, end, al_ci(c, 64, ARENA_BYTES), ""),
+					 LLVMBuildICmp(B, LLVMIntULE, n, al_ci(c, 64, ARENA_BYTES), ""), "");
+	LLVMBuildStore(B, LLVMBuildSelect(B, fits, end, top, ""), c->arena_top);
+	LLVMValueRef r = LLVMBuildSelect(B, fits, LLVMBuildAdd(B, base, at, ""), al_ci(c, 64, 0), "");
+	return al_write(c, &in->ops[0], AT('u', 64), r) < 0 ? -1 : 1;
+}
+
 static int stack(al *c, const ir_insn *in)
 {
 	const char *op = in->opcode;
 	int as = c->target == AMDGPU_TARGET_AMDGCN ? AS_LOCAL : AS_GENERIC;
 	LLVMTypeRef pt = al_ptr(c, as);
-	if (c->target == AMDGPU_TARGET_AMDGCN)
-		return al_unsupported(c, in, "LLVM 19's AMDGPU backend has no dynamic stack allocation");
+	if (c->target == AMDGPU_TARGET_AMDGCN || al_generic())
+		return arena(c, in);
 	if (!strcmp(op, "stacksave")) {
 		LLVMValueRef p = al_intr(c, "llvm.stacksave", &pt, 1, 0, NULL);
 		if (!p)
@@ -204,8 +255,6 @@ static int stack(al *c, const ir_insn *in)
 		return al_intr(c, "llvm.stackrestore", &pt, 1, 1, &p) ? 1 : -1;
 	}
 	/* alloca.u64 d, size{, align}: a local-space address */
-	if (c->target == AMDGPU_TARGET_AMDGCN)
-		return al_unsupported(c, in, "LLVM 19's AMDGPU backend has no dynamic stack allocation");
 	LLVMValueRef n = al_read(c, &in->ops[1], AT('u', 64));
 	if (!n)
 		return -1;
