@@ -1,9 +1,10 @@
-/* The rest: bf16 and tf32 conversions on the bits (rounding to nearest even, .rna away from
+/* The rest: bf16, tf32 and fp8 (e4m3x2, e5m2x2) conversions on the bits (rounding to nearest even, .rna away from
  * zero, .rz toward zero; NaN gives the format's canonical NaN), dp4a/dp2a, f16x2 comparisons,
  * cp.async as an ordinary copy (zero fill past src-size; its groups then wait for nothing), and
  * alloca/stacksave/stackrestore as LLVM's dynamic allocas (nvptx) or a private arena (amdgcn). */
 #include "amdgpu/lower.h"
 
+#include <math.h>
 #include <string.h>
 
 #define B (c->b)
@@ -39,9 +40,114 @@ static LLVMValueRef f32_narrow(al *c, const ir_insn *in, LLVMValueRef f, unsigne
 	return LLVMBuildSelect(B, LLVMBuildFCmp(B, LLVMRealUNO, f, f, ""), al_ci(c, 32, 0x7fffffffu >> drop), r, "");
 }
 
+/* ---- fp8 (e4m3, e5m2), on the bits as spirv/ converts them ---------------------------------- */
+
+struct fp8 {
+	unsigned m, bias;
+	uint32_t maxcode, nan;   /* largest finite code (no sign), canonical NaN */
+};
+static const struct fp8 E4M3 = {3, 7, 0x7e, 0x7f}, E5M2 = {2, 15, 0x7b, 0x7f};
+
+static LLVMValueRef f32_const(al *c, float v) { return LLVMConstReal(LLVMFloatTypeInContext(c->ctx), v); }
+
+static LLVMValueRef relu(al *c, LLVMValueRef f)
+{
+	return LLVMBuildSelect(B, LLVMBuildFCmp(B, LLVMRealOLT, f, f32_const(c, 0), ""), f32_const(c, 0), f, "");
+}
+
+/* f32 -> fp8 code (an i32 of 8 bits): to nearest even, saturating to the largest finite value
+ * (infinity included), NaN to the canonical NaN. */
+static LLVMValueRef f32_to_fp8(al *c, LLVMValueRef f, const struct fp8 *F, bool rl)
+{
+	LLVMTypeRef i32 = al_ity(c, 32), f32 = LLVMFloatTypeInContext(c->ctx);
+	if (rl)
+		f = relu(c, f);
+	LLVMValueRef x = LLVMBuildBitCast(B, f, i32, "");
+	LLVMValueRef sign = LLVMBuildLShr(B, LLVMBuildAnd(B, x, al_ci(c, 32, 0x80000000u), ""), al_ci(c, 32, 24), "");
+	LLVMValueRef mag = LLVMBuildAnd(B, x, al_ci(c, 32, 0x7fffffffu), "");
+	LLVMValueRef a = LLVMBuildBitCast(B, mag, f32, "");
+	/* normal: the f32 mantissa rounded to m bits, the exponent rebiased */
+	LLVMValueRef normal = LLVMBuildSub(B, round_bits(c, mag, 23 - F->m, 'n'), al_ci(c, 32, (127u - F->bias) << F->m), "");
+	/* below the smallest normal 2^(1-bias): rint(a * 2^(bias-1+m)), which reaches 2^m exactly where
+	 * it rounds up into the smallest normal's code */
+	LLVMValueRef q = LLVMBuildFMul(B, a, f32_const(c, ldexpf(1.0f, (int)(F->bias - 1 + F->m))), "");
+	q = al_intr(c, "llvm.rint", &f32, 1, 1, &q);
+	LLVMValueRef sub = LLVMBuildFPToUI(B, q, i32, "");
+	LLVMValueRef code = LLVMBuildSelect(B, LLVMBuildICmp(B, LLVMIntULT, mag, al_ci(c, 32, (127u + 1u - F->bias) << 23), ""), sub, normal, "");
+	LLVMValueRef maxc = al_ci(c, 32, F->maxcode);
+	code = LLVMBuildSelect(B, LLVMBuildICmp(B, LLVMIntUGT, code, maxc, ""), maxc, code, "");
+	code = LLVMBuildSelect(B, LLVMBuildICmp(B, LLVMIntUGE, mag, al_ci(c, 32, 0x7f800000u), ""), maxc, code, "");
+	code = LLVMBuildOr(B, code, sign, "");
+	return LLVMBuildSelect(B, LLVMBuildFCmp(B, LLVMRealUNO, f, f, ""), al_ci(c, 32, F->nan), code, "");
+}
+
+/* fp8 code (an i32 of 8 bits) -> f16 bits (i16), exactly (f16 holds every fp8 value); NaN: 0x7fff. */
+static LLVMValueRef fp8_to_f16(al *c, LLVMValueRef code, const struct fp8 *F, bool e4m3, bool rl)
+{
+	LLVMTypeRef i32 = al_ity(c, 32), f32 = LLVMFloatTypeInContext(c->ctx);
+	unsigned ebits = 7 - F->m;
+	LLVMValueRef sign = LLVMBuildShl(B, LLVMBuildAnd(B, code, al_ci(c, 32, 0x80), ""), al_ci(c, 32, 24), "");
+	LLVMValueRef ex = LLVMBuildAnd(B, LLVMBuildLShr(B, code, al_ci(c, 32, F->m), ""), al_ci(c, 32, (1u << ebits) - 1), "");
+	LLVMValueRef man = LLVMBuildAnd(B, code, al_ci(c, 32, (1u << F->m) - 1), "");
+	LLVMValueRef normal = LLVMBuildOr(B, LLVMBuildShl(B, LLVMBuildAdd(B, ex, al_ci(c, 32, 127 - F->bias), ""), al_ci(c, 32, 23), ""),
+					  LLVMBuildShl(B, man, al_ci(c, 32, 23 - F->m), ""), "");
+	LLVMValueRef sub = LLVMBuildBitCast(B, LLVMBuildFMul(B, LLVMBuildUIToFP(B, man, f32, ""),
+							     f32_const(c, ldexpf(1.0f, -(int)(F->bias - 1 + F->m))), ""), i32, "");
+	LLVMValueRef mag = LLVMBuildSelect(B, LLVMBuildICmp(B, LLVMIntEQ, ex, al_ci(c, 32, 0), ""), sub, normal, "");
+	LLVMValueRef top = al_ci(c, 32, (1u << ebits) - 1);
+	LLVMValueRef exmax = LLVMBuildICmp(B, LLVMIntEQ, ex, top, "");
+	LLVMValueRef nan, inf = al_ci(c, 1, 0);
+	if (e4m3)   /* S.1111.111 is NaN; there is no infinity */
+		nan = LLVMBuildAnd(B, exmax, LLVMBuildICmp(B, LLVMIntEQ, man, al_ci(c, 32, 7), ""), "");
+	else {      /* exponent all ones: infinity or NaN, as in f16 */
+		LLVMValueRef mz = LLVMBuildICmp(B, LLVMIntEQ, man, al_ci(c, 32, 0), "");
+		nan = LLVMBuildAnd(B, exmax, LLVMBuildNot(B, mz, ""), "");
+		inf = LLVMBuildAnd(B, exmax, mz, "");
+	}
+	mag = LLVMBuildSelect(B, inf, al_ci(c, 32, 0x7f800000u), mag, "");
+	LLVMValueRef f = LLVMBuildBitCast(B, LLVMBuildOr(B, mag, sign, ""), f32, "");
+	if (rl)
+		f = relu(c, f);
+	LLVMValueRef h = LLVMBuildBitCast(B, LLVMBuildFPTrunc(B, f, LLVMHalfTypeInContext(c->ctx), ""), al_ity(c, 16), "");
+	return LLVMBuildSelect(B, nan, al_ci(c, 16, 0x7fff), h, "");
+}
+
+/* cvt.rn.satfinite{.relu}.{e4m3x2,e5m2x2}.f32 d, a, b (a in the high byte) and
+ * cvt.rn{.relu}.f16x2.{e4m3x2,e5m2x2} d, a (the low byte to the low half). */
+static int fp8_cvt(al *c, const ir_insn *in)
+{
+	bool e4 = al_mod(in, ".e4m3x2");
+	const struct fp8 *F = e4 ? &E4M3 : &E5M2;
+	bool rl = al_mod(in, ".relu");
+	const char *last = in->mods[in->nmods - 1];
+	if (!strcmp(last, ".f32") && in->nops == 3) {
+		if (!al_mod(in, ".satfinite"))
+			return al_unsupported(c, in, "fp8 conversions need .satfinite");
+		LLVMValueRef a = al_read(c, &in->ops[1], AT('f', 32)), b = a ? al_read(c, &in->ops[2], AT('f', 32)) : NULL;
+		if (!b)
+			return -1;
+		LLVMValueRef r = LLVMBuildOr(B, LLVMBuildShl(B, f32_to_fp8(c, a, F, rl), al_ci(c, 32, 8), ""), f32_to_fp8(c, b, F, rl), "");
+		return al_write(c, &in->ops[0], AT('b', 16), LLVMBuildTrunc(B, r, al_ity(c, 16), "")) < 0 ? -1 : 1;
+	}
+	if (al_mod(in, ".f16x2") && strcmp(last, ".f16x2") && in->nops == 2) {
+		LLVMValueRef a = al_read(c, &in->ops[1], AT('b', 16));
+		if (!a)
+			return -1;
+		a = LLVMBuildZExt(B, a, al_ity(c, 32), "");
+		LLVMValueRef lo = fp8_to_f16(c, LLVMBuildAnd(B, a, al_ci(c, 32, 0xff), ""), F, e4, rl);
+		LLVMValueRef hi = fp8_to_f16(c, LLVMBuildLShr(B, a, al_ci(c, 32, 8), ""), F, e4, rl);
+		LLVMValueRef r = LLVMBuildOr(B, LLVMBuildZExt(B, lo, al_ity(c, 32), ""),
+					     LLVMBuildShl(B, LLVMBuildZExt(B, hi, al_ity(c, 32), ""), al_ci(c, 32, 16), ""), "");
+		return al_write(c, &in->ops[0], AT('b', 32), r) < 0 ? -1 : 1;
+	}
+	return al_unsupported(c, in, "this fp8 conversion is not lowered");
+}
+
 static int narrow_cvt(al *c, const ir_insn *in)
 {
 	atype f32t = AT('f', 32);
+	if (in->nmods && (al_mod(in, ".e4m3x2") || al_mod(in, ".e5m2x2")))
+		return fp8_cvt(c, in);
 	bool bf = al_mod(in, ".bf16") || al_mod(in, ".bf16x2"), tf = al_mod(in, ".tf32");
 	if (!bf && !tf)
 		return 0;
