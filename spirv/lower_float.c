@@ -62,6 +62,46 @@ static uint32_t round_to_f32(lw *c, uint32_t d, SpvFPRoundingMode mode)
 	return r;
 }
 
+/* Directed rounding to f32 of x + y, two f64 values that hold f32 operands exactly (for fma, x
+ * is a*b: exact in f64). Rounding their f64 sum s to f32 is right unless s is itself an f32
+ * value while the exact sum is not: then no f32 boundary lies between them and the sign of the
+ * sum's exact error (TwoSum) says whether to move one f32 ulp (add.rp(1, 1e-30) is 1 + 2^-23;
+ * rounding the f64 sum alone gave 1). An exact zero sum is -0 when rounding down unless both
+ * addends are +0. */
+static uint32_t f32_directed_sum(lw *c, uint32_t x, uint32_t y, SpvFPRoundingMode mode)
+{
+	uint32_t f64 = spv_t_float(c->e, 64), f32 = spv_t_float(c->e, 32), bl = spv_t_bool(c->e);
+	uint32_t u64 = spv_t_int(c->e, 64);
+	uint32_t s = lw_op2(c, SpvOpFAdd, f64, x, y);
+	uint32_t yy = lw_op2(c, SpvOpFSub, f64, s, x);
+	uint32_t xx = lw_op2(c, SpvOpFSub, f64, s, yy);
+	uint32_t err = lw_op2(c, SpvOpFAdd, f64, lw_op2(c, SpvOpFSub, f64, x, xx), lw_op2(c, SpvOpFSub, f64, y, yy));
+	uint32_t r = round_to_f32(c, s, mode);
+	uint32_t zero = fconst(c, PT('f', 64), 0.0);
+	uint32_t exact32 = lw_op2(c, SpvOpFOrdEqual, bl, lw_op1(c, SpvOpFConvert, f64, r), s);
+	uint32_t above = lw_op2(c, SpvOpFOrdGreaterThan, bl, err, zero), below = lw_op2(c, SpvOpFOrdLessThan, bl, err, zero);
+	uint32_t pos = lw_op2(c, SpvOpFOrdGreaterThan, bl, s, zero), neg = lw_op2(c, SpvOpFOrdLessThan, bl, s, zero);
+	uint32_t pinf = fconst(c, PT('f', 32), __builtin_inf()), ninf = fconst(c, PT('f', 32), -__builtin_inf());
+	uint32_t up = lw_ext(c, f32, OpenCLstd_Nextafter, 2, r, pinf), down = lw_ext(c, f32, OpenCLstd_Nextafter, 2, r, ninf);
+	uint32_t out;
+	if (mode == SpvFPRoundingModeRTP)
+		out = lw_select(c, f32, lw_op2(c, SpvOpLogicalAnd, bl, exact32, above), up, r);
+	else if (mode == SpvFPRoundingModeRTN)
+		out = lw_select(c, f32, lw_op2(c, SpvOpLogicalAnd, bl, exact32, below), down, r);
+	else
+		out = lw_select(c, f32, lw_op2(c, SpvOpLogicalAnd, bl, exact32, lw_op2(c, SpvOpLogicalAnd, bl, pos, below)), down,
+				lw_select(c, f32, lw_op2(c, SpvOpLogicalAnd, bl, exact32, lw_op2(c, SpvOpLogicalAnd, bl, neg, above)),
+					  up, r));
+	if (mode == SpvFPRoundingModeRTN) {
+		uint32_t sgn = lw_op2(c, SpvOpBitwiseOr, u64, lw_op1(c, SpvOpBitcast, u64, x), lw_op1(c, SpvOpBitcast, u64, y));
+		uint32_t neg0 = lw_op2(c, SpvOpINotEqual, bl, lw_op2(c, SpvOpBitwiseAnd, u64, sgn, lw_u64(c, 0x8000000000000000ull)),
+				       lw_u64(c, 0));
+		uint32_t z = lw_select(c, f32, neg0, fconst(c, PT('f', 32), -0.0), fconst(c, PT('f', 32), 0.0));
+		out = lw_select(c, f32, lw_op2(c, SpvOpFOrdEqual, bl, s, zero), z, out);
+	}
+	return out;
+}
+
 /* min/max: NaN only if both are; -0 is below +0. */
 static uint32_t minmax(lw *c, ptype t, bool is_max, uint32_t a, uint32_t b)
 {
@@ -236,17 +276,20 @@ int lw_float_arith(lw *c, const ir_insn *in)
 		SpvOp fop = op[0] == 'a' ? SpvOpFAdd : op[0] == 's' ? SpvOpFSub : SpvOpFMul;
 		if (directed) {
 			uint32_t a = lw_op1(c, SpvOpFConvert, f64, s[0]), b = lw_op1(c, SpvOpFConvert, f64, s[1]);
-			r = round_to_f32(c, lw_op2(c, fop, f64, a, b), mode);
+			if (fop == SpvOpFMul)   /* exact in f64: one rounding */
+				r = round_to_f32(c, lw_op2(c, fop, f64, a, b), mode);
+			else
+				r = f32_directed_sum(c, a, fop == SpvOpFSub ? lw_op1(c, SpvOpFNegate, f64, b) : b, mode);
 		} else {
 			r = lw_op2(c, fop, ty, s[0], s[1]);
 		}
 	} else if (!strcmp(op, "fma") || !strcmp(op, "mad")) {
 		NEED(3);
 		if (directed) {
-			/* a*b is exact in f64; one more rounding for the add is the price (documented) */
+			/* a*b is exact in f64: the sum of it and c, rounded once */
 			uint32_t a = lw_op1(c, SpvOpFConvert, f64, s[0]), b = lw_op1(c, SpvOpFConvert, f64, s[1]),
 				 d = lw_op1(c, SpvOpFConvert, f64, s[2]);
-			r = round_to_f32(c, lw_ext(c, f64, OpenCLstd_Fma, 3, a, b, d), mode);
+			r = f32_directed_sum(c, lw_op2(c, SpvOpFMul, f64, a, b), d, mode);
 		} else {
 			r = lw_ext(c, ty, OpenCLstd_Fma, 3, s[0], s[1], s[2]);
 		}
