@@ -101,6 +101,7 @@ CUresult own_err(int neg_errno);
 
 /* The calling thread's current context (NULL: none), and checks shared by the files. */
 struct own_ctx *own_ctx_current(void);
+int own_shared_optin(void);               /* most dynamic shared memory a kernel may opt in to */
 CUresult own_ready(void);                 /* cuInit called, and no kernel trapped (the sticky error) */
 /* After a wait: the sticky error if a kernel failed an assert or trapped, else rc. */
 CUresult own_trapped(CUresult rc);

@@ -98,10 +98,22 @@ static int max_threads(void)
 	return m > 1024 ? 1024 : (int)m;
 }
 
+/* Shared memory as a compute capability 9.0 device has it (the one we report): 48 KiB per block
+ * without opting in, up to 227 KiB with cuFuncSetAttribute's opt-in, 228 KiB per multiprocessor;
+ * each no more than the device's local memory (PoCL: 1.25 MiB). Programs choose their fast paths
+ * by these (a tensor-core GEMM needs 64 KiB opted in). */
+static int shared_limit(size_t cc90)
+{
+	size_t local = own.info.local_mem;
+	return (int)(local && local < cc90 ? local : cc90);
+}
+
+int own_shared_optin(void) { return shared_limit(232448); }
+
 static int attribute(CUdevice_attribute a)
 {
 	const struct gp_bk_info *in = &own.info;
-	int shared = in->local_mem && in->local_mem < 49152 ? (int)in->local_mem : 49152;
+	int shared = shared_limit(49152);
 	switch (a) {
 	case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK: return max_threads();
 	case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X:
@@ -110,9 +122,9 @@ static int attribute(CUdevice_attribute a)
 	case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X: return 2147483647;
 	case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y:
 	case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z: return 65535;
-	case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK:
-	case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: return shared;
-	case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR: return shared;
+	case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK: return shared;
+	case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: return own_shared_optin();
+	case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR: return shared_limit(233472);
 	case CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK: return 0;
 	case CU_DEVICE_ATTRIBUTE_TOTAL_CONSTANT_MEMORY: return 65536;
 	case CU_DEVICE_ATTRIBUTE_WARP_SIZE: return 32;

@@ -866,6 +866,8 @@ CUresult own_cuFuncSetAttribute(CUfunction fn, CUfunction_attribute a, int v)
 	struct own_func *f = own_func_of(fn);
 	if (!f)
 		return CUDA_ERROR_INVALID_HANDLE;
+	if (a == CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES && v > own_shared_optin())
+		return CUDA_ERROR_INVALID_VALUE;   /* as NVIDIA's driver: more than the device's opt-in */
 	if (a == CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES && v > 0)
 		f->max_dyn_shared = (unsigned)v;
 	return CUDA_SUCCESS;

@@ -9,7 +9,9 @@
 //     launch, its neighbour in the module runs;
 //   - allocations: more memory than any device has, a size that wraps when padded;
 //   - an API the own driver does not implement (mipmapped arrays): CUDA_ERROR_NOT_SUPPORTED;
-//   - a missing kernel name, a block of 2048 threads.
+//   - a missing kernel name, a block of 2048 threads;
+//   - dynamic shared memory past 48 KiB: opting in past the device's limit (227 KiB, as an sm_90
+//     device) fails, 100 KiB opted in runs.
 #include <cuda.h>
 #include <cstdint>
 #include <cstdio>
@@ -58,6 +60,31 @@ static const char good_ptx[] = R"(
 	mul.wide.u32 %rd2, %r1, 4;
 	add.u64 %rd3, %rd1, %rd2;
 	st.global.u32 [%rd3], %r2;
+	ret;
+}
+// Each thread writes its index at the top of 100 KiB of dynamic shared memory; out gets the
+// neighbour's, read back after the barrier.
+.extern .shared .align 4 .b8 dyn[];
+.visible .entry top(.param .u64 out)
+{
+	.reg .b32 %r<8>;
+	.reg .b64 %rd<4>;
+	mov.u32 %r1, %tid.x;
+	mov.u32 %r2, dyn;
+	shl.b32 %r3, %r1, 2;
+	add.u32 %r4, %r2, %r3;
+	st.shared.u32 [%r4+102272], %r1;
+	bar.sync 0;
+	add.u32 %r5, %r1, 1;
+	and.b32 %r5, %r5, 31;
+	shl.b32 %r6, %r5, 2;
+	add.u32 %r6, %r2, %r6;
+	ld.shared.u32 %r7, [%r6+102272];
+	ld.param.u64 %rd1, [out];
+	cvta.to.global.u64 %rd1, %rd1;
+	mul.wide.u32 %rd2, %r1, 4;
+	add.u64 %rd3, %rd1, %rd2;
+	st.global.u32 [%rd3], %r7;
 	ret;
 }
 )";
@@ -167,6 +194,20 @@ int main(int argc, char **argv)
 	for (unsigned i = 0; i < 32; i++)
 		bad += h[i] != 3 * i;
 	printf("triple: %s\n", bad ? "WRONG" : "all 32 right");
+	// Dynamic shared memory beyond 48 KiB, opted in to as on an sm_90 device (227 KiB at most).
+	int optin = 0;
+	SAY("opt-in limit", cuDeviceGetAttribute(&optin, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, dev));
+	printf("opt-in limit: %d bytes\n", optin);
+	CUfunction ft;
+	SAY("get top", cuModuleGetFunction(&ft, good, "top"));
+	SAY("opt in past the limit", cuFuncSetAttribute(ft, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, optin + 1));
+	SAY("opt in to 100 KiB", cuFuncSetAttribute(ft, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 102400));
+	SAY("top, 100 KiB", cuLaunchKernel(ft, 1, 1, 1, 32, 1, 1, 102400, 0, args, nullptr));
+	SAY("copy", cuMemcpyDtoH(h, d, sizeof(h)));
+	bad = 0;
+	for (unsigned i = 0; i < 32; i++)
+		bad += h[i] != (i + 1) % 32;
+	printf("top: %s\n", bad ? "WRONG" : "all 32 right");
 	SAY("free", cuMemFree(d));
 	SAY("unload", cuModuleUnload(good));
 	SAY("unload", cuModuleUnload(mm));
