@@ -139,11 +139,20 @@ static char *image_ptx(const void *image, size_t *len, CUresult *rc, char *why, 
 	return ptx;
 }
 
-/* An instruction the PTX ISA does not have (the frontend parses any opcode; NVIDIA's JIT refuses
- * such a module at load, so do we, rather than at the kernel's first launch): 1 with
+/* The newest PTX ISA whose every instruction the frontend's table (ir_semantics.c) knows: CUDA
+ * 13.0's. */
+#define OWN_PTX_ISA_KNOWN 90
+
+/* An instruction the PTX ISA does not have (the frontend parses any opcode): NVIDIA's JIT refuses
+ * such a module at load, and so do we, rather than at the kernel's first launch. Only for PTX of
+ * an ISA version the table covers: a newer module's unknown opcode may be a new instruction,
+ * which costs only the kernels that use it (refused at their launch, one line each). 1 with
  * "LINE:COL: ..." in err. */
 static int unknown_instruction(const ir_module *ir, char *err, size_t errlen)
 {
+	unsigned major = 0, minor = 0;
+	if (!ir->version || sscanf(ir->version, "%u.%u", &major, &minor) != 2 || major * 10 + minor > OWN_PTX_ISA_KNOWN)
+		return 0;
 	for (const ir_top *t = ir->first; t; t = t->next)
 		if (t->kind == IR_TOP_FUNC)
 			for (const ir_stmt *s = t->func.first; s; s = s->next)

@@ -4,7 +4,8 @@
 // good module loaded and launched after all of them computes the right result.
 //   - images that are not modules (text, a truncated ELF header), a cubin without PTX (made by
 //     bad_input.inputs.sh: machine code cannot run here), a fatbin whose PTX entry is damaged,
-//     PTX that does not parse;
+//     PTX that does not parse (an instruction PTX does not have; in PTX newer than the ISA the
+//     frontend knows whole only the kernel using it is refused);
 //   - a kernel the backend cannot build (a warpgroup tensor-core instruction): refused at its
 //     launch, its neighbour in the module runs;
 //   - allocations: more memory than any device has, a size that wraps when padded;
@@ -116,6 +117,13 @@ static const char mma_ptx[] = R"(
 }
 )";
 
+// The same unknown instruction in PTX newer than the ISA the frontend knows whole: it may be a
+// new instruction, so only its kernel is refused (at its launch); the module loads.
+static const char newer_ptx[] = ".version 9.9\n.target sm_90\n.address_size 64\n"
+				".visible .entry uses_new(.param .u64 out)\n{\n\t.reg .b32 %r<2>;\n\tfrobnicate.u32 %r1;\n\tret;\n}\n"
+				".visible .entry nine(.param .u64 out)\n{\n\t.reg .b64 %rd<2>;\n\t.reg .b32 %r<2>;\n"
+				"\tld.param.u64 %rd1, [out];\n\tmov.b32 %r1, 9;\n\tst.global.u32 [%rd1], %r1;\n\tret;\n}\n";
+
 static const char broken_ptx[] = ".version 7.8\n.target sm_70\n.address_size 64\n"
 				 ".visible .entry k()\n{\n\tfrobnicate.u32 %r1;\n\tret;\n}\n";
 
@@ -179,6 +187,16 @@ int main(int argc, char **argv)
 	SAY("sync", cuCtxSynchronize());
 	SAY("copy", cuMemcpyDtoH(&seven, d, 4));
 	printf("plain wrote %u\n", seven);
+	CUmodule mn;
+	CUfunction fnew, fnine;
+	SAY("newer module", cuModuleLoadData(&mn, newer_ptx));
+	SAY("get uses_new", cuModuleGetFunction(&fnew, mn, "uses_new"));
+	SAY("launch uses_new", cuLaunchKernel(fnew, 1, 1, 1, 1, 1, 1, 0, 0, args, nullptr));
+	SAY("get nine", cuModuleGetFunction(&fnine, mn, "nine"));
+	SAY("launch nine", cuLaunchKernel(fnine, 1, 1, 1, 1, 1, 1, 0, 0, args, nullptr));
+	SAY("copy", cuMemcpyDtoH(&seven, d, 4));
+	printf("nine wrote %u\n", seven);
+	SAY("unload", cuModuleUnload(mn));
 
 	// The good module, after all of that.
 	CUmodule good;
