@@ -2,13 +2,17 @@
 # A corpus sample's own source at a smaller problem size, through the shim on PoCL. For samples
 # whose full problem no CPU finishes in a test's time (the tensor-core GEMMs multiply 4096^3 to
 # 8192^3 on the device and again on the host), the source is copied with its compile-time size
-# constants lowered by one sed expression (nothing else changes), built with samples.tsv's own
+# constants lowered by sed expressions (nothing else changes), built with samples.tsv's own
 # command and flags, and run as samples.tsv says; it must pass by the sample's own rule (exit
 # status and the words it must not print) and print a line matching PATH_RE: the code path the
 # GPU takes (e.g. the high-performance kernel, chosen by the device's shared-memory limits).
-# usage: resized.sh BUILD_DIR CORPUS WORK SAMPLE SED_EXPR PATH_RE
+# usage: resized.sh BUILD_DIR CORPUS WORK SAMPLE PATH_RE SED_EXPR...
 set -uo pipefail
-build=$(cd "$1" && pwd) corpus=$2 work=$3 sample=$4 expr=$5 path_re=$6
+build=$(cd "$1" && pwd) corpus=$2 work=$3 sample=$4 path_re=$5
+shift 5
+[ $# -ge 1 ] || { echo "usage: resized.sh BUILD_DIR CORPUS WORK SAMPLE PATH_RE SED_EXPR..."; exit 2; }
+sed_args=()
+for e in "$@"; do sed_args+=(-e "$e"); done
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/asan_preload.sh"
 nvcc=${NVCC:-/usr/local/cuda/bin/nvcc}
@@ -21,8 +25,10 @@ src=$(find "$corpus/samples/$sample" -maxdepth 1 -name "$sample.cu" | head -1)
 [ -n "$src" ] || { echo "FAIL: no $sample.cu"; exit 1; }
 rm -rf "$work" && mkdir -p "$work"
 cp -r "$corpus/samples/$sample/." "$work/"
-sed -E "$expr" "$src" >"$work/$sample.cu"
-cmp -s "$src" "$work/$sample.cu" && { echo "FAIL: '$expr' changes nothing in $sample.cu"; exit 1; }
+sed -E "${sed_args[@]}" "$src" >"$work/$sample.cu"
+for e in "$@"; do
+	sed -E -e "$e" "$src" | cmp -s "$src" - && { echo "FAIL: '$e' changes nothing in $sample.cu"; exit 1; }
+done
 echo "resized: $(diff "$src" "$work/$sample.cu" | grep -c '^>') line(s) changed: $(diff "$src" "$work/$sample.cu" | grep '^>' | tr '\n' ' ')"
 (cd "$work" && export NVCC=$nvcc COMMON=$corpus/Common && eval "$buildcmd") >"$work/build.log" 2>&1 ||
 	{ echo "FAIL: build"; tail "$work/build.log"; exit 1; }
