@@ -72,7 +72,9 @@ void own_alloc_mark_graph(uint64_t addr)
 	pthread_mutex_unlock(&lock);
 }
 
-static CUresult alloc(uint64_t *addr, size_t size, int host, int managed, unsigned flags)
+/* Backend memory with its record; on failure err says the backend's reason. */
+static CUresult alloc_quiet(uint64_t *addr, size_t size, int host, int managed, unsigned flags, char *err,
+			    size_t errlen)
 {
 	CUresult rc = own_ready();
 	if (rc)
@@ -81,21 +83,28 @@ static CUresult alloc(uint64_t *addr, size_t size, int host, int managed, unsign
 		return CUDA_ERROR_INVALID_VALUE;
 	if (!size)
 		return CUDA_ERROR_INVALID_VALUE;
+	if (own.ops->mem_alloc(own.bk, size, host ? GP_BK_MEM_HOST : GP_BK_MEM_DEVICE, addr, err, errlen) < 0)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	rc = record(*addr, size, host, managed, 0, flags);
+	if (rc)
+		own.ops->mem_free(own.bk, *addr);
+	return rc;
+}
+
+/* An allocation the application asked for: a failure is said once (programs that probe for the
+ * largest allocation fail many on purpose), then only under GPUPROBE_LOG. */
+static CUresult alloc(uint64_t *addr, size_t size, int host, int managed, unsigned flags)
+{
 	char err[256] = "";
-	int r = own.ops->mem_alloc(own.bk, size, host ? GP_BK_MEM_HOST : GP_BK_MEM_DEVICE, addr, err, sizeof(err));
-	if (r < 0) {
-		/* Said once: programs that probe for the largest allocation fail many on purpose. */
+	CUresult rc = alloc_quiet(addr, size, host, managed, flags, err, sizeof(err));
+	if (rc == CUDA_ERROR_OUT_OF_MEMORY) {
 		static int said;
 		if (!__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
 			shim_msg("own driver: an allocation of %zu bytes failed (%s): CUDA_ERROR_OUT_OF_MEMORY; further "
 				 "failed allocations are not reported", size, *err ? err : "backend");
 		else
 			shim_log("own driver: an allocation of %zu bytes failed (%s)", size, err);
-		return CUDA_ERROR_OUT_OF_MEMORY;
 	}
-	rc = record(*addr, size, host, managed, 0, flags);
-	if (rc)
-		own.ops->mem_free(own.bk, *addr);
 	return rc;
 }
 
@@ -516,7 +525,14 @@ CUresult own_cuMemAddressReserve(CUdeviceptr *ptr, size_t size, size_t align, CU
 	(void)align, (void)addr, (void)flags;   /* the address is the backend's: a hint need not be met */
 	if (!ptr || !size || size % VMM_GRANULARITY)
 		return CUDA_ERROR_INVALID_VALUE;
-	return alloc((uint64_t *)ptr, size, 0, 0, 0);
+	/* Backed at once: a reservation larger than the device's memory fails here, which callers
+	 * that reserve address space generously (gpuprobe's own map allocator: 64 GiB) expect and
+	 * fall back from; not reported as an application's failed allocation. */
+	char err[256] = "";
+	CUresult rc = alloc_quiet((uint64_t *)ptr, size, 0, 0, 0, err, sizeof(err));
+	if (rc == CUDA_ERROR_OUT_OF_MEMORY)
+		shim_log("own driver: cuMemAddressReserve of %zu bytes: no memory to back it (%s)", size, err);
+	return rc;
 }
 
 CUresult own_cuMemAddressFree(CUdeviceptr ptr, size_t size)
