@@ -136,6 +136,12 @@ else
 		check "vec_add G=$G memtrace records" $((3 * n)) "$(grep -c '^@accesses\[ring ' "$f")"
 		check "vec_add G=$G memtrace lost" "" "$(grep -F '@accesses: ' "$f")"
 
+		# warptrace: one lossless record per warp access (two loads and a store per warp)
+		run "vec_add$G.warptrace" "-t warptrace -k $VK" "$VA" $G
+		f=$L/vec_add$G.warptrace.err
+		check "vec_add G=$G warptrace records" $((3 * G)) "$(grep -c '^@warps\[ring ' "$f")"
+		check "vec_add G=$G warptrace lost" "" "$(grep -F '@warps: ' "$f")"
+
 		run "vec_add$G.ktime" "-t ktime" "$VA" $G
 		f=$L/vec_add$G.ktime.err
 		for k in $VK $OE; do
