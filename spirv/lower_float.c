@@ -62,44 +62,64 @@ static uint32_t round_to_f32(lw *c, uint32_t d, SpvFPRoundingMode mode)
 	return r;
 }
 
+/* x + y = *sum + *err exactly, in f64 (TwoSum). */
+static void two_sum(lw *c, uint32_t x, uint32_t y, uint32_t *sum, uint32_t *err)
+{
+	uint32_t f64 = spv_t_float(c->e, 64);
+	*sum = lw_op2(c, SpvOpFAdd, f64, x, y);
+	uint32_t yy = lw_op2(c, SpvOpFSub, f64, *sum, x);
+	uint32_t xx = lw_op2(c, SpvOpFSub, f64, *sum, yy);
+	*err = lw_op2(c, SpvOpFAdd, f64, lw_op2(c, SpvOpFSub, f64, x, xx), lw_op2(c, SpvOpFSub, f64, y, yy));
+}
+
+/* r (of type t) moved one ulp in the mode's direction where the exact value lies beyond it: err
+ * (f64) is the exact value minus the value r was rounded from, sign (f64) the value whose sign
+ * decides toward zero; only where gate holds (0: everywhere). */
+static uint32_t step_by_error(lw *c, ptype t, SpvFPRoundingMode mode, uint32_t gate, uint32_t err, uint32_t sign,
+			      uint32_t r)
+{
+	uint32_t ty = lw_type(c, t), bl = spv_t_bool(c->e), zero = fconst(c, PT('f', 64), 0.0);
+	uint32_t above = lw_op2(c, SpvOpFOrdGreaterThan, bl, err, zero), below = lw_op2(c, SpvOpFOrdLessThan, bl, err, zero);
+	if (mode == SpvFPRoundingModeRTZ) {   /* toward zero: down above it, up below it */
+		above = lw_op2(c, SpvOpLogicalAnd, bl, above, lw_op2(c, SpvOpFOrdLessThan, bl, sign, zero));
+		below = lw_op2(c, SpvOpLogicalAnd, bl, below, lw_op2(c, SpvOpFOrdGreaterThan, bl, sign, zero));
+	}
+	if (gate)
+		above = lw_op2(c, SpvOpLogicalAnd, bl, gate, above), below = lw_op2(c, SpvOpLogicalAnd, bl, gate, below);
+	uint32_t up = lw_ext(c, ty, OpenCLstd_Nextafter, 2, r, fconst(c, t, __builtin_inf()));
+	uint32_t down = lw_ext(c, ty, OpenCLstd_Nextafter, 2, r, fconst(c, t, -__builtin_inf()));
+	if (mode == SpvFPRoundingModeRTP)
+		return lw_select(c, ty, above, up, r);
+	if (mode == SpvFPRoundingModeRTN)
+		return lw_select(c, ty, below, down, r);
+	return lw_select(c, ty, below, down, lw_select(c, ty, above, up, r));
+}
+
+/* Rounding down, an exact zero sum of the f64 addends x and y is -0 unless both are +0: out
+ * (of type t) where sum is zero becomes that signed zero. */
+static uint32_t zero_sum_down(lw *c, ptype t, uint32_t x, uint32_t y, uint32_t sum, uint32_t out)
+{
+	uint32_t ty = lw_type(c, t), bl = spv_t_bool(c->e), u64 = spv_t_int(c->e, 64);
+	uint32_t sgn = lw_op2(c, SpvOpBitwiseOr, u64, lw_op1(c, SpvOpBitcast, u64, x), lw_op1(c, SpvOpBitcast, u64, y));
+	uint32_t neg0 = lw_op2(c, SpvOpINotEqual, bl, lw_op2(c, SpvOpBitwiseAnd, u64, sgn, lw_u64(c, 0x8000000000000000ull)),
+			       lw_u64(c, 0));
+	uint32_t z = lw_select(c, ty, neg0, fconst(c, t, -0.0), fconst(c, t, 0.0));
+	return lw_select(c, ty, lw_op2(c, SpvOpFOrdEqual, bl, sum, fconst(c, PT('f', 64), 0.0)), z, out);
+}
+
 /* Directed rounding to f32 of x + y, two f64 values that hold f32 operands exactly (for fma, x
- * is a*b: exact in f64). Rounding their f64 sum s to f32 is right unless s is itself an f32
+ * is a*b: exact in f64). Rounding their f64 sum to f32 is right unless the sum is itself an f32
  * value while the exact sum is not: then no f32 boundary lies between them and the sign of the
- * sum's exact error (TwoSum) says whether to move one f32 ulp (add.rp(1, 1e-30) is 1 + 2^-23;
- * rounding the f64 sum alone gave 1). An exact zero sum is -0 when rounding down unless both
- * addends are +0. */
+ * sum's exact error says whether to move one f32 ulp (add.rp(1, 1e-30) is 1 + 2^-23; rounding
+ * the f64 sum alone gave 1). */
 static uint32_t f32_directed_sum(lw *c, uint32_t x, uint32_t y, SpvFPRoundingMode mode)
 {
-	uint32_t f64 = spv_t_float(c->e, 64), f32 = spv_t_float(c->e, 32), bl = spv_t_bool(c->e);
-	uint32_t u64 = spv_t_int(c->e, 64);
-	uint32_t s = lw_op2(c, SpvOpFAdd, f64, x, y);
-	uint32_t yy = lw_op2(c, SpvOpFSub, f64, s, x);
-	uint32_t xx = lw_op2(c, SpvOpFSub, f64, s, yy);
-	uint32_t err = lw_op2(c, SpvOpFAdd, f64, lw_op2(c, SpvOpFSub, f64, x, xx), lw_op2(c, SpvOpFSub, f64, y, yy));
-	uint32_t r = round_to_f32(c, s, mode);
-	uint32_t zero = fconst(c, PT('f', 64), 0.0);
-	uint32_t exact32 = lw_op2(c, SpvOpFOrdEqual, bl, lw_op1(c, SpvOpFConvert, f64, r), s);
-	uint32_t above = lw_op2(c, SpvOpFOrdGreaterThan, bl, err, zero), below = lw_op2(c, SpvOpFOrdLessThan, bl, err, zero);
-	uint32_t pos = lw_op2(c, SpvOpFOrdGreaterThan, bl, s, zero), neg = lw_op2(c, SpvOpFOrdLessThan, bl, s, zero);
-	uint32_t pinf = fconst(c, PT('f', 32), __builtin_inf()), ninf = fconst(c, PT('f', 32), -__builtin_inf());
-	uint32_t up = lw_ext(c, f32, OpenCLstd_Nextafter, 2, r, pinf), down = lw_ext(c, f32, OpenCLstd_Nextafter, 2, r, ninf);
-	uint32_t out;
-	if (mode == SpvFPRoundingModeRTP)
-		out = lw_select(c, f32, lw_op2(c, SpvOpLogicalAnd, bl, exact32, above), up, r);
-	else if (mode == SpvFPRoundingModeRTN)
-		out = lw_select(c, f32, lw_op2(c, SpvOpLogicalAnd, bl, exact32, below), down, r);
-	else
-		out = lw_select(c, f32, lw_op2(c, SpvOpLogicalAnd, bl, exact32, lw_op2(c, SpvOpLogicalAnd, bl, pos, below)), down,
-				lw_select(c, f32, lw_op2(c, SpvOpLogicalAnd, bl, exact32, lw_op2(c, SpvOpLogicalAnd, bl, neg, above)),
-					  up, r));
-	if (mode == SpvFPRoundingModeRTN) {
-		uint32_t sgn = lw_op2(c, SpvOpBitwiseOr, u64, lw_op1(c, SpvOpBitcast, u64, x), lw_op1(c, SpvOpBitcast, u64, y));
-		uint32_t neg0 = lw_op2(c, SpvOpINotEqual, bl, lw_op2(c, SpvOpBitwiseAnd, u64, sgn, lw_u64(c, 0x8000000000000000ull)),
-				       lw_u64(c, 0));
-		uint32_t z = lw_select(c, f32, neg0, fconst(c, PT('f', 32), -0.0), fconst(c, PT('f', 32), 0.0));
-		out = lw_select(c, f32, lw_op2(c, SpvOpFOrdEqual, bl, s, zero), z, out);
-	}
-	return out;
+	uint32_t f64 = spv_t_float(c->e, 64), bl = spv_t_bool(c->e), sum, err;
+	two_sum(c, x, y, &sum, &err);
+	uint32_t r = round_to_f32(c, sum, mode);
+	uint32_t exact32 = lw_op2(c, SpvOpFOrdEqual, bl, lw_op1(c, SpvOpFConvert, f64, r), sum);
+	uint32_t out = step_by_error(c, PT('f', 32), mode, exact32, err, sum, r);
+	return mode == SpvFPRoundingModeRTN ? zero_sum_down(c, PT('f', 32), x, y, sum, out) : out;
 }
 
 /* min/max: NaN only if both are; -0 is below +0. */
@@ -122,18 +142,16 @@ static uint32_t minmax(lw *c, ptype t, bool is_max, uint32_t a, uint32_t b)
  * subnormal range) are not seen: there the result is round-to-nearest's. */
 static uint32_t f64_directed(lw *c, const char *op, SpvFPRoundingMode mode, const uint32_t *s, unsigned nsrc)
 {
-	uint32_t f64 = spv_t_float(c->e, 64), bl = spv_t_bool(c->e), u64 = spv_t_int(c->e, 64);
+	uint32_t f64 = spv_t_float(c->e, 64), bl = spv_t_bool(c->e);
 	ptype T = PT('f', 64);
 	uint32_t zero = fconst(c, T, 0.0), r, err;
+	uint32_t zx = 0, zy = 0;   /* the addends of a sum (add, sub, fma), for its exact zero */
 	uint32_t a = s[0], b = nsrc > 1 ? s[1] : 0;
-	bool is_add = !strcmp(op, "add") || !strcmp(op, "sub");
-	if (is_add) {
+	if (!strcmp(op, "add") || !strcmp(op, "sub")) {
 		if (op[0] == 's')
 			b = lw_op1(c, SpvOpFNegate, f64, b);
-		r = lw_op2(c, SpvOpFAdd, f64, a, b);
-		uint32_t bb = lw_op2(c, SpvOpFSub, f64, r, a);
-		uint32_t ab = lw_op2(c, SpvOpFSub, f64, r, bb);
-		err = lw_op2(c, SpvOpFAdd, f64, lw_op2(c, SpvOpFSub, f64, a, ab), lw_op2(c, SpvOpFSub, f64, b, bb));
+		two_sum(c, a, b, &r, &err);
+		zx = a, zy = b;
 	} else if (!strcmp(op, "mul")) {
 		r = lw_op2(c, SpvOpFMul, f64, a, b);
 		err = lw_ext(c, f64, OpenCLstd_Fma, 3, a, b, lw_op1(c, SpvOpFNegate, f64, r));
@@ -151,26 +169,13 @@ static uint32_t f64_directed(lw *c, const char *op, SpvFPRoundingMode mode, cons
 		r = lw_ext(c, f64, OpenCLstd_Fma, 3, a, b, d);
 		uint32_t p = lw_op2(c, SpvOpFMul, f64, a, b);
 		uint32_t pe = lw_ext(c, f64, OpenCLstd_Fma, 3, a, b, lw_op1(c, SpvOpFNegate, f64, p));
-		uint32_t s1 = lw_op2(c, SpvOpFAdd, f64, p, d);
-		uint32_t bb = lw_op2(c, SpvOpFSub, f64, s1, p);
-		uint32_t e1 = lw_op2(c, SpvOpFAdd, f64, lw_op2(c, SpvOpFSub, f64, p, lw_op2(c, SpvOpFSub, f64, s1, bb)),
-				     lw_op2(c, SpvOpFSub, f64, d, bb));
+		uint32_t s1, e1;
+		two_sum(c, p, d, &s1, &e1);
 		err = lw_op2(c, SpvOpFAdd, f64, lw_op2(c, SpvOpFSub, f64, s1, r), lw_op2(c, SpvOpFAdd, f64, e1, pe));
+		zx = p, zy = d;   /* p's sign is a's xor b's, also where it is zero */
 	}
-	uint32_t pinf = fconst(c, T, __builtin_inf()), ninf = fconst(c, T, -__builtin_inf());
-	uint32_t up = lw_ext(c, f64, OpenCLstd_Nextafter, 2, r, pinf);
-	uint32_t down = lw_ext(c, f64, OpenCLstd_Nextafter, 2, r, ninf);
-	uint32_t above = lw_op2(c, SpvOpFOrdGreaterThan, bl, err, zero); /* true value above r */
-	uint32_t below = lw_op2(c, SpvOpFOrdLessThan, bl, err, zero);
+	uint32_t out = step_by_error(c, T, mode, 0, err, r, r);
 	uint32_t pos = lw_op2(c, SpvOpFOrdGreaterThan, bl, r, zero), neg = lw_op2(c, SpvOpFOrdLessThan, bl, r, zero);
-	uint32_t out;
-	if (mode == SpvFPRoundingModeRTP)
-		out = lw_select(c, f64, above, up, r);
-	else if (mode == SpvFPRoundingModeRTN)
-		out = lw_select(c, f64, below, down, r);
-	else
-		out = lw_select(c, f64, lw_op2(c, SpvOpLogicalAnd, bl, pos, below), down,
-				lw_select(c, f64, lw_op2(c, SpvOpLogicalAnd, bl, neg, above), up, r));
 	/* overflow of finite operands: +inf stays only when rounding up, -inf only when rounding down */
 	uint32_t fin = lw_op1(c, SpvOpIsFinite, bl, a);
 	for (unsigned i = 1; i < nsrc; i++)
@@ -181,18 +186,8 @@ static uint32_t f64_directed(lw *c, const char *op, SpvFPRoundingMode mode, cons
 	uint32_t maxv = lw_ext(c, f64, OpenCLstd_Copysign, 2, fconst(c, T, 1.7976931348623157e308), r);
 	uint32_t keep_inf = mode == SpvFPRoundingModeRTP ? pos : mode == SpvFPRoundingModeRTN ? neg : spv_c_bool(c->e, 0);
 	out = lw_select(c, f64, lw_op2(c, SpvOpLogicalAnd, bl, ovf, lw_op1(c, SpvOpLogicalNot, bl, keep_inf)), maxv, out);
-	bool is_fma = !strcmp(op, "fma") || !strcmp(op, "mad");
-	if ((is_add || is_fma) && mode == SpvFPRoundingModeRTN) {
-		/* an exact zero sum rounds to -0 downward unless both addends are +0 (for fma the
-		 * addends are a*b, whose sign is a's xor b's, and c) */
-		uint32_t x = lw_op1(c, SpvOpBitcast, u64, a), y = lw_op1(c, SpvOpBitcast, u64, b);
-		if (is_fma)
-			x = lw_op2(c, SpvOpBitwiseXor, u64, x, y), y = lw_op1(c, SpvOpBitcast, u64, s[2]);
-		uint32_t sgn = lw_op2(c, SpvOpBitwiseOr, u64, x, y);
-		uint32_t z = lw_op1(c, SpvOpBitcast, f64,
-				    lw_op2(c, SpvOpBitwiseAnd, u64, sgn, lw_u64(c, 0x8000000000000000ull)));
-		out = lw_select(c, f64, lw_op2(c, SpvOpFOrdEqual, bl, r, zero), z, out);
-	}
+	if (zx && mode == SpvFPRoundingModeRTN)   /* add, sub, fma: an exact zero sum */
+		out = zero_sum_down(c, T, zx, zy, r, out);
 	return out;
 }
 
