@@ -459,11 +459,7 @@ static int cmp_block_id(const void *a, const void *b)
 	if (x->sm != y->sm)
 		return x->sm < y->sm ? -1 : 1;
 	int c = memcmp(x->block, y->block, sizeof(x->block));
-	if (c)
-		return c;
-	if (x->ns != y->ns)
-		return x->ns < y->ns ? -1 : 1;
-	return x->end < y->end ? -1 : x->end > y->end; /* a difference of two uint32_t overflows int */
+	return c ? c : cmp_block(a, b);
 }
 
 static uint64_t field_time(const struct tr_ring_type *t, const uint8_t *d, size_t n)

@@ -185,7 +185,7 @@ void shim_jit_no_ptx(const struct shim_image *img, const struct shim_module *m, 
 			 "exists for it): its kernels run without probes", m->seq, where, by);
 		return;
 	}
-	if (by && strlen(where) + strlen(by) + 5 < sizeof(where))
+	if (by)   /* (truncated, not overrun, if the names are long) */
 		snprintf(where + strlen(where), sizeof(where) - strlen(where), " by %s", by);
 	if (img->kind == MODULE_IMAGE_CUBIN) {
 		char key[20] = "";

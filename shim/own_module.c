@@ -87,15 +87,13 @@ static char *image_ptx(const void *image, size_t *len, CUresult *rc, char *why, 
 			snprintf(why, whylen, "a damaged ELF image (its headers give no size)");
 			return NULL;
 		}
-		{
-			jit_capture_hash(image, size, hash);
-			if (jit_capture_get(hash, &rec, NULL, 0) == 0) {
-				char *ptx = rec.ptx;
-				*len = rec.ptx_len;
-				rec.ptx = NULL;
-				jit_record_free(&rec);
-				return ptx;
-			}
+		jit_capture_hash(image, size, hash);
+		if (jit_capture_get(hash, &rec, NULL, 0) == 0) {
+			char *ptx = rec.ptx;
+			*len = rec.ptx_len;
+			rec.ptx = NULL;
+			jit_record_free(&rec);
+			return ptx;
 		}
 		snprintf(why, whylen, "a cubin (machine code for an NVIDIA GPU) without PTX; gpuprobe's own driver "
 				      "runs PTX: rebuild with -arch=sm_XX (or -gencode arch=compute_XX,code=compute_XX)");
@@ -875,10 +873,12 @@ CUresult own_cuFuncSetAttribute(CUfunction fn, CUfunction_attribute a, int v)
 	struct own_func *f = own_func_of(fn);
 	if (!f)
 		return CUDA_ERROR_INVALID_HANDLE;
-	if (a == CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES && v > own_shared_optin())
-		return CUDA_ERROR_INVALID_VALUE;   /* as NVIDIA's driver: more than the device's opt-in */
-	if (a == CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES && v > 0)
-		f->max_dyn_shared = (unsigned)v;
+	if (a == CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES) {
+		if (v > own_shared_optin())
+			return CUDA_ERROR_INVALID_VALUE;   /* as NVIDIA's driver: more than the device's opt-in */
+		if (v > 0)
+			f->max_dyn_shared = (unsigned)v;
+	}
 	return CUDA_SUCCESS;
 }
 
