@@ -211,6 +211,12 @@ int gp_gpt__open_mem(const void *data, size_t size, struct gp_gpt **out, char *e
 		}
 		uint32_t h[4];
 		memcpy(h, d + off, sizeof(h));
+		if (!h[0] && !h[1] && !h[2] && !h[3]) {
+			/* space reserved and never written: the writer's process died (its file was
+			 * reserved ahead, gpt_mapped.c, or a later chunk landed before this one) */
+			g->truncated = 1;
+			break;
+		}
 		if (h[1] & 7 || h[1] > GP_GPT_MAX_CHUNK) {
 			rc = bad(err, errlen, off, "size %u is not a multiple of 8 up to %u", h[1],
 				 GP_GPT_MAX_CHUNK);

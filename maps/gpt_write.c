@@ -1,7 +1,10 @@
-/* The capture file's writer (gpt.h): chunks written whole with pwritev at offsets reserved by
- * one atomic add, so consumer threads never take a lock to write, and a thread's spans land in
- * the file in the order it consumed them. */
+/* The capture file's writer (gpt.h): chunks written whole at offsets reserved by one atomic
+ * add, so consumer threads never take a lock to write, and a thread's spans land in the file in
+ * the order it consumed them. The first MAPPED_FROM bytes go with pwritev; from there on into
+ * mapped windows of the file (gpt_mapped.h: pwritev takes turns on the inode lock), unless
+ * GPUPROBE_CAPTURE_WRITE=pwritev asks for pwritev throughout (to compare the two). */
 #include "maps/gpt.h"
+#include "maps/gpt_mapped.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -13,6 +16,7 @@
 
 #define BUF_BYTES (4u << 20)      /* a consumer's buffer: one pwrite per 4 MiB of small spans */
 #define DIRECT_BYTES (256u << 10) /* a span this large goes to the file without the copy */
+#define MAPPED_FROM (64ull << 20)   /* a small capture never reserves mapped windows */
 
 struct gp_gpt_writer {
 	int fd;
@@ -20,6 +24,7 @@ struct gp_gpt_writer {
 	int error;                    /* first -errno (atomic) */
 	uint64_t t0;
 	char *path;
+	struct gp_gpt_mapped *mapped; /* NULL: pwritev only */
 };
 
 static uint64_t now_ns(clockid_t c)
@@ -54,10 +59,18 @@ static int full_pwritev(int fd, struct iovec *iov, int n, uint64_t off)
 	return 0;
 }
 
+/* The bytes at off, reserved by the caller: into the mapped windows where they take them. */
+static int put_at(struct gp_gpt_writer *w, struct iovec *iov, int n, uint64_t off)
+{
+	if (gp_gpt_mapped__write(w->mapped, iov, n, off))
+		return 0;
+	return full_pwritev(w->fd, iov, n, off);
+}
+
 int gp_gpt_writer__open(const char *path, struct gp_gpt_writer **out, char *err, size_t errlen)
 {
 	*out = NULL;
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd < 0) {
 		int e = errno;
 		snprintf(err, errlen, "capture %s: cannot create it (%s)", path, strerror(e));
@@ -92,6 +105,9 @@ int gp_gpt_writer__open(const char *path, struct gp_gpt_writer **out, char *err,
 		return rc;
 	}
 	w->off = GP_GPT_HEADER_SIZE;
+	const char *how = getenv("GPUPROBE_CAPTURE_WRITE");
+	if (!how || strcmp(how, "pwritev"))
+		w->mapped = gp_gpt_mapped__new(fd, MAPPED_FROM);   /* NULL: pwritev, as asked */
 	*out = w;
 	return 0;
 }
@@ -131,7 +147,7 @@ int gp_gpt_writer__chunk(struct gp_gpt_writer *w, uint32_t type, uint32_t map, u
 	if (padded != len)
 		v[n++] = (struct iovec){(void *)zeros, padded - len};
 	uint64_t off = __atomic_fetch_add(&w->off, GP_GPT_CHUNK_HDR + padded, __ATOMIC_RELAXED);
-	int rc = full_pwritev(w->fd, v, n, off);
+	int rc = put_at(w, v, n, off);
 	if (rc) {
 		int zero = 0;
 		__atomic_compare_exchange_n(&w->error, &zero, rc, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
@@ -159,7 +175,7 @@ int gp_gpt_buf__flush(struct gp_gpt_writer *w, struct gp_gpt_buf *b)
 	if (!e) {
 		uint64_t off = __atomic_fetch_add(&w->off, b->len, __ATOMIC_RELAXED);
 		struct iovec v = {b->p, b->len};
-		e = full_pwritev(w->fd, &v, 1, off);
+		e = put_at(w, &v, 1, off);
 		if (e) {
 			int zero = 0;
 			__atomic_compare_exchange_n(&w->error, &zero, e, 0, __ATOMIC_RELAXED,
@@ -228,7 +244,7 @@ int gp_gpt_writer__spans(struct gp_gpt_writer *w, const struct gp_gpt_span_ref *
 			total += sizeof(hdr[i]) + r->len;
 		}
 		uint64_t off = __atomic_fetch_add(&w->off, total, __ATOMIC_RELAXED);
-		e = full_pwritev(w->fd, v, (int)(2 * k), off);
+		e = put_at(w, v, (int)(2 * k), off);
 		if (e) {
 			int zero = 0;
 			__atomic_compare_exchange_n(&w->error, &zero, e, 0, __ATOMIC_RELAXED,
@@ -248,6 +264,9 @@ int gp_gpt_writer__close(struct gp_gpt_writer *w, uint64_t records, uint64_t hos
 			       .elapsed_ns = now_ns(CLOCK_MONOTONIC) - w->t0};
 	struct iovec v = {&e, sizeof(e)};
 	int rc = gp_gpt_writer__chunk(w, GP_GPT_END, 0, 0, &v, 1);
+	int rc2 = gp_gpt_mapped__free(w->mapped, w->off);
+	if (rc2 && !rc)
+		rc = rc2;
 	if (close(w->fd) && !rc)
 		rc = -errno;
 	free(w->path);

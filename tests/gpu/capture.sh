@@ -13,6 +13,8 @@
 #   target      lossless >= 1e8 events/s
 #   typed       the first records decoded with their fields (gpuprobe decode --limit 3)
 #   decode      gpuprobe decode --stats on the file (every record checked), events/s on one core
+# lossless once more with the writer's pwritev throughout (GPUPROBE_CAPTURE_WRITE=pwritev;
+# "lossless-pwritev": the same checks, no rate target) beside its default mapped windows,
 # and, where bench/overhead's memtrace_warp.bpf.o was built, a third mode "warp": one lossless
 # record per warp access (exact: records == accesses / 32; events/s counts the lanes covered,
 # GB/s the file's bytes);
@@ -75,15 +77,18 @@ for w in ${CAP_WORKLOADS:-copy vecadd}; do
 		nat=$("$C/cap_app" "$w" "$n" 1 | grep '^CAP ')
 		nacc=$(echo "$nat" | awk '{print $9}'); nms=$(echo "$nat" | awk '{print $11}')
 		echo "native $w $n: $nat  ($(awk -v a="$nacc" -v t="$nms" 'BEGIN{printf "%.3g", a/(t/1000)}') accesses/s)"
-		modes="lossy lossless"
+		modes="lossy lossless lossless-pwritev"
 		[ -e "$WARP" ] && modes="$modes warp"
 		for mode in $modes; do
 			f=$CAPDIR/$w-$n-$mode.gpt
 			rm -f "$f"
-			probe=$C/memtrace_$mode.bpf.o
+			probe=$C/memtrace_${mode%-pwritev}.bpf.o
 			[ "$mode" = warp ] && probe=$WARP
+			# lossless-pwritev: the writer's pwritev throughout, beside its mapped windows
+			how=mapped
+			[ "$mode" = lossless-pwritev ] && how=pwritev
 			t0=$(date +%s.%N)
-			timeout 900 "$GP" run -p "$probe" --output "$f" -- "$C/cap_app" "$w" "$n" "$S" \
+			GPUPROBE_CAPTURE_WRITE=$how timeout 900 "$GP" run -p "$probe" --output "$f" -- "$C/cap_app" "$w" "$n" "$S" \
 				>"$OUT/$w-$n-$mode.out" 2>"$OUT/$w-$n-$mode.err"
 			rc=$?
 			t1=$(date +%s.%N)
@@ -112,9 +117,9 @@ for w in ${CAP_WORKLOADS:-copy vecadd}; do
 				[ $((rec + lost)) = "$acc" ] && pass "$w $n lossy exact: $rec delivered + $lost lost == $acc accesses" ||
 					bad "$w $n lossy: $rec delivered + $lost lost != $acc accesses"
 			else
-				[ "$fmode" = lossless ] && pass "$w $n lossless: the file says lossless" || bad "$w $n: the file says '$fmode', not lossless"
-				[ "$rec" = "$acc" ] && [ "$lost" = 0 ] && pass "$w $n lossless exact: $rec delivered == $acc accesses, 0 lost" ||
-					bad "$w $n lossless: $rec delivered, $lost lost, $acc accesses"
+				[ "$fmode" = lossless ] && pass "$w $n $mode: the file says lossless" || bad "$w $n: the file says '$fmode', not lossless"
+				[ "$rec" = "$acc" ] && [ "$lost" = 0 ] && pass "$w $n $mode exact: $rec delivered == $acc accesses, 0 lost" ||
+					bad "$w $n $mode: $rec delivered, $lost lost, $acc accesses"
 			fi
 			# the timed loop's share of the records (exact when lossless: all of its accesses)
 			lrec=$(awk -v r="$rec" -v a="$acc" -v w="${warm:-0}" 'BEGIN{printf "%.0f", r*(a-w)/a}')
@@ -128,7 +133,7 @@ for w in ${CAP_WORKLOADS:-copy vecadd}; do
 				gbs=$(awk -v s="$size" -v t="$loop_ms" 'BEGIN{printf "%.3f", s/(t/1000)/1e9}')
 				frac=$(awk -v g="$gbs" -v b="$dtoh" 'BEGIN{if (b > 0) printf "%.3f", g/b; else print "-"}')
 			fi
-			if [ "$mode" = lossless ]; then
+			if [ "$mode" = lossless ]; then   # the default writer; -pwritev is for comparison
 				awk -v r="$rate" 'BEGIN{exit !(r >= 1e8)}' && pass "$w $n lossless rate $rate events/s >= 1e8" ||
 					bad "$w $n lossless rate $rate events/s < 1e8"
 			fi
