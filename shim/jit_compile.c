@@ -1,6 +1,7 @@
 /* jit_compile.h: the driver's JIT linker on one PTX input. The real driver's entry points are
  * called directly (not the shim's interceptors: this is no application link). */
 #include "shim/jit_compile.h"
+#include "shim/device_runtime.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -129,6 +130,32 @@ static void options_with_logs(const struct jit_options *o, CUjit_option *opt, vo
 	val[3] = (void *)(uintptr_t)(LOG_BYTES - 1);
 }
 
+/* Where a PTX needs the device runtime and it cannot be linked: CUDA_ERROR_NOT_FOUND with the
+ * reason in r->error (said before anything is compiled); else CUDA_SUCCESS. */
+static CUresult device_runtime_missing(struct jit_result *r)
+{
+	const char *named = getenv("GPUPROBE_CUDADEVRT");
+	if (shim_device_runtime_library() && SHIM_REAL(cuLinkAddFile_v2))
+		return CUDA_SUCCESS;
+	if (!SHIM_REAL(cuLinkAddFile_v2))
+		snprintf(r->error, sizeof(r->error), "it launches kernels (dynamic parallelism), and "
+			 "this driver has no cuLinkAddFile_v2 to link it with CUDA's libcudadevrt.a");
+	else if (!named || !*named)
+		snprintf(r->error, sizeof(r->error), "it launches kernels (dynamic parallelism), "
+			 "which compile with probes only linked with CUDA's device runtime: off unless "
+			 "GPUPROBE_CUDADEVRT=auto or =PATH/libcudadevrt.a (experimental: "
+			 "docs/guide.md)");
+	else if (strcmp(named, "auto"))
+		snprintf(r->error, sizeof(r->error), "it launches kernels (dynamic parallelism), and "
+			 "GPUPROBE_CUDADEVRT=%s, the device runtime to link it with, cannot be read",
+			 named);
+	else
+		snprintf(r->error, sizeof(r->error), "it launches kernels (dynamic parallelism), and "
+			 "GPUPROBE_CUDADEVRT=auto found CUDA's libcudadevrt.a in none of CUDA_HOME, "
+			 "CUDA_PATH, /usr/local/cuda");
+	return CUDA_ERROR_NOT_FOUND;
+}
+
 CUresult jit_compile_ptx(const char *ptx, size_t len, const struct jit_options *o,
 			 struct jit_result *r)
 {
@@ -142,6 +169,9 @@ CUresult jit_compile_ptx(const char *ptx, size_t len, const struct jit_options *
 		strcpy(r->error, "the driver has no JIT linker (cuLinkCreate_v2)");
 		return r->rc;
 	}
+	int devrt = ptx_uses_device_runtime(ptx);
+	if (devrt && (r->rc = device_runtime_missing(r)) != CUDA_SUCCESS)
+		return r->rc;
 	char *error_log = calloc(1, LOG_BYTES), *info_log = calloc(1, LOG_BYTES);
 	if (!error_log || !info_log) {
 		free(error_log);
@@ -163,6 +193,12 @@ CUresult jit_compile_ptx(const char *ptx, size_t len, const struct jit_options *
 	if (rc == CUDA_SUCCESS)
 		rc = add(state, CU_JIT_INPUT_PTX, (void *)ptx, len + 1, "gpuprobe-instrumented.ptx",
 			 0, NULL, NULL);
+	if (rc == CUDA_SUCCESS && devrt) {
+		const char *lib = shim_device_runtime_library();
+		rc = SHIM_REAL(cuLinkAddFile_v2)(state, CU_JIT_INPUT_LIBRARY, lib, 0, NULL, NULL);
+		if (rc != CUDA_SUCCESS)
+			snprintf(r->error, sizeof(r->error), "linking the device runtime %s failed", lib);
+	}
 	if (rc == CUDA_SUCCESS)
 		rc = complete(state, &cubin, &size);
 	if (rc == CUDA_SUCCESS && (!cubin || !size))
@@ -180,7 +216,7 @@ CUresult jit_compile_ptx(const char *ptx, size_t len, const struct jit_options *
 		destroy(state);
 	r->ms = now_ms() - t0;
 	r->rc = rc;
-	if (rc != CUDA_SUCCESS) {
+	if (rc != CUDA_SUCCESS && !r->error[0]) {
 		error_log[LOG_BYTES - 1] = 0;
 		jit_first_error(error_log, r->error, sizeof(r->error));
 	}
@@ -252,6 +288,18 @@ CUresult jit_load_module(const char *ptx, const struct jit_options *o, CUmodule 
 {
 	if (errlen)
 		error[0] = 0;
+	if (ptx_uses_device_runtime(ptx)) {
+		/* linked with the device runtime into a cubin first: a module of PTX alone cannot
+		 * resolve its functions */
+		struct jit_result r;
+		CUresult rc = jit_compile_ptx(ptx, strlen(ptx), o, &r);
+		if (rc == CUDA_SUCCESS)
+			rc = SHIM_REAL(cuModuleLoadData)(mod, r.cubin);
+		else
+			snprintf(error, errlen, "%s", r.error);
+		free(r.cubin);
+		return rc;
+	}
 	shim_fnty_cuModuleLoadDataEx *load = SHIM_REAL(cuModuleLoadDataEx);
 	if (!load) {
 		snprintf(error, errlen, "the driver has no cuModuleLoadDataEx");

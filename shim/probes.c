@@ -9,6 +9,7 @@
 #include "shim/cubin_cache.h"
 #include "shim/fault.h"
 #include "shim/jit_capture_load.h"
+#include "shim/device_runtime.h"
 #include "shim/jit_compile.h"
 #include "shim/log.h"
 #include "shim/probes_internal.h"
@@ -559,7 +560,9 @@ static int precompile(struct shim_image *img, const struct shim_module *m, const
 				 rc == -EBADMSG ? "is corrupt" : strerror(-rc));
 	}
 	struct jit_result r;
-	CUresult rc = precompile_mode == PRECOMPILE_CHECK
+	/* A kernel that launches kernels loads only as a cubin linked with the device runtime */
+	int check = precompile_mode == PRECOMPILE_CHECK && !ptx_uses_device_runtime(ptx);
+	CUresult rc = check
 		? jit_check_ptx(ptx, len, img->jit_n, (const CUjit_option *)img->jit_opts,
 				img->jit_vals, &o, &r)
 		: jit_compile_ptx(ptx, len, &o, &r);
@@ -584,7 +587,7 @@ static int precompile(struct shim_image *img, const struct shim_module *m, const
 			cubin_cache_put(cache_dir, &key, why, strlen(why) + 1);
 		return -1;
 	}
-	if (precompile_mode == PRECOMPILE_CHECK) {
+	if (check) {
 		if (cached)
 			cubin_cache_put(cache_dir, &key, CHECKED, sizeof(CHECKED));
 		shim_log("module %u: compiled in %.1f ms by the driver's JIT (sm_%u, checked; the load "

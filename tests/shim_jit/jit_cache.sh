@@ -202,4 +202,42 @@ check "link mode keeps its own keys: the remembered check errors do not apply" 0
 run badmode GPUPROBE_PRECOMPILE=fast
 check "an unknown GPUPROBE_PRECOMPILE: one line" "gpuprobe: GPUPROBE_PRECOMPILE=fast: expected check, link or 0; using 0" "$(grep PRECOMPILE "$tmp/badmode.err")"
 
+# 9. A kernel that calls into the device runtime (dynamic parallelism: kernel_cdp.ptx) compiles only
+# linked with libcudadevrt.a, which is off by default (shim/device_runtime.h says why): one line
+# per module and the original runs, with no compile tried. GPUPROBE_CUDADEVRT=PATH or =auto (the
+# toolkit under CUDA_HOME): compiled by the JIT linker with it, also where the default (check)
+# would hand the driver PTX it cannot link alone. A path that cannot be read: one line naming it.
+ptx=${ptx%/*}/kernel_cdp.ptx
+rm -rf "$tmp/cache"
+mkdir -p "$tmp/cudahome/lib64"
+touch "$tmp/libcudadevrt.a" "$tmp/cudahome/lib64/libcudadevrt.a"
+run cdpoff GPUPROBE_PRECOMPILE=check
+check "device runtime off: one line per module with a context, nothing compiled, the original loaded" "gpuprobe: module 1: the instrumented PTX did not compile (CUDA_ERROR_UNKNOWN: it launches kernels (dynamic parallelism), which compile with probes only linked with CUDA's device runtime: off unless GPUPROBE_CUDADEVRT=auto or =PATH/libcudadevrt.a (experimental: docs/guide.md)); loaded the original without probes
+3" "$(grep 'did not compile' "$tmp/cdpoff.err" | head -1)
+$(grep -c 'did not compile' "$tmp/cdpoff.err")"
+check "device runtime off: what the driver got (no link run)" "image=ptx links=0
+image=ptx links=0
+image=ptx-instr links=0
+image=ptx links=0" "$(grep -oE 'image=[a-z-]+ hash=[0-9a-f]+ links=[0-9]+' "$tmp/cdpoff.out" | sed 's/ hash=[0-9a-f]*//')"
+for how in path auto; do
+	[ $how = path ] && devrt=$tmp/libcudadevrt.a || devrt=auto
+	rm -rf "$tmp/cache"
+	run cdp$how GPUPROBE_PRECOMPILE=check GPUPROBE_CUDADEVRT="$devrt" CUDA_HOME="$tmp/cudahome"
+	check "device runtime ($how): linked with it, every module with a context gets a cubin" "image=cubin
+image=cubin
+image=ptx-instr
+image=cubin" "$(grep -oE 'image=[a-z-]+' "$tmp/cdp$how.out")"
+	check "device runtime ($how): compiled by the linker, not checked" 3 "$(lines cdp$how | grep -c "compiled in T ms by the driver's JIT linker")"
+done
+run cdpmissing GPUPROBE_PRECOMPILE=check GPUPROBE_CUDADEVRT="$tmp/missing.a"
+check "device runtime path unreadable: one line per module, the original loaded" "gpuprobe: module 1: the instrumented PTX did not compile (CUDA_ERROR_UNKNOWN: it launches kernels (dynamic parallelism), and GPUPROBE_CUDADEVRT=$tmp/missing.a, the device runtime to link it with, cannot be read); loaded the original without probes" \
+	"$(grep 'did not compile' "$tmp/cdpmissing.err" | head -1)"
+run cdpautonone GPUPROBE_PRECOMPILE=check GPUPROBE_CUDADEVRT=auto CUDA_HOME="$tmp/nowhere" CUDA_PATH="$tmp/nowhere"
+if [ -e /usr/local/cuda/lib64/libcudadevrt.a ] || [ -e /usr/local/cuda/targets/x86_64-linux/lib/libcudadevrt.a ]; then
+	check "device runtime auto: the toolkit's under /usr/local/cuda found" 3 "$(lines cdpautonone | grep -c "compiled in T ms by the driver's JIT linker")"
+else
+	check "device runtime auto, none found: one line" "gpuprobe: module 1: the instrumented PTX did not compile (CUDA_ERROR_UNKNOWN: it launches kernels (dynamic parallelism), and GPUPROBE_CUDADEVRT=auto found CUDA's libcudadevrt.a in none of CUDA_HOME, CUDA_PATH, /usr/local/cuda); loaded the original without probes" \
+		"$(grep 'did not compile' "$tmp/cdpautonone.err" | head -1)"
+fi
+
 [ $fails = 0 ] && echo "all passed" || { echo "$fails failed"; exit 1; }
