@@ -1,0 +1,5 @@
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+#include <gpuprobe/gpuprobe.h>
+GPU_EXIT("*") int on_exit(struct gp_kernel_ctx *ctx) { return 0; }
+char LICENSE[] SEC("license") = "GPL";
