@@ -17,6 +17,7 @@ NVCC=/usr/local/cuda/bin/nvcc
 "$NVCC" -arch=sm_90 -o "$out/pattern" "$src/tests/e2e/apps/pattern.cu"
 "$NVCC" -arch=sm_90 -o "$out/cub_algos" "$src/tests/e2e/apps/cub_algos.cu"
 "$NVCC" -arch=sm_90 -o "$out/transpose" "$src/tests/e2e/apps/transpose.cu"
+"$NVCC" -arch=sm_90 -o "$out/warp_whole" "$src/tests/e2e/apps/warp_whole.cu"
 cp "$src/tests/e2e/apps/cupy_kernel.py" "$out/"
 # aggregated memory sites on the GPU (tests/gpu/aggregate.sh): a driver-API launcher of block.ptx
 cc -O1 -o "$out/ptx_launch" "$src/tests/e2e/aggregate/ptx_launch.c" -ldl

@@ -7,6 +7,8 @@
 #   native               transpose: PASS
 #   probe (inlined, and GPUPROBE_INLINE=0 out of line)  PASS, and per_block counts 3*64 for
 #                        every block (3 rounds of 64 threads) in the JSON output
+#   warp_whole           PASS natively and under an entry+exit HASH probe, inlined and out of
+#                        line (a kernel that needs each warp whole at its first __activemask)
 #   fft (when CORPORA has app-regressions/fft-cuda): FFT PASS and iFFT PASS under the
 #                        entry+exit HASH probe (CORPORA/probes/entry_exit_hash.bpf.o)
 # usage: tests/gpu/reconverge.sh   (BUILD=<build dir> with bin/gpuprobe, lib/, e2e/transpose and
@@ -45,6 +47,22 @@ PY
 	check "$mode: per_block values (value x keys)" "192x4096" "$counts"
 done
 unset GPUPROBE_INLINE
+# A kernel that needs each warp whole at its first __activemask() (warp_whole.cu, the pattern of
+# cuda-samples' cdpAdvancedQuicksort), under entry and exit sites that branch (a HASH counter):
+# ptxas turns the two sites' bar.warp.sync into BRA.DIV + WARPSYNC.COLLECTIVE, which does not
+# promise the warp whole afterwards (tests/gpu/logs/session13-h200-cdp-diag/README.md).
+if [ -x "$E/warp_whole" ] && [ -e "$E/entry_exit_hash.bpf.o" ]; then
+	"$E/warp_whole" >"$OUT/warp_whole-native.out" 2>&1
+	check "warp_whole native" "warp_whole: PASS" "$(tail -1 "$OUT/warp_whole-native.out")"
+	for mode in inline call; do
+		[ $mode = call ] && export GPUPROBE_INLINE=0 || unset GPUPROBE_INLINE
+		"$GP" run -p "$E/entry_exit_hash.bpf.o" -- "$E/warp_whole" >"$OUT/warp_whole-$mode.out" 2>&1
+		check "warp_whole under entry+exit HASH ($mode)" "warp_whole: PASS" "$(grep '^warp_whole: ' "$OUT/warp_whole-$mode.out" | tail -1)"
+	done
+	unset GPUPROBE_INLINE
+else
+	echo "note: $E/warp_whole or $E/entry_exit_hash.bpf.o missing (tests/e2e/build.sh): warp_whole not run"
+fi
 C=${CORPORA:-$root/.carry/corpora}
 if [ -d "$C/app-regressions/fft-cuda" ] && [ -e "$C/probes/entry_exit_hash.bpf.o" ]; then
 	rm -rf "$OUT/fft" && cp -r "$C/app-regressions/fft-cuda" "$OUT/fft"
