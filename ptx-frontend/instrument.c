@@ -1014,6 +1014,34 @@ static void reuse_site_masks(ir_func *f)
 	}
 }
 
+/* A kernel's site right before its return (an exit probe, a block-end probe) ends without the
+ * bar.warp.sync call_probe and outer_close give it: the lanes leave the kernel there, no
+ * application instruction follows for them, and every warp collective of the probe has been
+ * passed by every lane of its mask before any lane passes the last one. The sync cost more than
+ * nothing: with one after the exit site, ptxas made the entry site's bar.warp.sync a
+ * BRA.DIV + WARPSYNC.COLLECTIVE where alone it is a plain WARPSYNC (sm_90, CUDA 13), and under
+ * the collective form cuda-samples' cdpAdvancedQuicksort found its warps split at its first
+ * __activemask() (tests/gpu/logs/session13-h200-cdp-diag/README.md). Only an unguarded ret or
+ * exit directly after the sync counts (directives aside): a label there means other paths join,
+ * and a guarded ret lets some lanes go on. */
+static void drop_syncs_before_return(ir_func *f)
+{
+	if (!f->is_entry)
+		return;
+	for (ir_stmt *s = f->first, *next; s; s = next) {
+		next = s->next;
+		if (!(is_generated(s, "bar", "%__gp_wm") || is_generated(s, "bar", "%__gp_wo")) ||
+		    !ir_insn_has_mod(&s->insn, ".warp"))
+			continue;
+		const ir_stmt *n = next;
+		while (n && n->kind == IR_STMT_DIRECTIVE)
+			n = n->next;
+		if (n && n->kind == IR_STMT_INSN && !n->insn.guard && n->insn.info &&
+		    (n->insn.info->flags & (IR_F_RET | IR_F_EXIT)))
+			ir_stmt_remove(f, s);
+	}
+}
+
 static int instrument_func(ir_module *m, ir_func *f, const struct gp_inst_probe *p, size_t n,
 			   unsigned *labels, struct gp_inst_stats *st)
 {
@@ -1054,6 +1082,7 @@ static int instrument_func(ir_module *m, ir_func *f, const struct gp_inst_probe 
 		if ((rc = instrument_one(&fn, &p[which[w]], which[w])))
 			goto out;
 	reuse_site_masks(f);
+	drop_syncs_before_return(f);
 	drop_unused_ctx(f);
 	rc = 0;
 out:

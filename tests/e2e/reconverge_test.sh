@@ -19,7 +19,7 @@ NVCC=${NVCC:-/usr/local/cuda/bin/nvcc}
 PTXAS=${PTXAS:-/usr/local/cuda/bin/ptxas}
 fail=0
 check() { if [ "$2" = "$3" ]; then echo "ok   $1: $3"; else echo "FAIL $1: expected '$2', got '$3'"; fail=1; fi; }
-for p in block_insert all_mem; do
+for p in block_insert all_mem entry_exit_hash; do
 	"$CLANG" -target bpf -O2 -g -I/usr/include/x86_64-linux-gnu -I"$SRC/include" \
 		-c "$SRC/tests/e2e/probes/$p.bpf.c" -o "$W/$p.bpf.o" || exit 2
 done
@@ -52,4 +52,18 @@ for mode in inline call; do
 	"$PTXAS" -arch=sm_90 "$W/ring_$mode.ptx" -o "$W/ring_$mode.cubin"
 	check "$mode: block begin: ptxas sm_90" 0 $?
 done
+# Entry and exit sites that branch (a HASH counter) in a kernel with an early return: the entry
+# site ends in bar.warp.sync, the exit site right before the kernel's ret does not (no
+# application instruction follows it; with it, ptxas made the entry's sync a BRA.DIV +
+# WARPSYNC.COLLECTIVE, under which cdpAdvancedQuicksort's warps came apart on an H200).
+"$NVCC" -arch=sm_90 -ptx "$SRC/tests/e2e/apps/warp_whole.cu" -o "$W/warp_whole.ptx" || exit 2
+unset GPUPROBE_INLINE
+"$GP" ptx instrument -p "$W/entry_exit_hash.bpf.o" "$W/warp_whole.ptx" -o "$W/ww.ptx" 2>"$W/ww.err"
+check "entry+exit: instrumented" 0 $?
+wbody() { awk '/\.entry _Z7scatter/ {f=1} f {print} f && /^}/ {exit}' "$1" | sed 's/^[[:space:]]*//' | grep -v '^$'; }
+check "entry+exit: captures of the mask (one per site)" 2 "$(wbody "$W/ww.ptx" | grep -c 'activemask\.b32[[:space:]]*%__gp_wm')"
+check "entry+exit: one bar.warp.sync, the entry site's" 1 "$(wbody "$W/ww.ptx" | grep -c 'bar\.warp\.sync')"
+check "entry+exit: the exit site's last instruction is no sync" 0 "$(wbody "$W/ww.ptx" | grep -B1 -m1 '^ret;' | head -1 | grep -c 'bar\.warp')"
+"$PTXAS" -arch=sm_90 "$W/ww.ptx" -o "$W/ww.cubin"
+check "entry+exit: ptxas sm_90" 0 $?
 exit $fail
