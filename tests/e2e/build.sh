@@ -13,6 +13,9 @@ for p in "$src"/tests/e2e/probes/*.bpf.c; do
 	"$CLANG" -target bpf -O2 -g -I/usr/include/x86_64-linux-gnu -I"$src/include" \
 		-c "$p" -o "$out/$(basename "$p" .c).o"
 done
+# the entry+exit HASH counter (first_kernel.sh's): reconverge.sh runs warp_whole under it
+"$CLANG" -target bpf -O2 -g -I/usr/include/x86_64-linux-gnu -I"$src/include" \
+	-c "$src/tests/gpu/first_kernel/entry_exit.bpf.c" -o "$out/entry_exit_hash.bpf.o"
 NVCC=/usr/local/cuda/bin/nvcc
 "$NVCC" -arch=sm_90 -o "$out/pattern" "$src/tests/e2e/apps/pattern.cu"
 "$NVCC" -arch=sm_90 -o "$out/cub_algos" "$src/tests/e2e/apps/cub_algos.cu"

@@ -19,10 +19,13 @@ NVCC=${NVCC:-/usr/local/cuda/bin/nvcc}
 PTXAS=${PTXAS:-/usr/local/cuda/bin/ptxas}
 fail=0
 check() { if [ "$2" = "$3" ]; then echo "ok   $1: $3"; else echo "FAIL $1: expected '$2', got '$3'"; fail=1; fi; }
-for p in block_insert all_mem entry_exit_hash; do
+for p in block_insert all_mem; do
 	"$CLANG" -target bpf -O2 -g -I/usr/include/x86_64-linux-gnu -I"$SRC/include" \
 		-c "$SRC/tests/e2e/probes/$p.bpf.c" -o "$W/$p.bpf.o" || exit 2
 done
+# The entry+exit HASH counter (two sites that branch in every kernel).
+"$CLANG" -target bpf -O2 -g -I/usr/include/x86_64-linux-gnu -I"$SRC/include" \
+	-c "$SRC/tests/gpu/first_kernel/entry_exit.bpf.c" -o "$W/entry_exit_hash.bpf.o" || exit 2
 # A block-begin probe that branches (a ring reservation), run by thread 0 only: the split
 # around it is reconverged too (fft-cuda computed wrong blocks under it, H100 2026-11-25).
 "$CLANG" -target bpf -O2 -g -I/usr/include/x86_64-linux-gnu -I"$SRC/include" \
