@@ -125,6 +125,7 @@ int al_memory(al *c, const ir_insn *in);
 int al_control(al *c, const ir_insn *in);
 int al_warp(al *c, const ir_insn *in);
 int al_extra(al *c, const ir_insn *in);   /* bf16/tf32 cvt, dp4a, f16x2 compares, cp.async, alloca */
+int al_texture(al *c, const ir_insn *in); /* tex, tld4, txq, suq, sust, suld (lower_tex.c) */
 
 /* Target-specific (lower_target.c). */
 bool al_generic(void);   /* GPUPROBE_LLVM_GENERIC: amdgcn's target-independent lowerings on nvptx too */
