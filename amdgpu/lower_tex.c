@@ -554,11 +554,12 @@ static int lower_surface(al *c, const ir_insn *in, bool store)
 	LLVMBasicBlockRef then_end = LLVMGetInsertBlock(b);
 	LLVMBuildBr(b, join);
 	LLVMPositionBuilderAtEnd(b, join);
-	for (unsigned k = 0; k < n && !store; k++) {
-		LLVMValueRef r = phi2(t, et, LLVMConstInt(et, 0, 0), from, got[k], then_end);
-		if (al_write(c, v->kind == IR_OPND_VEC ? &v->elems[k] : v, mt, r) < 0)
+	LLVMValueRef r[4];
+	for (unsigned k = 0; k < n && !store; k++) /* the phis first, then the writes */
+		r[k] = phi2(t, et, LLVMConstInt(et, 0, 0), from, got[k], then_end);
+	for (unsigned k = 0; k < n && !store; k++)
+		if (al_write(c, v->kind == IR_OPND_VEC ? &v->elems[k] : v, mt, r[k]) < 0)
 			return -1;
-	}
 	return 1;
 }
 
