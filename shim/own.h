@@ -74,6 +74,8 @@ struct own_state {
 	uint64_t grid_workspace;     /* cooperative groups' grid workspace: 16 bytes into the trap
 	                                word's 64 (spirv_options.grid_workspace) */
 	uint64_t launch_queue;       /* device launches (spirv.h), host memory; 0 until a module needs it */
+	uint64_t clock_word;         /* the host's CLOCK_REALTIME for kernels' %globaltimer: 32 bytes into
+	                                the trap word's 64, kept by own_clock.c (spirv_options.clock_word) */
 	CUresult sticky;             /* the error every call returns once a kernel trapped */
 };
 extern struct own_state own;
@@ -106,6 +108,9 @@ CUresult own_ready(void);                 /* cuInit called, and no kernel trappe
 /* After a wait: the sticky error if a kernel failed an assert or trapped, else rc. */
 CUresult own_trapped(CUresult rc);
 uint64_t own_now_ns(void);
+/* Keep own.clock_word at the host's CLOCK_REALTIME from now on (a thread that writes it every
+ * 100 us; once per process, again in a forked child that builds a kernel reading the clock). */
+void own_clock_start(void);
 
 /* Memory records (own_memory.c): for address ranges and pointer attributes. */
 struct own_alloc {

@@ -93,8 +93,9 @@ int own_install(int found_real)
 		} else if (ops->mem_alloc(bk, 64, GP_BK_MEM_HOST, &own.trap_word, NULL, 0) == 0) {
 			memset((void *)(uintptr_t)own.trap_word, 0, 64);
 			own.grid_workspace = own.trap_word + 16;
+			own.clock_word = own.trap_word + 32;
 		} else {
-			own.trap_word = own.grid_workspace = 0;
+			own.trap_word = own.grid_workspace = own.clock_word = 0;
 		}
 	} else {
 		shim_msg("GPUPROBE_BACKEND=%s: %s; every CUDA call fails (cuInit returns CUDA_ERROR_NO_DEVICE)",

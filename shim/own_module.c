@@ -576,11 +576,14 @@ int own_func_build(struct own_func *f, unsigned dyn_shared)
 			t->func.name = ir_strdup(ir, alias);
 			break;
 		}
+	if (own.clock_word && text_of && (strstr(text_of, "%globaltimer") || strstr(text_of, "%clock")))
+		own_clock_start();   /* before the kernel can read the word */
 	gp_bk_prog *p = NULL;
 	char left_out[768] = "";   /* the lowering's summary of what it left out, on success */
 	struct skip_note skip = {.kernel = *alias ? alias : f->name, .name = f->name};
 	const struct gp_bk_build bo = {.dyn_shared = dyn_shared, .trap_word = own.trap_word,
-				       .grid_workspace = own.grid_workspace, .launch_queue = launch_queue_for(m), .skipped = note_skipped,
+				       .grid_workspace = own.grid_workspace, .launch_queue = launch_queue_for(m),
+				       .clock_word = own.clock_word, .skipped = note_skipped,
 				       .skipped_arg = &skip, .noted = note_noted};
 	if (r == 0)
 		r = own.ops->program_build(own.bk, ir, &bo, &p, left_out, sizeof(left_out));

@@ -51,6 +51,7 @@ struct gp_bk_build {
 	uint64_t trap_word;      /* spirv_options.trap_word: where failed asserts and traps are noted */
 	uint64_t grid_workspace; /* spirv_options.grid_workspace: cooperative groups' grid workspace */
 	uint64_t launch_queue;   /* spirv_options.launch_queue: where device launches are queued (0: none) */
+	uint64_t clock_word;     /* spirv_options.clock_word: the host's clock for %globaltimer (0: none) */
 	/* Called once for each kernel the code generator left out, with why (spirv_options.skipped). */
 	void (*skipped)(void *arg, const char *kernel, const char *why);
 	void *skipped_arg;

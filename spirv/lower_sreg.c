@@ -134,8 +134,10 @@ int lw_special_reg(lw *c, const char *name, uint32_t *v, ptype *t)
 	}
 	if (!strcmp(name, "%clock") || !strcmp(name, "%clock64") || !strcmp(name, "%globaltimer") ||
 	    !strcmp(name, "%globaltimer_lo") || !strcmp(name, "%globaltimer_hi")) {
-		/* OpenCL gives kernels no clock. A per-thread counter that grows by one per read keeps
-		 * what probes rely on (later reads are larger, differences are non-negative). */
+		/* OpenCL gives kernels no clock. The driver's word of the host's clock where it keeps
+		 * one (spirv_options.clock_word), and a per-thread value that grows by at least one per
+		 * read keeps what probes rely on (later reads are larger, differences are
+		 * non-negative). */
 		uint32_t i64 = spv_t_int(c->e, 64);
 		if (!c->clock_var) {
 			c->clock_var = spv_id(c->e);
@@ -145,6 +147,15 @@ int lw_special_reg(lw *c, const char *name, uint32_t *v, ptype *t)
 		}
 		uint32_t old = lw_op1(c, SpvOpLoad, i64, c->clock_var);
 		uint32_t nv = lw_op2(c, SpvOpIAdd, i64, old, lw_u64(c, 1));
+		if (c->opts && c->opts->clock_word) {
+			uint32_t p = lw_op1(c, SpvOpConvertUToPtr, spv_t_ptr(c->e, SpvStorageClassCrossWorkgroup, i64),
+					    lw_u64(c, c->opts->clock_word));
+			uint32_t host = spv_id(c->e);
+			spv_op(&c->body, SpvOpLoad, 5, i64, host, p,
+			       (uint32_t)(SpvMemoryAccessVolatileMask | SpvMemoryAccessAlignedMask), 8u);
+			uint32_t later = lw_op2(c, SpvOpUGreaterThan, spv_t_bool(c->e), host, nv);
+			nv = lw_op3(c, SpvOpSelect, i64, later, host, nv);
+		}
 		spv_op(&c->body, SpvOpStore, 2, c->clock_var, nv);
 		*v = nv;
 		*t = PT('u', 64);

@@ -42,6 +42,11 @@ struct spirv_options {
 	 * zeroed, where kernels that launch kernels (dynamic parallelism) leave their launches for
 	 * the driver to run after them (spirv/lower_launch.c); 0: such kernels are left out. */
 	uint64_t launch_queue;
+	/* Device address (host memory) of a u64 the driver keeps at the host's CLOCK_REALTIME in
+	 * nanoseconds, while kernels may run (shim/own_clock.c), which %globaltimer and %clock64
+	 * read: OpenCL gives kernels no clock of their own. Each thread's reads still grow by at
+	 * least one, so differences are never negative. 0: each thread counts its reads from 0. */
+	uint64_t clock_word;
 };
 
 /* The device launch queue: a u32 count of bytes taken at 0, a u32 count of launches refused for

@@ -61,6 +61,26 @@ if "$nvcc" -O2 -arch=sm_90 "$here/probed_loops.cu" -o "$work/probed_loops" >"$wo
 else
 	echo "FAIL: probed_loops.cu does not build"; cat "$work/probed_loops.build"; fail=1
 fi
+# Time on our own driver (the ktime tool): OpenCL kernels have no clock, so %globaltimer reads the
+# driver's word of the host's clock (shim/own_clock.c); before it, every launch lasted 0 ns.
+# timed_spin.cu's 3 timed launches (plus one untimed): 4 launches, and their GPU time more than
+# 0 and of the order of what the host saw around the 3: at most twice that plus 10 ms (a busy
+# CPU delays the thread that keeps the word, and a block that starts reads the word as the thread
+# last wrote it: a launch's time is then too long by that delay).
+if "$nvcc" -O2 -arch=sm_90 "$here/timed_spin.cu" -o "$work/timed_spin" >"$work/timed_spin.build" 2>&1; then
+	out=$(cd "$work" && env $asan_env GPUPROBE_BACKEND=opencl timeout 300 "$build/bin/gpuprobe" run -t ktime -- ./timed_spin 2>&1)
+	launches=$(grep -o '^@launches\[spin[^]]*\]: [0-9]*' <<<"$out" | awk '{ print $NF }')
+	gpu=$(grep -o '^@time_ns\[spin[^]]*\]: [0-9]*' <<<"$out" | awk '{ print $NF }')
+	host=$(sed -n 's/^timed_spin: .* host_ns \([0-9]*\)$/\1/p' <<<"$out")
+	if [ "$launches" != 4 ] || [ -z "$gpu" ] || [ -z "$host" ] || [ "$gpu" -le 0 ] || [ "$gpu" -gt $((2 * host + 10000000)) ]; then
+		echo "FAIL ktime on the own driver: launches '$launches' (4 expected), GPU time '$gpu' ns, host '$host' ns"
+		echo "$out" | tail -6; fail=1
+	else
+		echo "PASS ktime on the own driver: 4 launches, $gpu ns of GPU time, the host saw $host ns around 3 of them"
+	fi
+else
+	echo "FAIL: timed_spin.cu does not build"; cat "$work/timed_spin.build"; fail=1
+fi
 # A kernel that fails an assert (simpleAssert: 2 blocks of 32 threads, threads 60 to 63 fail):
 # the context is unusable afterwards, as in CUDA, but the probes' maps are still read, and every
 # thread entered and left once.
