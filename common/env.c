@@ -78,6 +78,9 @@ static const struct var vars[GP_VAR__COUNT] = {
 	[GP_VAR_REAL_NVJITLINK] = {"GPUPROBE_REAL_NVJITLINK", T_PATH},
 	[GP_VAR_SEGMENT_DIR] = {"GPUPROBE_SEGMENT_DIR", T_PATH},
 	[GP_VAR_CAPTURE] = {"GPUPROBE_CAPTURE", T_PATH},
+	[GP_VAR_CAPTURE_WRITE] = {"GPUPROBE_CAPTURE_WRITE", T_CHOICE, "mapped", "mapped", 0, 0, 0, "mapped|pwritev",
+				  "mapped or pwritev"},
+	[GP_VAR_CUDADEVRT] = {"GPUPROBE_CUDADEVRT", T_STR},   /* "auto" or a path: device_runtime.c */
 };
 
 /* Each variable's line is said once per process (a bit per variable). */

@@ -57,6 +57,9 @@ enum gp_var {
 	                         * segment there (maps/segment.h) and prints nothing itself */
 	GP_VAR_CAPTURE,         /* path: set by `gpuprobe run --output FILE.gpt`: ring records go
 	                         * there in bulk (maps/gpt.h), not through the segment */
+	GP_VAR_CAPTURE_WRITE,   /* choice mapped|pwritev: how the capture's writer writes (maps/gpt_write.c) */
+	GP_VAR_CUDADEVRT,       /* "auto" or a path: CUDA's libcudadevrt.a, linked with kernels that
+	                         * launch kernels (shim/device_runtime.c; unset: not linked) */
 	GP_VAR__COUNT
 };
 

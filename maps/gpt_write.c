@@ -5,6 +5,7 @@
  * GPUPROBE_CAPTURE_WRITE=pwritev asks for pwritev throughout (to compare the two). */
 #include "maps/gpt.h"
 #include "maps/gpt_mapped.h"
+#include "common/env.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -105,9 +106,8 @@ int gp_gpt_writer__open(const char *path, struct gp_gpt_writer **out, char *err,
 		return rc;
 	}
 	w->off = GP_GPT_HEADER_SIZE;
-	const char *how = getenv("GPUPROBE_CAPTURE_WRITE");
-	if (!how || strcmp(how, "pwritev"))
-		w->mapped = gp_gpt_mapped__new(fd, MAPPED_FROM);   /* NULL: pwritev, as asked */
+	if (gp_env_choice(GP_VAR_CAPTURE_WRITE) == 0)   /* mapped (the default), else pwritev */
+		w->mapped = gp_gpt_mapped__new(fd, MAPPED_FROM);   /* NULL: pwritev after all */
 	*out = w;
 	return 0;
 }

@@ -1,5 +1,6 @@
 /* Finding CUDA's device runtime library (device_runtime.h). */
 #include "shim/device_runtime.h"
+#include "common/env.h"
 
 #include <limits.h>
 #include <pthread.h>
@@ -40,8 +41,8 @@ static int readable(const char *dir, const char *sub)
 
 static void look(void)
 {
-	const char *named = getenv("GPUPROBE_CUDADEVRT");
-	if (!named || !*named)
+	const char *named = gp_env_str(GP_VAR_CUDADEVRT);
+	if (!named)
 		return;   /* off unless asked for (device_runtime.h says why) */
 	if (strcmp(named, "auto")) {   /* a path: the user's choice stands, no other is looked for */
 		readable(named, NULL);

@@ -2,6 +2,7 @@
  * called directly (not the shim's interceptors: this is no application link). */
 #include "shim/jit_compile.h"
 #include "shim/device_runtime.h"
+#include "common/env.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -134,7 +135,7 @@ static void options_with_logs(const struct jit_options *o, CUjit_option *opt, vo
  * reason in r->error (said before anything is compiled); else CUDA_SUCCESS. */
 static CUresult device_runtime_missing(struct jit_result *r)
 {
-	const char *named = getenv("GPUPROBE_CUDADEVRT");
+	const char *named = gp_env_str(GP_VAR_CUDADEVRT);
 	if (shim_device_runtime_library() && SHIM_REAL(cuLinkAddFile_v2))
 		return CUDA_SUCCESS;
 	if (!SHIM_REAL(cuLinkAddFile_v2))
