@@ -65,7 +65,7 @@ DONE:
 }
 PTX
 sed 's/tile+%r4/%r4/' "$work/vadd.ptx" >"$work/v2.ptx" && mv "$work/v2.ptx" "$work/vadd.ptx"
-sed 's/\tadd.f32 %f2, %f1, %f1;/\ttex.2d.v4.f32.f32 {%f2, %f2, %f2, %f2}, [t, {%f1, %f1}];/' "$work/vadd.ptx" >"$work/tex.ptx"
+sed 's/\tadd.f32 %f2, %f1, %f1;/\ttex.level.2d.v4.f32.f32 {%f2, %f2, %f2, %f2}, [t, {%f1, %f1}], %f1;/' "$work/vadd.ptx" >"$work/tex.ptx"
 
 check help-llvm 0 "$gp" ptx llvm --help && has help-llvm "--target amdgcn|nvptx"
 check help-amdgpu 0 "$gp" ptx amdgpu --help && has help-amdgpu "--arch gfx90a|gfx942|gfx1100"
@@ -110,7 +110,7 @@ done
 
 # what does not lower: one line naming the instruction and its line, exit 1
 check not-lowered 1 "$gp" ptx llvm --target nvptx "$work/tex.ptx" && lines not-lowered 1 &&
-	has not-lowered "tex.ptx:23: cannot lower \`tex.2d.v4.f32.f32\` to LLVM IR"
+	has not-lowered "tex.ptx:23: cannot lower \`tex.level.2d.v4.f32.f32\` to LLVM IR"
 check not-lowered-co 1 "$gp" ptx amdgpu --arch gfx942 -o "$work/t.co" "$work/tex.ptx" && lines not-lowered-co 1
 [ ! -e "$work/t.co" ] || { echo "FAIL not-lowered-co: wrote $work/t.co"; fail=1; }
 
