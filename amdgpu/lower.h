@@ -125,6 +125,7 @@ int al_memory(al *c, const ir_insn *in);
 int al_control(al *c, const ir_insn *in);
 int al_warp(al *c, const ir_insn *in);
 int al_extra(al *c, const ir_insn *in);   /* bf16/tf32 cvt, dp4a, f16x2 compares, cp.async, alloca */
+int al_async(al *c, const ir_insn *in);   /* mbarrier, cp.async.bulk (lower_async.c; through al_extra) */
 int al_texture(al *c, const ir_insn *in); /* tex, tld4, txq, suq, sust, suld (lower_tex.c) */
 
 /* Target-specific (lower_target.c). */
@@ -134,6 +135,7 @@ LLVMValueRef al_linear_tid(al *c);
 LLVMValueRef al_lane(al *c);             /* i32 0..31 */
 void al_barrier(al *c);
 void al_fence(al *c, int scope);        /* 0 cta, 1 gpu, 2 sys */
+void al_mbar_wait(al *c);               /* before an mbarrier's test_wait/try_wait tests */
 /* A directed-rounding float op (rnd 'z','m','p'; op "add","sub","mul","div","fma","sqrt","rcp"),
  * NULL when the target has none (caller reports). */
 LLVMValueRef al_round_op(al *c, const char *op, char rnd, atype t, LLVMValueRef *a);

@@ -525,6 +525,9 @@ static int bf16_arith(al *c, const ir_insn *in)
 int al_extra(al *c, const ir_insn *in)
 {
 	const char *op = in->opcode;
+	int r = al_async(c, in);   /* mbarrier, cp.async.bulk, cp.async.mbarrier, barrier.cluster */
+	if (r)
+		return r;
 	if ((al_mod(in, ".bf16") || al_mod(in, ".bf16x2")) && strcmp(op, "cvt") && strcmp(op, "ld") && strcmp(op, "st") &&
 	    strcmp(op, "mov") && strcmp(op, "setp") && strcmp(op, "set") && strcmp(op, "selp"))
 		return bf16_arith(c, in);

@@ -280,6 +280,20 @@ void al_barrier(al *c)
 	LLVMBuildFence(B, LLVMAtomicOrderingAcquire, 0, "");
 }
 
+/* Before an mbarrier's test_wait/try_wait tests its phase (lower_async.c). amdgcn: nothing; a
+ * block's waves run concurrently on the hardware, so the program's own retry loop spins until the
+ * other threads' arrivals (and the copies' bytes) complete the phase. nvptx: a block barrier first,
+ * as spirv/ does. The CPU check runs this target's PTX through spirv/ on PoCL, where a work-group's
+ * threads run one after the other up to a barrier: a thread spinning there for arrivals of threads
+ * after it would spin for ever, while after the barrier every thread has arrived. That holds for
+ * the common pattern (every thread arrives, then every thread waits); producer and consumer warps
+ * that wait on each other would stop at that barrier (on an NVIDIA GPU too). */
+void al_mbar_wait(al *c)
+{
+	if (nv(c))
+		al_barrier(c);
+}
+
 void al_fence(al *c, int scope)
 {
 	if (nv(c)) {
