@@ -127,6 +127,7 @@ int al_warp(al *c, const ir_insn *in);
 int al_extra(al *c, const ir_insn *in);   /* bf16/tf32 cvt, dp4a, f16x2 compares, cp.async, alloca */
 int al_async(al *c, const ir_insn *in);   /* mbarrier, cp.async.bulk (lower_async.c; through al_extra) */
 int al_texture(al *c, const ir_insn *in); /* tex, tld4, txq, suq, sust, suld (lower_tex.c) */
+int al_mma(al *c, const ir_insn *in);     /* wmma, mma.sync, ldmatrix, stmatrix (lower_mma.c) */
 
 /* Target-specific (lower_target.c). */
 bool al_generic(void);   /* GPUPROBE_LLVM_GENERIC: amdgcn's target-independent lowerings on nvptx too */
