@@ -628,6 +628,8 @@ int al_mma(al *c, const ir_insn *in)
 		return ldmatrix(c, in, true);
 	if (strcmp(in->opcode, "wmma") || !in->nmods)
 		return 0;
+	if (al_mod(in, ".s4") || al_mod(in, ".u4") || al_mod(in, ".b1"))
+		return al_unsupported(c, in, "sub-byte (s4, u4, b1) fragments are not emulated");
 	if (!strcmp(in->mods[0], ".load"))
 		return wmma_ldst(c, in, false);
 	if (!strcmp(in->mods[0], ".store"))

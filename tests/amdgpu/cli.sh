@@ -125,7 +125,7 @@ printf '.version 7.0\n.target sm_70\n.address_size 32\n.visible .entry k()\n{\n\
 	printf '.version 7.0\n.target sm_70\n.address_size 64\n.visible .entry k(.param .u64 p)\n{\n'
 	printf '\t.reg .b32 %%r<300>;\n\t.reg .f64 %%fd<700>;\n\t.reg .b64 %%rd<300>;\n'
 	for i in $(seq 1 40); do printf '\t{\n\t.reg .b32 %%t<4>;\n\tmov.u32 %%t1, %d;\n\tadd.u32 %%r%d, %%t1, 1;\n\t}\n' $i $i; done
-	printf '\t{\n\t.reg .b32 %%t<4>;\n\twmma.load.c.sync.aligned.row.m8n8k4.f64 {%%fd1, %%fd2}, [%%rd1];\n\t}\n\tret;\n}\n'
+	printf '\t{\n\t.reg .b32 %%t<4>;\n\twmma.load.a.sync.aligned.row.m8n8k32.s4 {%%r1}, [%%rd1];\n\t}\n\tret;\n}\n'
 } >"$work/manyregs.ptx"
 for f in trunc undecl garbage a32 manyregs; do
 	for t in nvptx amdgcn; do
