@@ -430,9 +430,12 @@ static int wmma_mma(al *c, const ir_insn *in)
 			return -1;
 	LLVMValueRef lane, warp;
 	lane_warp(c, &lane, &warp);
-	LLVMValueRef sp = scratch(c, wa + wb);
-	LLVMValueRef abase = mul32(c, warp, wa + wb), bbase = add32(c, abase, wa);
-	/* the first copy of every A and B element into the warp's scratch */
+	/* per warp: A, B, and two words that take the stores of the second copies */
+	LLVMValueRef sp = scratch(c, wa + wb + 2);
+	LLVMValueRef abase = mul32(c, warp, wa + wb + 2), bbase = add32(c, abase, wa), spare = add32(c, abase, wa + wb);
+	/* the first copy of every A and B element into the warp's scratch; the other copies go to the
+	 * spare words (a select, not a branch: thousands of small blocks made LLVM's -O2 take minutes
+	 * on cudaTensorCoreGemm) */
 	al_barrier(c);
 	struct { LLVMValueRef *v; unsigned n, words, rw; LLVMValueRef base; } mats[2] = {
 		{av, na, wa, abits == 64 ? 2 : 1, abase}, {bv, nb, wb, bbits == 64 ? 2 : 1, bbase}};
@@ -440,12 +443,9 @@ static int wmma_mma(al *c, const ir_insn *in)
 		for (unsigned r = 0; r < mats[mi].n; r++) {
 			/* word of lane l's register r: (l*n + r) * rw, written while below the matrix's words */
 			LLVMValueRef w = mul32(c, add32(c, mul32(c, lane, mats[mi].n), r), mats[mi].rw);
-			LLVMBasicBlockRef then = al_new_block(c, "mma.put"), join = al_new_block(c, "mma.put.done");
-			LLVMBuildCondBr(B, LLVMBuildICmp(B, LLVMIntULT, w, u32c(c, mats[mi].words), ""), then, join);
-			LLVMPositionBuilderAtEnd(B, then);
-			store_reg(c, sp, LLVMBuildAdd(B, mats[mi].base, w, ""), mats[mi].v[r], mats[mi].rw);
-			LLVMBuildBr(B, join);
-			LLVMPositionBuilderAtEnd(B, join);
+			LLVMValueRef first = LLVMBuildICmp(B, LLVMIntULT, w, u32c(c, mats[mi].words), "");
+			store_reg(c, sp, LLVMBuildSelect(B, first, LLVMBuildAdd(B, mats[mi].base, w, ""), spare, ""), mats[mi].v[r],
+				  mats[mi].rw);
 		}
 	}
 	al_barrier(c);
