@@ -28,6 +28,7 @@
  * warp are the linear thread index & 31 and / 32 on both targets, so on wave64 amdgcn the two
  * warps of a wavefront have their own parts of the scratch. */
 #include "amdgpu/lower.h"
+#include "ptx-frontend/mma_decode.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,57 +36,6 @@
 
 #define B (c->b)
 #define MMA_WARPS 32u /* 1024 threads */
-
-enum etype { E_F16, E_BF16, E_TF32, E_F32, E_F64, E_U8, E_S8, E_S32, E_NONE };
-
-static enum etype etype_of(const char *m)
-{
-	static const struct { const char *s; enum etype t; } tab[] = {
-		{".f16", E_F16}, {".bf16", E_BF16}, {".tf32", E_TF32}, {".f32", E_F32}, {".f64", E_F64},
-		{".u8", E_U8},   {".s8", E_S8},     {".s32", E_S32},
-	};
-	for (size_t i = 0; i < sizeof(tab) / sizeof(tab[0]); i++)
-		if (!strcmp(m, tab[i].s))
-			return tab[i].t;
-	return E_NONE;
-}
-
-static unsigned ebits(enum etype t)
-{
-	switch (t) {
-	case E_F16: case E_BF16: return 16;
-	case E_U8: case E_S8: return 8;
-	case E_F64: return 64;
-	default: return 32;
-	}
-}
-
-struct shape {
-	unsigned m, n, k;
-};
-
-static int shape_of(const ir_insn *in, struct shape *s)
-{
-	for (unsigned i = 0; i < in->nmods; i++) {
-		unsigned m, n, k;
-		if (sscanf(in->mods[i], ".m%un%uk%u", &m, &n, &k) == 3) {
-			*s = (struct shape){m, n, k};
-			return 0;
-		}
-	}
-	return -1;
-}
-
-static unsigned types_of(const ir_insn *in, enum etype *out, unsigned max)
-{
-	unsigned n = 0;
-	for (unsigned i = 0; i < in->nmods && n < max; i++) {
-		enum etype t = etype_of(in->mods[i]);
-		if (t != E_NONE)
-			out[n++] = t;
-	}
-	return n;
-}
 
 static enum ir_space space_of(const ir_insn *in)
 {
@@ -107,30 +57,29 @@ static LLVMValueRef add32(al *c, LLVMValueRef a, uint32_t k) { return k ? LLVMBu
 static LLVMValueRef mul32(al *c, LLVMValueRef a, uint32_t k) { return LLVMBuildMul(B, a, u32c(c, k), ""); }
 
 /* The accumulation type of an element type. */
-static atype acc_type(enum etype t)
+static atype acc_type(enum ptx_mma_etype t)
 {
-	if (t == E_F64)
-		return AT('f', 64);
-	if (t == E_U8 || t == E_S8 || t == E_S32)
-		return AT('s', 32);
-	return AT('f', 32);
+	char k;
+	unsigned bits;
+	ptx_mma_acc_type(t, &k, &bits);
+	return AT(k, bits);
 }
 
 /* An element's raw bits (i32, or i64 for f64; narrow elements in the low bits, the rest zero) as
  * its accumulation value. f16 -> f32 and bf16/tf32 -> f32 are exact. */
-static LLVMValueRef elem_value(al *c, LLVMBuilderRef b, enum etype t, LLVMValueRef raw)
+static LLVMValueRef elem_value(al *c, LLVMBuilderRef b, enum ptx_mma_etype t, LLVMValueRef raw)
 {
 	LLVMTypeRef f32 = LLVMFloatTypeInContext(c->ctx), i32 = al_ity(c, 32);
 	switch (t) {
-	case E_F16:
+	case PTX_MMA_F16:
 		return LLVMBuildFPExt(b, LLVMBuildBitCast(b, LLVMBuildTrunc(b, raw, al_ity(c, 16), ""),
 							 LLVMHalfTypeInContext(c->ctx), ""), f32, "");
-	case E_BF16: return LLVMBuildBitCast(b, LLVMBuildShl(b, raw, LLVMConstInt(i32, 16, 0), ""), f32, "");
-	case E_TF32: /* the tensor core reads 10 mantissa bits */
+	case PTX_MMA_BF16: return LLVMBuildBitCast(b, LLVMBuildShl(b, raw, LLVMConstInt(i32, 16, 0), ""), f32, "");
+	case PTX_MMA_TF32: /* the tensor core reads 10 mantissa bits */
 		return LLVMBuildBitCast(b, LLVMBuildAnd(b, raw, LLVMConstInt(i32, 0xffffe000u, 0), ""), f32, "");
-	case E_F32: return LLVMBuildBitCast(b, raw, f32, "");
-	case E_F64: return LLVMBuildBitCast(b, raw, LLVMDoubleTypeInContext(c->ctx), "");
-	case E_S8: return LLVMBuildSExt(b, LLVMBuildTrunc(b, raw, al_ity(c, 8), ""), i32, "");
+	case PTX_MMA_F32: return LLVMBuildBitCast(b, raw, f32, "");
+	case PTX_MMA_F64: return LLVMBuildBitCast(b, raw, LLVMDoubleTypeInContext(c->ctx), "");
+	case PTX_MMA_S8: return LLVMBuildSExt(b, LLVMBuildTrunc(b, raw, al_ity(c, 8), ""), i32, "");
 	default: return raw; /* u8 (masked), s32 */
 	}
 }
@@ -187,10 +136,10 @@ static void store_reg(al *c, LLVMValueRef sp, LLVMValueRef w, LLVMValueRef v, un
 }
 
 /* Element idx of a matrix of type t whose first word in the scratch is base: its raw bits. */
-static LLVMValueRef scratch_elem(al *c, LLVMBuilderRef b, LLVMValueRef sp, enum etype t, LLVMValueRef base, LLVMValueRef idx)
+static LLVMValueRef scratch_elem(al *c, LLVMBuilderRef b, LLVMValueRef sp, enum ptx_mma_etype t, LLVMValueRef base, LLVMValueRef idx)
 {
 	LLVMTypeRef i32 = al_ity(c, 32), i64 = al_ity(c, 64);
-	unsigned bits = ebits(t);
+	unsigned bits = ptx_mma_etype_bits(t);
 	if (bits == 64) {
 		LLVMValueRef w = LLVMBuildAdd(b, base, LLVMBuildMul(b, idx, LLVMConstInt(i32, 2, 0), ""), "");
 		LLVMValueRef lo = load_word(c, b, sp, w);
@@ -217,7 +166,7 @@ static LLVMValueRef scratch_elem(al *c, LLVMBuilderRef b, LLVMValueRef sp, enum 
  * reads a generic pointer to it correctly; and a pointer, not the scratch and an offset, as LLVM
  * would propagate the module variable into the internal helper.
  * acc gp_mma_dot_KEY(ptr a, ptr b, i32 i, i32 j, acc c) */
-static LLVMValueRef emit_dot(al *c, enum etype ta, enum etype tb, unsigned K, unsigned N, bool bt, LLVMValueRef pa,
+static LLVMValueRef emit_dot(al *c, enum ptx_mma_etype ta, enum ptx_mma_etype tb, unsigned K, unsigned N, bool bt, LLVMValueRef pa,
 			     LLVMValueRef pb, LLVMValueRef row, LLVMValueRef col, LLVMValueRef cval)
 {
 	unsigned key = (unsigned)ta | (unsigned)tb << 4 | K << 8 | N << 16 | (unsigned)bt << 31;
@@ -270,16 +219,6 @@ static LLVMValueRef emit_dot(al *c, enum etype ta, enum etype tb, unsigned K, un
 
 /* ---- operands ------------------------------------------------------------------------------ */
 
-static const ir_operand *regs_of(const ir_operand *o, unsigned *n)
-{
-	if (o->kind == IR_OPND_VEC) {
-		*n = o->nelems;
-		return o->elems;
-	}
-	*n = 1;
-	return o;
-}
-
 /* lane's slot s of a fragment of S slots over E elements -> (row, col) of a matrix of `cols` */
 static void slot_rc(al *c, LLVMValueRef lane, unsigned S, unsigned s, unsigned E, unsigned cols, LLVMValueRef *r,
 		    LLVMValueRef *col)
@@ -298,11 +237,20 @@ static void lane_warp(al *c, LLVMValueRef *lane, LLVMValueRef *warp)
 		*warp = LLVMBuildLShr(B, tid, u32c(c, 5), "");
 }
 
+/* A fragment's n registers (i64 for 64-bit elements, else i32) into v, in order. */
+static int read_frag(al *c, const ir_operand *regs, unsigned n, unsigned bits, LLVMValueRef *v)
+{
+	for (unsigned r = 0; r < n; r++)
+		if (!(v[r] = al_read(c, &regs[r], bits == 64 ? AT('u', 64) : AT('u', 32))))
+			return -1;
+	return 0;
+}
+
 /* The final D values (accumulation type) into D's registers; f16 D: pairs rounded and packed. */
-static int write_d(al *c, const ir_operand *rd, unsigned nd, enum etype td, atype at, LLVMValueRef *dvals)
+static int write_d(al *c, const ir_operand *rd, unsigned nd, enum ptx_mma_etype td, atype at, LLVMValueRef *dvals)
 {
 	for (unsigned r = 0; r < nd; r++) {
-		if (td == E_F16) {
+		if (td == PTX_MMA_F16) {
 			LLVMValueRef h[2];
 			for (unsigned i = 0; i < 2; i++)
 				h[i] = LLVMBuildZExt(B, LLVMBuildBitCast(B, LLVMBuildFPTrunc(B, dvals[r * 2 + i], LLVMHalfTypeInContext(c->ctx), ""),
@@ -318,7 +266,7 @@ static int write_d(al *c, const ir_operand *rd, unsigned nd, enum etype td, atyp
 }
 
 /* C's slot (register r, half h of cper) as the accumulation type. */
-static LLVMValueRef c_slot(al *c, LLVMValueRef craw, unsigned cper, unsigned h, unsigned cbits, enum etype tc)
+static LLVMValueRef c_slot(al *c, LLVMValueRef craw, unsigned cper, unsigned h, unsigned cbits, enum ptx_mma_etype tc)
 {
 	if (cper > 1)
 		craw = LLVMBuildAnd(B, LLVMBuildLShr(B, craw, u32c(c, h * cbits), ""), u32c(c, 0xffff), "");
@@ -330,29 +278,21 @@ static LLVMValueRef c_slot(al *c, LLVMValueRef craw, unsigned cper, unsigned h, 
 /* wmma.load.{a,b,c} and wmma.store.d */
 static int wmma_ldst(al *c, const ir_insn *in, bool store)
 {
-	struct shape sh;
-	enum etype ty[2];
-	if (shape_of(in, &sh) < 0 || types_of(in, ty, 2) < 1)
-		return al_unsupported(c, in, "needs a shape and a type");
-	enum etype t = ty[0];
-	char which = store ? 'd' : 0;
-	for (unsigned i = 0; i < in->nmods && !which; i++)
-		if (!strcmp(in->mods[i], ".a") || !strcmp(in->mods[i], ".b") || !strcmp(in->mods[i], ".c"))
-			which = in->mods[i][1];
-	if (!which)
-		return al_unsupported(c, in, "which matrix (.a, .b, .c)?");
-	bool col_major = al_mod(in, ".col");
-	unsigned rows = which == 'a' ? sh.m : which == 'b' ? sh.k : sh.m;
-	unsigned cols = which == 'a' ? sh.k : sh.n;
-	unsigned E = rows * cols;
+	struct ptx_mma_ldst d;
+	const char *why;
+	if (ptx_mma_ldst_decode(in, store, &d, &why) < 0)
+		return al_unsupported(c, in, why);
+	enum ptx_mma_etype t = d.t;
+	bool col_major = d.col_major;
+	unsigned rows = d.rows, cols = d.cols, E = rows * cols;
 	if (in->nops < 2)
 		return al_unsupported(c, in, "expected a fragment and an address");
 	const ir_operand *fr = &in->ops[store ? 1 : 0], *addr = &in->ops[store ? 0 : 1];
 	if (addr->kind != IR_OPND_ADDR)
 		return al_unsupported(c, in, "expected a fragment and an address");
 	unsigned nregs;
-	const ir_operand *regs = regs_of(fr, &nregs);
-	unsigned bits = ebits(t), per = bits < 32 ? 32 / bits : 1;
+	const ir_operand *regs = ptx_mma_regs_of(fr, &nregs);
+	unsigned bits = ptx_mma_etype_bits(t), per = ptx_mma_per_reg(bits);
 	unsigned S = nregs * per;
 	atype rt = bits == 64 ? AT('u', 64) : AT('u', 32);
 	LLVMValueRef base = al_address(c, addr, space_of(in));
@@ -396,38 +336,25 @@ static int wmma_ldst(al *c, const ir_insn *in, bool store)
 }
 
 /* wmma.mma: d, a, b, c */
-static int wmma_mma(al *c, const ir_insn *in)
+static int wmma_mma(al *c, const ir_insn *in, const struct ptx_mma_op *op)
 {
-	struct shape sh;
-	enum etype ty[4];
-	unsigned nt = types_of(in, ty, 4);
-	if (shape_of(in, &sh) < 0 || (nt != 2 && nt != 4) || in->nops != 4)
-		return al_unsupported(c, in, "needs a shape, types and four operands");
-	enum etype td = ty[0], ta = nt == 4 ? ty[1] : E_F16, tb = nt == 4 ? ty[2] : E_F16, tc = ty[nt - 1];
-	if (ta == E_F32 || tb == E_F32)
-		return al_unsupported(c, in, "f32 multiplicands");
+	struct ptx_mma_shape sh = op->sh;
+	enum ptx_mma_etype td = op->td, ta = op->ta, tb = op->tb, tc = op->tc;
 	unsigned na, nb, ncr, nd;
-	const ir_operand *rd = regs_of(&in->ops[0], &nd), *ra = regs_of(&in->ops[1], &na), *rb = regs_of(&in->ops[2], &nb),
-			 *rc = regs_of(&in->ops[3], &ncr);
+	const ir_operand *rd = ptx_mma_regs_of(&in->ops[0], &nd), *ra = ptx_mma_regs_of(&in->ops[1], &na), *rb = ptx_mma_regs_of(&in->ops[2], &nb),
+			 *rc = ptx_mma_regs_of(&in->ops[3], &ncr);
 	if (na > 8 || nb > 8 || ncr > 8 || nd > 8)
 		return al_unsupported(c, in, "too many fragment registers");
-	unsigned abits = ebits(ta), bbits = ebits(tb), cbits = ebits(tc), dbits = ebits(td);
-	unsigned wa = (sh.m * sh.k * abits + 31) / 32, wb = (sh.k * sh.n * bbits + 31) / 32;
-	unsigned cper = cbits < 32 ? 32 / cbits : 1, dper = dbits < 32 ? 32 / dbits : 1;
+	unsigned abits = ptx_mma_etype_bits(ta), bbits = ptx_mma_etype_bits(tb), cbits = ptx_mma_etype_bits(tc), dbits = ptx_mma_etype_bits(td);
+	unsigned wa = ptx_mma_words(sh.m, sh.k, abits), wb = ptx_mma_words(sh.k, sh.n, bbits);
+	unsigned cper = ptx_mma_per_reg(cbits), dper = ptx_mma_per_reg(dbits);
 	unsigned S = ncr * cper, E = sh.m * sh.n;
 	if (nd * dper != S)
 		return al_unsupported(c, in, "C and D fragments differ in size");
 	/* read every operand before anything is written: d may be c */
 	LLVMValueRef av[8], bv[8], cv[8];
-	for (unsigned r = 0; r < na; r++)
-		if (!(av[r] = al_read(c, &ra[r], abits == 64 ? AT('u', 64) : AT('u', 32))))
-			return -1;
-	for (unsigned r = 0; r < nb; r++)
-		if (!(bv[r] = al_read(c, &rb[r], bbits == 64 ? AT('u', 64) : AT('u', 32))))
-			return -1;
-	for (unsigned r = 0; r < ncr; r++)
-		if (!(cv[r] = al_read(c, &rc[r], cbits == 64 ? AT('u', 64) : AT('u', 32))))
-			return -1;
+	if (read_frag(c, ra, na, abits, av) < 0 || read_frag(c, rb, nb, bbits, bv) < 0 || read_frag(c, rc, ncr, cbits, cv) < 0)
+		return -1;
 	LLVMValueRef lane, warp;
 	lane_warp(c, &lane, &warp);
 	/* per warp: A, B, and two words that take the stores of the second copies */
@@ -470,42 +397,25 @@ static int wmma_mma(al *c, const ir_insn *in)
  * is (g + 8*(r>>1), 2t + (r&1)), an f16x2 one (g + 8r, 2t + h); m8n8k4 f64: A (g, t), B (t, g), C
  * (g, 2t + r). Each register is one word (two for f64) of A (row-major) or of B transposed in the
  * scratch. */
-static int mma_sync(al *c, const ir_insn *in)
+static int mma_sync(al *c, const ir_insn *in, const struct ptx_mma_op *op)
 {
-	struct shape sh;
-	enum etype ty[4];
-	unsigned nt = types_of(in, ty, 4);
-	if (shape_of(in, &sh) < 0 || nt != 4 || in->nops != 4)
-		return al_unsupported(c, in, "needs a shape, four types and four operands");
-	if (!al_mod(in, ".row") || !al_mod(in, ".col"))
-		return al_unsupported(c, in, "only the .row.col layout is lowered");
-	enum etype td = ty[0], ta = ty[1], tb = ty[2], tc = ty[3];
-	bool f64 = ta == E_F64;
-	if (!(sh.m == 16 && sh.n == 8) && !(f64 && sh.m == 8 && sh.n == 8 && sh.k == 4))
-		return al_unsupported(c, in, "this shape is not lowered");
-	if (ebits(ta) != ebits(tb) || ta == E_F32)
-		return al_unsupported(c, in, "these multiplicand types are not lowered");
+	struct ptx_mma_shape sh = op->sh;
+	enum ptx_mma_etype td = op->td, ta = op->ta, tb = op->tb, tc = op->tc;
+	bool f64 = ta == PTX_MMA_F64;
 	unsigned na, nb, ncr, nd;
-	const ir_operand *rd = regs_of(&in->ops[0], &nd), *ra = regs_of(&in->ops[1], &na), *rb = regs_of(&in->ops[2], &nb),
-			 *rc = regs_of(&in->ops[3], &ncr);
-	unsigned bits = ebits(ta), per = bits < 32 ? 32 / bits : 1, rw = bits == 64 ? 2 : 1;
-	unsigned wa = (sh.m * sh.k * bits + 31) / 32, wb = (sh.k * sh.n * bits + 31) / 32;
+	const ir_operand *rd = ptx_mma_regs_of(&in->ops[0], &nd), *ra = ptx_mma_regs_of(&in->ops[1], &na), *rb = ptx_mma_regs_of(&in->ops[2], &nb),
+			 *rc = ptx_mma_regs_of(&in->ops[3], &ncr);
+	unsigned bits = ptx_mma_etype_bits(ta), per = ptx_mma_per_reg(bits), rw = bits == 64 ? 2 : 1;
+	unsigned wa = ptx_mma_words(sh.m, sh.k, bits), wb = ptx_mma_words(sh.k, sh.n, bits);
 	if (na > 8 || nb > 8 || ncr > 8 || nd > 8)
 		return al_unsupported(c, in, "too many fragment registers");
-	unsigned cbits = ebits(tc), cper = cbits < 32 ? 32 / cbits : 1, S = ncr * cper;
-	unsigned dbits = ebits(td), dper = dbits < 32 ? 32 / dbits : 1;
+	unsigned cbits = ptx_mma_etype_bits(tc), cper = ptx_mma_per_reg(cbits), S = ncr * cper;
+	unsigned dbits = ptx_mma_etype_bits(td), dper = ptx_mma_per_reg(dbits);
 	if (nd * dper != S || S > 8)
 		return al_unsupported(c, in, "C and D fragments differ in size");
 	LLVMValueRef av[8], bv[8], cv[8];
-	for (unsigned r = 0; r < na; r++)
-		if (!(av[r] = al_read(c, &ra[r], rw == 2 ? AT('u', 64) : AT('u', 32))))
-			return -1;
-	for (unsigned r = 0; r < nb; r++)
-		if (!(bv[r] = al_read(c, &rb[r], rw == 2 ? AT('u', 64) : AT('u', 32))))
-			return -1;
-	for (unsigned r = 0; r < ncr; r++)
-		if (!(cv[r] = al_read(c, &rc[r], cbits == 64 ? AT('u', 64) : AT('u', 32))))
-			return -1;
+	if (read_frag(c, ra, na, bits, av) < 0 || read_frag(c, rb, nb, bits, bv) < 0 || read_frag(c, rc, ncr, cbits, cv) < 0)
+		return -1;
 	LLVMValueRef lane, warp;
 	lane_warp(c, &lane, &warp);
 	LLVMValueRef g = LLVMBuildLShr(B, lane, u32c(c, 2), ""), t = LLVMBuildAnd(B, lane, u32c(c, 3), "");
@@ -563,13 +473,14 @@ static int mma_sync(al *c, const ir_insn *in)
  * (64 bits each). */
 static int ldmatrix(al *c, const ir_insn *in, bool store)
 {
-	unsigned n = al_mod(in, ".x4") ? 4 : al_mod(in, ".x2") ? 2 : 1;
-	bool trans = al_mod(in, ".trans");
-	unsigned ai = store ? 0 : 1;
-	if (!al_mod(in, ".m8n8") || !al_mod(in, ".b16") || in->nops != 2 || in->ops[ai].kind != IR_OPND_ADDR)
-		return al_unsupported(c, in, "only .m8n8 .b16 is lowered");
+	struct ptx_mma_ldmatrix d;
+	const char *why;
+	if (ptx_mma_ldmatrix_decode(in, store, &d, &why) < 0)
+		return al_unsupported(c, in, why);
+	unsigned n = d.n, ai = d.ai;
+	bool trans = d.trans;
 	unsigned nr;
-	const ir_operand *rd = regs_of(&in->ops[store ? 1 : 0], &nr);
+	const ir_operand *rd = ptx_mma_regs_of(&in->ops[store ? 1 : 0], &nr);
 	if (nr != n)
 		return al_unsupported(c, in, "register count differs from .x1/.x2/.x4");
 	LLVMValueRef vals[4];
@@ -595,7 +506,7 @@ static int ldmatrix(al *c, const ir_insn *in, bool store)
 		for (unsigned h = 0; h < 2; h++) {
 			LLVMValueRef row = trans ? add32(c, t2, h) : q;
 			LLVMValueRef col = trans ? q : add32(c, t2, h);
-			LLVMValueRef at = scratch_elem(c, B, sp, E_F64, base, add32(c, row, 8 * i));
+			LLVMValueRef at = scratch_elem(c, B, sp, PTX_MMA_F64, base, add32(c, row, 8 * i));
 			LLVMValueRef ea = LLVMBuildAdd(B, at, LLVMBuildZExt(B, mul32(c, col, 2), al_ity(c, 64), ""), "");
 			LLVMValueRef ep = al_to_ptr(c, ea, as);
 			if (store) {
@@ -620,24 +531,25 @@ static int ldmatrix(al *c, const ir_insn *in, bool store)
 
 int al_mma(al *c, const ir_insn *in)
 {
-	if (!strcmp(in->opcode, "mma") && in->nmods && !strcmp(in->mods[0], ".sync"))
-		return mma_sync(c, in);
-	if (!strcmp(in->opcode, "ldmatrix"))
-		return ldmatrix(c, in, false);
-	if (!strcmp(in->opcode, "stmatrix"))
-		return ldmatrix(c, in, true);
-	if (strcmp(in->opcode, "wmma") || !in->nmods)
-		return 0;
-	if (al_mod(in, ".s4") || al_mod(in, ".u4") || al_mod(in, ".b1"))
+	enum ptx_mma_kind kind = ptx_mma_kind_of(in);
+	if (kind >= PTX_MMA_WMMA_LOAD && (al_mod(in, ".s4") || al_mod(in, ".u4") || al_mod(in, ".b1")))
 		return al_unsupported(c, in, "sub-byte (s4, u4, b1) fragments are not emulated");
-	if (!strcmp(in->mods[0], ".load"))
-		return wmma_ldst(c, in, false);
-	if (!strcmp(in->mods[0], ".store"))
-		return wmma_ldst(c, in, true);
-	if (!strcmp(in->mods[0], ".mma")) {
+	switch (kind) {
+	case PTX_MMA_LDMATRIX: return ldmatrix(c, in, false);
+	case PTX_MMA_STMATRIX: return ldmatrix(c, in, true);
+	case PTX_MMA_WMMA_LOAD: return wmma_ldst(c, in, false);
+	case PTX_MMA_WMMA_STORE: return wmma_ldst(c, in, true);
+	case PTX_MMA_WMMA_MMA:
 		if (al_mod(in, ".satfinite"))
 			return al_unsupported(c, in, ".satfinite is not emulated");
-		return wmma_mma(c, in);
+		/* fall through */
+	case PTX_MMA_SYNC: {
+		struct ptx_mma_op op;
+		const char *why;
+		if (ptx_mma_op_decode(in, kind, &op, &why) < 0)
+			return al_unsupported(c, in, why);
+		return kind == PTX_MMA_SYNC ? mma_sync(c, in, &op) : wmma_mma(c, in, &op);
 	}
-	return 0;
+	default: return 0;
+	}
 }

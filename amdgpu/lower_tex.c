@@ -10,6 +10,7 @@
  * depth compare, separate samplers and formatted surface accesses (.p) are one error line.
  * One internal function per module (gpuprobe.tex.texel) fetches and converts a texel. */
 #include "amdgpu/lower.h"
+#include "ptx-frontend/tex_decode.h"
 #include "spirv/texture.h"
 
 #include <stddef.h>
@@ -247,14 +248,6 @@ static void call_texel(al *c, LLVMValueRef desc, LLVMValueRef i, LLVMValueRef j,
 		out[q] = LLVMBuildExtractElement(c->b, v, al_ci(c, 32, q), "");
 }
 
-static const char *mod_in(const ir_insn *in, const char *const *list)
-{
-	for (; *list; list++)
-		if (al_mod(in, *list))
-			return *list;
-	return NULL;
-}
-
 static LLVMValueRef read_handle(al *c, const char *name)
 {
 	return al_read(c, &(ir_operand){.kind = IR_OPND_REG, .name = name}, AT('u', 64));
@@ -291,45 +284,29 @@ static void cube_face(tx *t, LLVMValueRef x, LLVMValueRef y, LLVMValueRef z, LLV
 
 static int lower_tex(al *c, const ir_insn *in)
 {
-	static const char *const bad[] = {".level", ".grad", ".base", ".2dms", ".a2dms", NULL};
-	if (mod_in(in, bad))
+	if (ptx_tex_is_mipmapped(in))
 		return al_unsupported(c, in, "mipmapped and multisample textures are not lowered");
-	int dims = 0;
-	bool layered = false, cube = false;
-	if (al_mod(in, ".1d")) dims = 1;
-	else if (al_mod(in, ".2d")) dims = 2;
-	else if (al_mod(in, ".3d")) dims = 3;
-	else if (al_mod(in, ".a1d")) dims = 1, layered = true;
-	else if (al_mod(in, ".a2d")) dims = 2, layered = true;
-	else if (al_mod(in, ".cube")) dims = 2, cube = true;
-	else if (al_mod(in, ".acube")) dims = 2, cube = true, layered = true;
+	struct ptx_tex_geom g;
+	ptx_tex_geom_of(in, &g);
+	int dims = (int)g.dims;
+	bool layered = g.layered, cube = g.cube;
 	atype dt = al_insn_type_n(in, 0), ct = al_insn_type_n(in, 1);
 	if (!dims || !dt.bits || !ct.bits || dt.bits != 32)
 		return al_unsupported(c, in, "this texture geometry or type is not lowered");
-	if (in->nops != 2 || in->ops[0].kind != IR_OPND_VEC || in->ops[0].nelems != 4 || in->ops[1].kind != IR_OPND_ADDR ||
-	    !in->ops[1].name || !in->ops[1].nelems)
-		return al_unsupported(c, in, "expected {d0, d1, d2, d3}, [handle, {coordinates}] (separate samplers, "
-					     "offsets and depth compare are not lowered)");
-	if (in->ops[1].nelems != 1)
-		return al_unsupported(c, in, "separate samplers are not lowered");
-	const ir_operand *a = &in->ops[1].elems[0];
-	ir_operand one_coord;
-	if (a->kind != IR_OPND_VEC) {
-		one_coord = (ir_operand){.kind = IR_OPND_VEC, .elems = (ir_operand *)a, .nelems = 1};
-		a = &one_coord;
-	}
-	unsigned need = (unsigned)dims + (layered && !cube) + (cube ? 1 + layered : 0);
-	if (a->nelems < need)
-		return al_unsupported(c, in, "too few coordinates");
+	struct ptx_tex_coords co;
+	const char *why;
+	if (ptx_tex_sample_operands(in, &g, &co, &why) < 0)
+		return al_unsupported(c, in, why);
+	const ir_operand *ce = co.elems;
 	tx T = {c, c->b, NULL}, *t = &T;
 	LLVMBuilderRef b = c->b;
-	LLVMValueRef desc = read_handle(c, in->ops[1].name);
+	LLVMValueRef desc = read_handle(c, co.handle);
 	if (!desc)
 		return -1;
 	unsigned ci = 0;
 	LLVMValueRef layer = u32c(t, 0);
 	if (layered && !cube) {
-		if (!(layer = al_read(c, &a->elems[0], AT('u', 32))))
+		if (!(layer = al_read(c, &ce[0], AT('u', 32))))
 			return -1;
 		ci = 1;
 	}
@@ -339,7 +316,7 @@ static int lower_tex(al *c, const ir_insn *in)
 		/* integer coordinates: one texel, zero out of range */
 		LLVMValueRef ic[3] = {u32c(t, 0), u32c(t, 0), u32c(t, 0)};
 		for (int d = 0; d < dims; d++)
-			if (!(ic[d] = al_read(c, &a->elems[ci + d], AT('s', 32))))
+			if (!(ic[d] = al_read(c, &ce[ci + d], AT('s', 32))))
 				return -1;
 		call_texel(c, desc, ic[0], ic[1], ic[2], layer, (want_f ? 1 : 0) | 2, res);
 	} else {
@@ -347,12 +324,12 @@ static int lower_tex(al *c, const ir_insn *in)
 		if (cube) {
 			LLVMValueRef v[3];
 			for (unsigned d = 0; d < 3; d++)
-				if (!(v[d] = al_read(c, &a->elems[(layered ? 1 : 0) + d], AT('f', 32))))
+				if (!(v[d] = al_read(c, &ce[(layered ? 1 : 0) + d], AT('f', 32))))
 					return -1;
 			LLVMValueRef face;
 			cube_face(t, v[0], v[1], v[2], &face, &x[0], &x[1]);
 			if (layered) {
-				LLVMValueRef li = al_read(c, &a->elems[0], AT('u', 32));
+				LLVMValueRef li = al_read(c, &ce[0], AT('u', 32));
 				if (!li)
 					return -1;
 				face = LLVMBuildAdd(b, face, LLVMBuildMul(b, li, u32c(t, 6), ""), "");
@@ -360,7 +337,7 @@ static int lower_tex(al *c, const ir_insn *in)
 			layer = face;
 		} else {
 			for (int d = 0; d < dims; d++)
-				if (!(x[d] = al_read(c, &a->elems[ci + d], AT('f', 32))))
+				if (!(x[d] = al_read(c, &ce[ci + d], AT('f', 32))))
 					return -1;
 		}
 		LLVMValueRef norm = cube ? bconst(t, true) : bit_set(t, field32(t, desc, GP_TEX_OFF_FLAGS), GP_TEX_NORMALIZED_COORDS);
@@ -434,20 +411,18 @@ static int lower_tex(al *c, const ir_insn *in)
  * u0 = floor(x - 0.5), v0 = floor(y - 0.5) after normalized coordinates are scaled. */
 static int lower_tld4(al *c, const ir_insn *in)
 {
-	static const char *const comps[] = {".r", ".g", ".b", ".a", NULL};
-	const char *cm = mod_in(in, comps);
+	unsigned comp;
+	struct ptx_tex_coords gc;
+	int form = ptx_tex_gather_decode(in, &comp, &gc);
 	atype dt = al_insn_type_n(in, 0);
-	if (!cm || !al_mod(in, ".2d") || !dt.bits || dt.bits != 32 || in->nops != 2 || in->ops[0].kind != IR_OPND_VEC ||
-	    in->ops[0].nelems != 4 || in->ops[1].kind != IR_OPND_ADDR || !in->ops[1].name || in->ops[1].nelems != 1 ||
-	    in->ops[1].elems[0].kind != IR_OPND_VEC || in->ops[1].elems[0].nelems < 2)
+	if (form < 0 || !dt.bits || dt.bits != 32)
 		return al_unsupported(c, in, "only tld4.{r,g,b,a}.2d with [handle, {x, y}] is lowered");
-	unsigned comp = (unsigned)(strchr("rgba", cm[1]) - "rgba");
 	tx T = {c, c->b, NULL}, *t = &T;
 	LLVMBuilderRef b = c->b;
-	LLVMValueRef desc = read_handle(c, in->ops[1].name);
+	LLVMValueRef desc = read_handle(c, gc.handle);
 	if (!desc)
 		return -1;
-	const ir_operand *co = in->ops[1].elems[0].elems;
+	const ir_operand *co = gc.elems;
 	LLVMValueRef norm = bit_set(t, field32(t, desc, GP_TEX_OFF_FLAGS), GP_TEX_NORMALIZED_COORDS);
 	LLVMValueRef i0[2];
 	for (unsigned d = 0; d < 2; d++) {
@@ -478,28 +453,21 @@ static int lower_surface(al *c, const ir_insn *in, bool store)
 {
 	if (!al_mod(in, ".b"))
 		return al_unsupported(c, in, "formatted surface accesses (.p) are not lowered");
-	int dims = al_mod(in, ".1d") ? 1 : al_mod(in, ".2d") ? 2 : al_mod(in, ".3d") ? 3 : 0;
-	bool layered = false;
-	if (!dims && al_mod(in, ".a1d"))
-		dims = 1, layered = true;
-	if (!dims && al_mod(in, ".a2d"))
-		dims = 2, layered = true;
+	struct ptx_tex_geom g;
+	ptx_tex_geom_of(in, &g);
+	int dims = g.cube ? 0 : (int)g.dims; /* no cube surfaces */
+	bool layered = g.layered;
 	atype ty = al_insn_type(in);
 	if (!dims || !ty.bits || ty.bits > 64 || ty.k == 'p' || in->nops != 2)
 		return al_unsupported(c, in, "expected [handle, {coordinates}] and a value");
-	const ir_operand *a = &in->ops[store ? 0 : 1], *v = &in->ops[store ? 1 : 0];
-	if (a->kind != IR_OPND_ADDR || !a->name || a->nelems != 1)
-		return al_unsupported(c, in, "expected [handle, {coordinates}] and a value");
-	const char *handle = a->name;
-	ir_operand one_coord;
-	a = &a->elems[0];
-	if (a->kind != IR_OPND_VEC) {
-		one_coord = (ir_operand){.kind = IR_OPND_VEC, .elems = (ir_operand *)a, .nelems = 1};
-		a = &one_coord;
-	}
-	if (a->nelems < (unsigned)dims + layered)
-		return al_unsupported(c, in, "too few coordinates");
-	unsigned n = v->kind == IR_OPND_VEC ? v->nelems : 1;
+	struct ptx_tex_coords sc;
+	const ir_operand *vals_op;
+	unsigned n;
+	const char *why;
+	if (ptx_tex_surface_operands(in, store, &g, &sc, &vals_op, &n, &why) < 0)
+		return al_unsupported(c, in, why);
+	const char *handle = sc.handle;
+	const ir_operand *ce = sc.elems;
 	if (n > 4)
 		return al_unsupported(c, in, "expected at most 4 values");
 	tx T = {c, c->b, NULL}, *t = &T;
@@ -508,13 +476,13 @@ static int lower_surface(al *c, const ir_insn *in, bool store)
 	LLVMValueRef desc = read_handle(c, handle);
 	if (!desc)
 		return -1;
-	unsigned ci = layered ? 1 : 0;
-	LLVMValueRef layer = layered ? al_read(c, &a->elems[0], AT('u', 32)) : u32c(t, 0);
+	unsigned ci = sc.first;
+	LLVMValueRef layer = layered ? al_read(c, &ce[0], AT('u', 32)) : u32c(t, 0);
 	if (!layer)
 		return -1;
 	LLVMValueRef co[3] = {u32c(t, 0), u32c(t, 0), u32c(t, 0)};
 	for (int d = 0; d < dims; d++)
-		if (!(co[d] = al_read(c, &a->elems[ci + d], AT('s', 32))))
+		if (!(co[d] = al_read(c, &ce[ci + d], AT('s', 32))))
 			return -1;
 	unsigned eb = ty.bits / 8, bytes = eb * n;
 	/* x is in bytes: in range while x + bytes <= width * texel bytes (texel bytes from the format) */
@@ -535,7 +503,7 @@ static int lower_surface(al *c, const ir_insn *in, bool store)
 	LLVMValueRef vals[4];
 	if (store)
 		for (unsigned k = 0; k < n; k++)
-			if (!(vals[k] = al_read(c, v->kind == IR_OPND_VEC ? &v->elems[k] : v, mt)))
+			if (!(vals[k] = al_read(c, &vals_op[k], mt)))
 				return -1;
 	LLVMBasicBlockRef from = LLVMGetInsertBlock(b), then = al_new_block(c, store ? "sust" : "suld"), join = al_new_block(c, "surf.done");
 	LLVMBuildCondBr(b, ok, then, join);
@@ -558,7 +526,7 @@ static int lower_surface(al *c, const ir_insn *in, bool store)
 	for (unsigned k = 0; k < n && !store; k++) /* the phis first, then the writes */
 		r[k] = phi2(t, et, LLVMConstInt(et, 0, 0), from, got[k], then_end);
 	for (unsigned k = 0; k < n && !store; k++)
-		if (al_write(c, v->kind == IR_OPND_VEC ? &v->elems[k] : v, mt, r[k]) < 0)
+		if (al_write(c, &vals_op[k], mt, r[k]) < 0)
 			return -1;
 	return 1;
 }
@@ -593,16 +561,12 @@ static int lower_txq(al *c, const ir_insn *in)
 
 int al_texture(al *c, const ir_insn *in)
 {
-	const char *op = in->opcode;
-	if (!strcmp(op, "tld4"))
-		return lower_tld4(c, in);
-	if (!strcmp(op, "tex"))
-		return lower_tex(c, in);
-	if (!strcmp(op, "sust"))
-		return lower_surface(c, in, true);
-	if (!strcmp(op, "suld"))
-		return lower_surface(c, in, false);
-	if (!strcmp(op, "txq") || !strcmp(op, "suq"))
-		return lower_txq(c, in);
-	return 0;
+	switch (ptx_tex_kind_of(in)) {
+	case PTX_TEX_GATHER: return lower_tld4(c, in);
+	case PTX_TEX_SAMPLE: return lower_tex(c, in);
+	case PTX_TEX_SURF_STORE: return lower_surface(c, in, true);
+	case PTX_TEX_SURF_LOAD: return lower_surface(c, in, false);
+	case PTX_TEX_QUERY: return lower_txq(c, in);
+	default: return 0;
+	}
 }

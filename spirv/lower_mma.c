@@ -17,6 +17,7 @@
  * or f16 accumulators), f64 for f64 and s32 for u8/s8, each product added in k order. As with
  * the other warp collectives (lower_warp.c), every thread of the block must reach a wmma.mma. */
 #include "spirv/lower.h"
+#include "ptx-frontend/mma_decode.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,58 +25,6 @@
 
 #define MMA_WARP_WORDS 320u /* A and B of the largest shape (m32n8k16 f16: 256 + 64 words) */
 #define MMA_WARPS 32u
-
-enum etype { E_F16, E_BF16, E_TF32, E_F32, E_F64, E_U8, E_S8, E_S32, E_NONE };
-
-static enum etype etype_of(const char *m)
-{
-	static const struct { const char *s; enum etype t; } tab[] = {
-		{".f16", E_F16}, {".bf16", E_BF16}, {".tf32", E_TF32}, {".f32", E_F32}, {".f64", E_F64},
-		{".u8", E_U8},   {".s8", E_S8},     {".s32", E_S32},
-	};
-	for (size_t i = 0; i < sizeof(tab) / sizeof(tab[0]); i++)
-		if (!strcmp(m, tab[i].s))
-			return tab[i].t;
-	return E_NONE;
-}
-
-static unsigned ebits(enum etype t)
-{
-	switch (t) {
-	case E_F16: case E_BF16: return 16;
-	case E_U8: case E_S8: return 8;
-	case E_F64: return 64;
-	default: return 32;
-	}
-}
-
-struct shape {
-	unsigned m, n, k;
-};
-
-static int shape_of(const ir_insn *in, struct shape *s)
-{
-	for (unsigned i = 0; i < in->nmods; i++) {
-		unsigned m, n, k;
-		if (sscanf(in->mods[i], ".m%un%uk%u", &m, &n, &k) == 3) {
-			*s = (struct shape){m, n, k};
-			return 0;
-		}
-	}
-	return -1;
-}
-
-/* The types an instruction names, in order. */
-static unsigned types_of(const ir_insn *in, enum etype *out, unsigned max)
-{
-	unsigned n = 0;
-	for (unsigned i = 0; i < in->nmods && n < max; i++) {
-		enum etype t = etype_of(in->mods[i]);
-		if (t != E_NONE)
-			out[n++] = t;
-	}
-	return n;
-}
 
 /* ---- element <-> value --------------------------------------------------------------------- */
 
@@ -104,28 +53,27 @@ static uint32_t f16_to_f32(lw *c, uint32_t h)
 }
 
 /* The accumulation type of an element type. */
-static ptype acc_type(enum etype t)
+static ptype acc_type(enum ptx_mma_etype t)
 {
-	if (t == E_F64)
-		return PT('f', 64);
-	if (t == E_U8 || t == E_S8 || t == E_S32)
-		return PT('s', 32);
-	return PT('f', 32);
+	char k;
+	unsigned bits;
+	ptx_mma_acc_type(t, &k, &bits);
+	return PT(k, bits);
 }
 
 /* An element's raw bits (u32, or u64 for f64) as its accumulation value. */
-static uint32_t elem_value(lw *c, enum etype t, uint32_t raw)
+static uint32_t elem_value(lw *c, enum ptx_mma_etype t, uint32_t raw)
 {
 	uint32_t u32 = spv_t_int(c->e, 32), f32 = spv_t_float(c->e, 32);
 	switch (t) {
-	case E_F16: return f16_to_f32(c, raw);
-	case E_BF16: return lw_op1(c, SpvOpBitcast, f32, lw_op2(c, SpvOpShiftLeftLogical, u32, raw, lw_u32(c, 16)));
-	case E_TF32: /* the tensor core reads 10 mantissa bits */
+	case PTX_MMA_F16: return f16_to_f32(c, raw);
+	case PTX_MMA_BF16: return lw_op1(c, SpvOpBitcast, f32, lw_op2(c, SpvOpShiftLeftLogical, u32, raw, lw_u32(c, 16)));
+	case PTX_MMA_TF32: /* the tensor core reads 10 mantissa bits */
 		return lw_op1(c, SpvOpBitcast, f32, lw_op2(c, SpvOpBitwiseAnd, u32, raw, lw_u32(c, 0xffffe000u)));
-	case E_F32: return lw_op1(c, SpvOpBitcast, f32, raw);
-	case E_F64: return lw_op1(c, SpvOpBitcast, spv_t_float(c->e, 64), raw);
-	case E_U8: return raw;
-	case E_S8: return lw_op1(c, SpvOpSConvert, u32, lw_op1(c, SpvOpUConvert, spv_t_int(c->e, 8), raw));
+	case PTX_MMA_F32: return lw_op1(c, SpvOpBitcast, f32, raw);
+	case PTX_MMA_F64: return lw_op1(c, SpvOpBitcast, spv_t_float(c->e, 64), raw);
+	case PTX_MMA_U8: return raw;
+	case PTX_MMA_S8: return lw_op1(c, SpvOpSConvert, u32, lw_op1(c, SpvOpUConvert, spv_t_int(c->e, 8), raw));
 	default: return raw; /* s32 */
 	}
 }
@@ -163,10 +111,10 @@ static uint32_t scratch_word_ptr(lw *c, uint32_t word)
 }
 
 /* Element idx of a matrix of type t whose first word in the scratch (sp) is base: raw bits. */
-static uint32_t scratch_elem(lw *c, uint32_t sp, enum etype t, uint32_t base, uint32_t idx)
+static uint32_t scratch_elem(lw *c, uint32_t sp, enum ptx_mma_etype t, uint32_t base, uint32_t idx)
 {
 	uint32_t u32 = spv_t_int(c->e, 32), u64 = spv_t_int(c->e, 64);
-	unsigned bits = ebits(t);
+	unsigned bits = ptx_mma_etype_bits(t);
 	if (bits == 64) {
 		uint32_t w = lw_op2(c, SpvOpIAdd, u32, base, lw_op2(c, SpvOpIMul, u32, idx, lw_u32(c, 2)));
 		uint32_t lo = lw_op1(c, SpvOpLoad, u32, scratch_word_ptr_in(c, sp, w));
@@ -187,7 +135,7 @@ static uint32_t scratch_elem(lw *c, uint32_t sp, enum etype t, uint32_t base, ui
 /* The helper for (A type, B type, K, N-cols of B):
  * acc dot(u32 *scratch, u32 abase, u32 bbase, u32 i, u32 j, acc c)
  * = c + sum_k A[i*K + k] * B[k*N + j], emitted once into c->helper_funcs. */
-static uint32_t dot_helper(lw *c, enum etype ta, enum etype tb, unsigned K, unsigned N, bool bt)
+static uint32_t dot_helper(lw *c, enum ptx_mma_etype ta, enum ptx_mma_etype tb, unsigned K, unsigned N, bool bt)
 {
 	/* bt: B is stored transposed (N x K row-major: B[j*K + k]), as mma.sync's registers hold it */
 	unsigned key = (unsigned)ta | (unsigned)tb << 4 | K << 8 | N << 16 | (unsigned)bt << 31;
@@ -269,16 +217,6 @@ static uint32_t dot_helper(lw *c, enum etype ta, enum etype tb, unsigned K, unsi
 
 /* ---- operands ------------------------------------------------------------------------------ */
 
-static const ir_operand *regs_of(const ir_operand *o, unsigned *n)
-{
-	if (o->kind == IR_OPND_VEC) {
-		*n = o->nelems;
-		return o->elems;
-	}
-	*n = 1;
-	return o;
-}
-
 /* lane's slot s of a fragment of S slots over E elements -> (row, col) of a matrix of `cols` */
 static void slot_rc(lw *c, uint32_t lane, unsigned S, unsigned s, unsigned E, unsigned cols, uint32_t *r,
 		    uint32_t *col)
@@ -312,27 +250,19 @@ static uint32_t lane_id(lw *c)
 /* wmma.load.{a,b,c} and wmma.store.d */
 static int wmma_ldst(lw *c, const ir_insn *in, bool store)
 {
-	struct shape sh;
-	enum etype ty[2];
-	if (shape_of(in, &sh) < 0 || types_of(in, ty, 2) < 1)
-		return lw_unsupported(c, in, "needs a shape and a type");
-	enum etype t = ty[0];
-	char which = store ? 'd' : 0;
-	for (unsigned i = 0; i < in->nmods && !which; i++)
-		if (!strcmp(in->mods[i], ".a") || !strcmp(in->mods[i], ".b") || !strcmp(in->mods[i], ".c"))
-			which = in->mods[i][1];
-	if (!which)
-		return lw_unsupported(c, in, "which matrix (.a, .b, .c)?");
-	bool col_major = ir_insn_has_mod(in, ".col");
-	unsigned rows = which == 'a' ? sh.m : which == 'b' ? sh.k : sh.m;
-	unsigned cols = which == 'a' ? sh.k : which == 'b' ? sh.n : sh.n;
-	unsigned E = rows * cols;
+	struct ptx_mma_ldst d;
+	const char *why;
+	if (ptx_mma_ldst_decode(in, store, &d, &why) < 0)
+		return lw_unsupported(c, in, why);
+	enum ptx_mma_etype t = d.t;
+	bool col_major = d.col_major;
+	unsigned rows = d.rows, cols = d.cols, E = rows * cols;
 	const ir_operand *fr = &in->ops[store ? 1 : 0], *addr = &in->ops[store ? 0 : 1];
 	if (in->nops < 2 || addr->kind != IR_OPND_ADDR)
 		return lw_unsupported(c, in, "expected a fragment and an address");
 	unsigned nregs;
-	const ir_operand *regs = regs_of(fr, &nregs);
-	unsigned bits = ebits(t), per = bits < 32 ? 32 / bits : 1;
+	const ir_operand *regs = ptx_mma_regs_of(fr, &nregs);
+	unsigned bits = ptx_mma_etype_bits(t), per = ptx_mma_per_reg(bits);
 	unsigned S = nregs * per;
 	uint32_t u32 = spv_t_int(c->e, 32), u64 = spv_t_int(c->e, 64);
 	/* the address and stride: [ptr], then the stride (elements; default: the layout's leading size) */
@@ -387,21 +317,15 @@ static int wmma_ldst(lw *c, const ir_insn *in, bool store)
 }
 
 /* wmma.mma: d, a, b, c */
-static int wmma_mma(lw *c, const ir_insn *in)
+static int wmma_mma(lw *c, const ir_insn *in, const struct ptx_mma_op *op)
 {
-	struct shape sh;
-	enum etype ty[4];
-	unsigned nt = types_of(in, ty, 4);
-	if (shape_of(in, &sh) < 0 || (nt != 2 && nt != 4) || in->nops != 4)
-		return lw_unsupported(c, in, "needs a shape, types and four operands");
-	enum etype td = ty[0], ta = nt == 4 ? ty[1] : E_F16, tb = nt == 4 ? ty[2] : E_F16, tc = ty[nt - 1];
-	if (ta == E_F32 || tb == E_F32)
-		return lw_unsupported(c, in, "f32 multiplicands");
+	struct ptx_mma_shape sh = op->sh;
+	enum ptx_mma_etype td = op->td, ta = op->ta, tb = op->tb, tc = op->tc;
 	unsigned na, nb, ncr, nd;
-	const ir_operand *rd = regs_of(&in->ops[0], &nd), *ra = regs_of(&in->ops[1], &na), *rb = regs_of(&in->ops[2], &nb),
-			 *rc = regs_of(&in->ops[3], &ncr);
-	unsigned abits = ebits(ta), bbits = ebits(tb);
-	unsigned wa = (sh.m * sh.k * abits + 31) / 32, wb = (sh.k * sh.n * bbits + 31) / 32;
+	const ir_operand *rd = ptx_mma_regs_of(&in->ops[0], &nd), *ra = ptx_mma_regs_of(&in->ops[1], &na), *rb = ptx_mma_regs_of(&in->ops[2], &nb),
+			 *rc = ptx_mma_regs_of(&in->ops[3], &ncr);
+	unsigned abits = ptx_mma_etype_bits(ta), bbits = ptx_mma_etype_bits(tb);
+	unsigned wa = ptx_mma_words(sh.m, sh.k, abits), wb = ptx_mma_words(sh.k, sh.n, bbits);
 	if (wa + wb > MMA_WARP_WORDS)
 		return lw_unsupported(c, in, "this shape is too large for the emulation's scratch");
 	uint32_t u32 = spv_t_int(c->e, 32);
@@ -422,7 +346,7 @@ static int wmma_mma(lw *c, const ir_insn *in)
 		if (!(bv[r] = lw_read(c, &rb[r], bbits == 64 ? PT('u', 64) : PT('u', 32))))
 			return -1;
 	ptype at = acc_type(ta);
-	unsigned cbits = ebits(tc), cper = cbits < 32 ? 32 / cbits : 1;
+	unsigned cbits = ptx_mma_etype_bits(tc), cper = ptx_mma_per_reg(cbits);
 	for (unsigned r = 0; r < ncr; r++)
 		if (!(cv[r] = lw_read(c, &rc[r], cbits == 64 ? PT('u', 64) : PT('u', 32))))
 			return -1;
@@ -459,7 +383,7 @@ static int wmma_mma(lw *c, const ir_insn *in)
 	uint32_t fn = dot_helper(c, ta, tb, sh.k, sh.n, false);
 	uint32_t acc_t = lw_type(c, at);
 	unsigned S = ncr * cper, E = sh.m * sh.n;
-	unsigned dbits = ebits(td), dper = dbits < 32 ? 32 / dbits : 1;
+	unsigned dbits = ptx_mma_etype_bits(td), dper = ptx_mma_per_reg(dbits);
 	if (nd * dper != S)
 		return lw_unsupported(c, in, "C and D fragments differ in size");
 	uint32_t dvals[16];
@@ -482,7 +406,7 @@ static int wmma_mma(lw *c, const ir_insn *in)
 	lw_barrier(c); /* the scratch is free again */
 	for (unsigned r = 0; r < nd; r++) {
 		uint32_t word;
-		if (td == E_F16) {
+		if (td == PTX_MMA_F16) {
 			uint32_t lo = lw_op1(c, SpvOpUConvert, u32, lw_f2h(c, dvals[r * 2]));
 			uint32_t hi = lw_op1(c, SpvOpUConvert, u32, lw_f2h(c, dvals[r * 2 + 1]));
 			word = lw_op2(c, SpvOpBitwiseOr, u32, lo, lw_op2(c, SpvOpShiftLeftLogical, u32, hi, lw_u32(c, 16)));
@@ -502,26 +426,16 @@ static int wmma_mma(lw *c, const ir_insn *in)
  * onwards; B's register r holds rows t*per + (K/2)*r onwards of column g; C/D's 32-bit register r
  * is (g + 8*(r>>1), 2t + (r&1)), an f16x2 one (g + 8r, 2t + h); m8n8k4 f64: A (g, t), B (t, g), C
  * (g, 2t + r). Each register is one word of A (row-major) or of B transposed in the scratch. */
-static int mma_sync(lw *c, const ir_insn *in)
+static int mma_sync(lw *c, const ir_insn *in, const struct ptx_mma_op *op)
 {
-	struct shape sh;
-	enum etype ty[4];
-	unsigned nt = types_of(in, ty, 4);
-	if (shape_of(in, &sh) < 0 || nt != 4 || in->nops != 4)
-		return lw_unsupported(c, in, "needs a shape, four types and four operands");
-	if (!ir_insn_has_mod(in, ".row") || !ir_insn_has_mod(in, ".col"))
-		return lw_unsupported(c, in, "only the .row.col layout is lowered");
-	enum etype td = ty[0], ta = ty[1], tb = ty[2], tc = ty[3];
-	bool f64 = ta == E_F64;
-	if (!(sh.m == 16 && sh.n == 8) && !(f64 && sh.m == 8 && sh.n == 8 && sh.k == 4))
-		return lw_unsupported(c, in, "this shape is not lowered");
-	if (ebits(ta) != ebits(tb) || ta == E_F32)
-		return lw_unsupported(c, in, "these multiplicand types are not lowered");
+	struct ptx_mma_shape sh = op->sh;
+	enum ptx_mma_etype td = op->td, ta = op->ta, tb = op->tb, tc = op->tc;
+	bool f64 = ta == PTX_MMA_F64;
 	unsigned na, nb, ncr, nd;
-	const ir_operand *rd = regs_of(&in->ops[0], &nd), *ra = regs_of(&in->ops[1], &na), *rb = regs_of(&in->ops[2], &nb),
-			 *rc = regs_of(&in->ops[3], &ncr);
-	unsigned bits = ebits(ta), per = bits < 32 ? 32 / bits : 1, rw = bits == 64 ? 2 : 1;
-	unsigned wa = (sh.m * sh.k * bits + 31) / 32, wb = (sh.k * sh.n * bits + 31) / 32;
+	const ir_operand *rd = ptx_mma_regs_of(&in->ops[0], &nd), *ra = ptx_mma_regs_of(&in->ops[1], &na), *rb = ptx_mma_regs_of(&in->ops[2], &nb),
+			 *rc = ptx_mma_regs_of(&in->ops[3], &ncr);
+	unsigned bits = ptx_mma_etype_bits(ta), per = ptx_mma_per_reg(bits), rw = bits == 64 ? 2 : 1;
+	unsigned wa = ptx_mma_words(sh.m, sh.k, bits), wb = ptx_mma_words(sh.k, sh.n, bits);
 	if (na > 8 || nb > 8 || ncr > 8 || nd > 8 || wa + wb > MMA_WARP_WORDS)
 		return lw_unsupported(c, in, "too many fragment registers");
 	uint32_t u32 = spv_t_int(c->e, 32), u64 = spv_t_int(c->e, 64);
@@ -538,7 +452,7 @@ static int mma_sync(lw *c, const ir_insn *in)
 	for (unsigned r = 0; r < nb; r++)
 		if (!(bv[r] = lw_read(c, &rb[r], rw == 2 ? PT('u', 64) : PT('u', 32))))
 			return -1;
-	unsigned cbits = ebits(tc);
+	unsigned cbits = ptx_mma_etype_bits(tc);
 	for (unsigned r = 0; r < ncr; r++)
 		if (!(cv[r] = lw_read(c, &rc[r], cbits == 64 ? PT('u', 64) : PT('u', 32))))
 			return -1;
@@ -576,8 +490,8 @@ static int mma_sync(lw *c, const ir_insn *in)
 	uint32_t fn = dot_helper(c, ta, tb, sh.k, sh.n, true);
 	ptype at = acc_type(ta);
 	uint32_t acc_t = lw_type(c, at);
-	unsigned cper = cbits < 32 ? 32 / cbits : 1, S = ncr * cper;
-	unsigned dbits = ebits(td), dper = dbits < 32 ? 32 / dbits : 1;
+	unsigned cper = ptx_mma_per_reg(cbits), S = ncr * cper;
+	unsigned dbits = ptx_mma_etype_bits(td), dper = ptx_mma_per_reg(dbits);
 	if (nd * dper != S || S > 8)
 		return lw_unsupported(c, in, "C and D fragments differ in size");
 	uint32_t dvals[8];
@@ -606,7 +520,7 @@ static int mma_sync(lw *c, const ir_insn *in)
 		dvals[s] = id;
 	}
 	for (unsigned r = 0; r < nd; r++) {
-		if (td == E_F16) {
+		if (td == PTX_MMA_F16) {
 			uint32_t lo = lw_op1(c, SpvOpUConvert, u32, lw_f2h(c, dvals[r * 2]));
 			uint32_t hi = lw_op1(c, SpvOpUConvert, u32, lw_f2h(c, dvals[r * 2 + 1]));
 			if (lw_write(c, &rd[r], PT('u', 32),
@@ -624,13 +538,14 @@ static int mma_sync(lw *c, const ir_insn *in)
  * with .trans (2(l%4), l/4) and (2(l%4)+1, l/4). The addresses go through the warp's scratch. */
 static int ldmatrix(lw *c, const ir_insn *in, bool store)
 {
-	unsigned n = ir_insn_has_mod(in, ".x4") ? 4 : ir_insn_has_mod(in, ".x2") ? 2 : 1;
-	bool trans = ir_insn_has_mod(in, ".trans");
-	unsigned ai = store ? 0 : 1;
-	if (!ir_insn_has_mod(in, ".m8n8") || !ir_insn_has_mod(in, ".b16") || in->nops != 2 || in->ops[ai].kind != IR_OPND_ADDR)
-		return lw_unsupported(c, in, "only .m8n8 .b16 is lowered");
+	struct ptx_mma_ldmatrix d;
+	const char *why;
+	if (ptx_mma_ldmatrix_decode(in, store, &d, &why) < 0)
+		return lw_unsupported(c, in, why);
+	unsigned n = d.n, ai = d.ai;
+	bool trans = d.trans;
 	unsigned nr;
-	const ir_operand *rd = regs_of(&in->ops[store ? 1 : 0], &nr);
+	const ir_operand *rd = ptx_mma_regs_of(&in->ops[store ? 1 : 0], &nr);
 	uint32_t vals[4];
 	for (unsigned i = 0; store && i < nr && i < 4; i++)
 		if (!(vals[i] = lw_read(c, &rd[i], PT('b', 32))))
@@ -682,22 +597,23 @@ static int ldmatrix(lw *c, const ir_insn *in, bool store)
 
 int lw_mma(lw *c, const ir_insn *in)
 {
-	if (!strcmp(in->opcode, "mma") && in->nmods && !strcmp(in->mods[0], ".sync"))
-		return mma_sync(c, in);
-	if (!strcmp(in->opcode, "ldmatrix"))
-		return ldmatrix(c, in, false);
-	if (!strcmp(in->opcode, "stmatrix"))
-		return ldmatrix(c, in, true);
-	if (strcmp(in->opcode, "wmma") || !in->nmods)
-		return 0;
-	if (!strcmp(in->mods[0], ".load"))
-		return wmma_ldst(c, in, false);
-	if (!strcmp(in->mods[0], ".store"))
-		return wmma_ldst(c, in, true);
-	if (!strcmp(in->mods[0], ".mma")) {
+	enum ptx_mma_kind kind = ptx_mma_kind_of(in);
+	switch (kind) {
+	case PTX_MMA_LDMATRIX: return ldmatrix(c, in, false);
+	case PTX_MMA_STMATRIX: return ldmatrix(c, in, true);
+	case PTX_MMA_WMMA_LOAD: return wmma_ldst(c, in, false);
+	case PTX_MMA_WMMA_STORE: return wmma_ldst(c, in, true);
+	case PTX_MMA_WMMA_MMA:
 		if (ir_insn_has_mod(in, ".satfinite"))
 			return lw_unsupported(c, in, ".satfinite is not emulated");
-		return wmma_mma(c, in);
+		/* fall through */
+	case PTX_MMA_SYNC: {
+		struct ptx_mma_op op;
+		const char *why;
+		if (ptx_mma_op_decode(in, kind, &op, &why) < 0)
+			return lw_unsupported(c, in, why);
+		return kind == PTX_MMA_SYNC ? mma_sync(c, in, &op) : wmma_mma(c, in, &op);
 	}
-	return 0;
+	default: return 0;
+	}
 }

@@ -9,6 +9,7 @@
  * width, height, depth and array size; tld4 gathers a component of the four bilinear texels.
  * Mipmaps (.level, .grad), depth compare and separate samplers stay unlowered. One helper function per module fetches a texel. */
 #include "spirv/lower.h"
+#include "ptx-frontend/tex_decode.h"
 #include "spirv/texture.h"
 
 #include <stddef.h>
@@ -301,44 +302,28 @@ static void cube_face(lw *c, uint32_t x, uint32_t y, uint32_t z, uint32_t *face,
 
 static int lower_tex(lw *c, const ir_insn *in)
 {
-	static const char *const bad[] = {".level", ".grad", ".base", ".2dms", ".a2dms", NULL};
-	if (lw_insn_mod_in(in, bad))
+	if (ptx_tex_is_mipmapped(in))
 		return lw_unsupported(c, in, "mipmapped and multisample textures are not lowered");
-	int dims = 0;
-	bool layered = false, cube = false;
-	if (ir_insn_has_mod(in, ".1d")) dims = 1;
-	else if (ir_insn_has_mod(in, ".2d")) dims = 2;
-	else if (ir_insn_has_mod(in, ".3d")) dims = 3;
-	else if (ir_insn_has_mod(in, ".a1d")) dims = 1, layered = true;
-	else if (ir_insn_has_mod(in, ".a2d")) dims = 2, layered = true;
-	else if (ir_insn_has_mod(in, ".cube")) dims = 2, cube = true;
-	else if (ir_insn_has_mod(in, ".acube")) dims = 2, cube = true, layered = true;
+	struct ptx_tex_geom g;
+	ptx_tex_geom_of(in, &g);
+	int dims = (int)g.dims;
+	bool layered = g.layered, cube = g.cube;
 	ptype dt = lw_insn_type_n(in, 0), ct = lw_insn_type_n(in, 1);
 	if (!dims || !ptype_ok(dt) || !ptype_ok(ct) || dt.bits != 32)
 		return lw_unsupported(c, in, "this texture geometry or type is not lowered");
-	if (in->nops != 2 || in->ops[0].kind != IR_OPND_VEC || in->ops[0].nelems != 4 || in->ops[1].kind != IR_OPND_ADDR ||
-	    !in->ops[1].name || !in->ops[1].nelems)
-		return lw_unsupported(c, in, "expected {d0, d1, d2, d3}, [handle, {coordinates}] (separate samplers, "
-					     "offsets and depth compare are not lowered)");
-	if (in->ops[1].nelems != 1)
-		return lw_unsupported(c, in, "separate samplers are not lowered");
-	const ir_operand *a = &in->ops[1].elems[0]; /* {coordinates}: a->elems */
-	ir_operand one_coord;
-	if (a->kind != IR_OPND_VEC) {
-		one_coord = (ir_operand){.kind = IR_OPND_VEC, .elems = (ir_operand *)a, .nelems = 1};
-		a = &one_coord;
-	}
-	unsigned need = (unsigned)dims + (layered && !cube) + (cube ? 1 + layered : 0);
-	if (a->nelems < need)
-		return lw_unsupported(c, in, "too few coordinates");
+	struct ptx_tex_coords co;
+	const char *why;
+	if (ptx_tex_sample_operands(in, &g, &co, &why) < 0)
+		return lw_unsupported(c, in, why);
+	const ir_operand *ce = co.elems;
 	uint32_t u32 = spv_t_int(c->e, 32), f32 = spv_t_float(c->e, 32), bl = spv_t_bool(c->e);
-	uint32_t desc = lw_read(c, &(ir_operand){.kind = IR_OPND_REG, .name = in->ops[1].name}, PT('u', 64));
+	uint32_t desc = lw_read(c, &(ir_operand){.kind = IR_OPND_REG, .name = co.handle}, PT('u', 64));
 	if (!desc)
 		return -1;
 	unsigned ci = 0;
 	uint32_t layer = lw_u32(c, 0);
 	if (layered && !cube) {
-		if (!(layer = lw_read(c, &a->elems[0], PT('u', 32))))
+		if (!(layer = lw_read(c, &ce[0], PT('u', 32))))
 			return -1;
 		ci = 1;
 	}
@@ -348,7 +333,7 @@ static int lower_tex(lw *c, const ir_insn *in)
 		/* integer coordinates: one texel, zero out of range */
 		uint32_t ic[3] = {lw_u32(c, 0), lw_u32(c, 0), lw_u32(c, 0)};
 		for (int d = 0; d < dims; d++)
-			if (!(ic[d] = lw_read(c, &a->elems[ci + d], PT('s', 32))))
+			if (!(ic[d] = lw_read(c, &ce[ci + d], PT('s', 32))))
 				return -1;
 		call_texel(c, desc, ic[0], ic[1], ic[2], layer, (want_f ? 1 : 0) | 2, res);
 	} else {
@@ -356,12 +341,12 @@ static int lower_tex(lw *c, const ir_insn *in)
 		if (cube) {
 			uint32_t v[3];
 			for (unsigned d = 0; d < 3; d++)
-				if (!(v[d] = lw_read(c, &a->elems[(layered ? 1 : 0) + d], PT('f', 32))))
+				if (!(v[d] = lw_read(c, &ce[(layered ? 1 : 0) + d], PT('f', 32))))
 					return -1;
 			uint32_t face;
 			cube_face(c, v[0], v[1], v[2], &face, &x[0], &x[1]);
 			if (layered) {
-				uint32_t li = lw_read(c, &a->elems[0], PT('u', 32));
+				uint32_t li = lw_read(c, &ce[0], PT('u', 32));
 				if (!li)
 					return -1;
 				face = lw_op2(c, SpvOpIAdd, u32, face, lw_op2(c, SpvOpIMul, u32, li, lw_u32(c, 6)));
@@ -369,7 +354,7 @@ static int lower_tex(lw *c, const ir_insn *in)
 			layer = face;
 		} else {
 			for (int d = 0; d < dims; d++)
-				if (!(x[d] = lw_read(c, &a->elems[ci + d], PT('f', 32))))
+				if (!(x[d] = lw_read(c, &ce[ci + d], PT('f', 32))))
 					return -1;
 		}
 		uint32_t flags = field(c, desc, GP_TEX_OFF_FLAGS, PT('u', 32));
@@ -439,37 +424,32 @@ static int lower_surface(lw *c, const ir_insn *in, bool store)
 {
 	if (!ir_insn_has_mod(in, ".b"))
 		return lw_unsupported(c, in, "formatted surface accesses (.p) are not lowered");
-	int dims = ir_insn_has_mod(in, ".1d") ? 1 : ir_insn_has_mod(in, ".2d") ? 2 : ir_insn_has_mod(in, ".3d") ? 3 : 0;
-	bool layered = false;
-	if (!dims && ir_insn_has_mod(in, ".a1d"))
-		dims = 1, layered = true;
-	if (!dims && ir_insn_has_mod(in, ".a2d"))
-		dims = 2, layered = true;
+	struct ptx_tex_geom g;
+	ptx_tex_geom_of(in, &g);
+	int dims = g.cube ? 0 : (int)g.dims; /* no cube surfaces */
+	bool layered = g.layered;
 	ptype t = lw_insn_type(in);
-	const ir_operand *a = &in->ops[store ? 0 : 1], *v = &in->ops[store ? 1 : 0];
-	if (!dims || !ptype_ok(t) || in->nops != 2 || a->kind != IR_OPND_ADDR || !a->name || a->nelems != 1)
+	if (!dims || !ptype_ok(t) || in->nops != 2)
 		return lw_unsupported(c, in, "expected [handle, {coordinates}] and a value");
-	const char *handle = a->name;
-	ir_operand one_coord;
-	a = &a->elems[0];
-	if (a->kind != IR_OPND_VEC) {
-		one_coord = (ir_operand){.kind = IR_OPND_VEC, .elems = (ir_operand *)a, .nelems = 1};
-		a = &one_coord;
-	}
-	if (a->nelems < (unsigned)dims + layered)
-		return lw_unsupported(c, in, "too few coordinates");
-	unsigned n = v->kind == IR_OPND_VEC ? v->nelems : 1;
+	struct ptx_tex_coords sc;
+	const ir_operand *vals_op;
+	unsigned n;
+	const char *why;
+	if (ptx_tex_surface_operands(in, store, &g, &sc, &vals_op, &n, &why) < 0)
+		return lw_unsupported(c, in, why);
+	const char *handle = sc.handle;
+	const ir_operand *ce = sc.elems;
 	uint32_t u32 = spv_t_int(c->e, 32), u64 = spv_t_int(c->e, 64), bl = spv_t_bool(c->e);
 	uint32_t desc = lw_read(c, &(ir_operand){.kind = IR_OPND_REG, .name = handle}, PT('u', 64));
 	if (!desc)
 		return -1;
-	unsigned ci = layered ? 1 : 0;
-	uint32_t layer = layered ? lw_read(c, &a->elems[0], PT('u', 32)) : lw_u32(c, 0);
+	unsigned ci = sc.first;
+	uint32_t layer = layered ? lw_read(c, &ce[0], PT('u', 32)) : lw_u32(c, 0);
 	if (!layer)
 		return -1;
 	uint32_t co[3] = {lw_u32(c, 0), lw_u32(c, 0), lw_u32(c, 0)};
 	for (int d = 0; d < dims; d++)
-		if (!(co[d] = lw_read(c, &a->elems[ci + d], PT('s', 32))))
+		if (!(co[d] = lw_read(c, &ce[ci + d], PT('s', 32))))
 			return -1;
 	uint32_t eb = t.bits / 8, bytes = eb * n;
 	uint32_t w = field(c, desc, GP_TEX_OFF_WIDTH, PT('u', 32)), tb = lw_op2(c, SpvOpIMul, u32, field(c, desc, GP_TEX_OFF_CHANNELS, PT('u', 32)),
@@ -499,7 +479,7 @@ static int lower_surface(lw *c, const ir_insn *in, bool store)
 	uint32_t vals[4];
 	if (store)
 		for (unsigned k = 0; k < n; k++)
-			if (!(vals[k] = lw_read(c, v->kind == IR_OPND_VEC ? &v->elems[k] : v, mt)))
+			if (!(vals[k] = lw_read(c, &vals_op[k], mt)))
 				return -1;
 	uint32_t then = spv_id(c->e), join = spv_id(c->e);
 	uint32_t loaded[4];
@@ -524,7 +504,7 @@ static int lower_surface(lw *c, const ir_insn *in, bool store)
 	lw_label(c, join);
 	for (unsigned k = 0; k < n && !store; k++) {
 		loaded[k] = lw_op1(c, SpvOpLoad, lw_type(c, mt), tmp[k]);
-		if (lw_write(c, v->kind == IR_OPND_VEC ? &v->elems[k] : v, mt, loaded[k]) < 0)
+		if (lw_write(c, &vals_op[k], mt, loaded[k]) < 0)
 			return -1;
 	}
 	return 1;
@@ -559,20 +539,17 @@ static int lower_txq(lw *c, const ir_insn *in)
  * u0 = floor(x - 0.5), v0 = floor(y - 0.5) after normalized coordinates are scaled. */
 static int lower_tld4(lw *c, const ir_insn *in)
 {
-	static const char *const comps[] = {".r", ".g", ".b", ".a", NULL};
-	const char *cm = lw_insn_mod_in(in, comps);
+	unsigned comp;
+	struct ptx_tex_coords gc;
+	int form = ptx_tex_gather_decode(in, &comp, &gc);
 	ptype dt = lw_insn_type_n(in, 0);
-	if (!cm || !ir_insn_has_mod(in, ".2d") || !ptype_ok(dt) || dt.bits != 32 || in->nops != 2 ||
-	    in->ops[0].kind != IR_OPND_VEC || in->ops[0].nelems != 4 || in->ops[1].kind != IR_OPND_ADDR ||
-	    !in->ops[1].name || in->ops[1].nelems != 1 || in->ops[1].elems[0].kind != IR_OPND_VEC ||
-	    in->ops[1].elems[0].nelems < 2)
+	if (form < 0 || !ptype_ok(dt) || dt.bits != 32)
 		return lw_unsupported(c, in, "only tld4.{r,g,b,a}.2d with [handle, {x, y}] is lowered");
-	unsigned comp = (unsigned)(strchr("rgba", cm[1]) - "rgba");
 	uint32_t u32 = spv_t_int(c->e, 32), f32 = spv_t_float(c->e, 32), bl = spv_t_bool(c->e);
-	uint32_t desc = lw_read(c, &(ir_operand){.kind = IR_OPND_REG, .name = in->ops[1].name}, PT('u', 64));
+	uint32_t desc = lw_read(c, &(ir_operand){.kind = IR_OPND_REG, .name = gc.handle}, PT('u', 64));
 	if (!desc)
 		return -1;
-	const ir_operand *co = in->ops[1].elems[0].elems;
+	const ir_operand *co = gc.elems;
 	uint32_t flags = field(c, desc, GP_TEX_OFF_FLAGS, PT('u', 32));
 	uint32_t norm = lw_op2(c, SpvOpINotEqual, bl, lw_op2(c, SpvOpBitwiseAnd, u32, flags, lw_u32(c, GP_TEX_NORMALIZED_COORDS)),
 			       lw_u32(c, 0));
@@ -602,16 +579,12 @@ static int lower_tld4(lw *c, const ir_insn *in)
 
 int lw_texture(lw *c, const ir_insn *in)
 {
-	const char *op = in->opcode;
-	if (!strcmp(op, "tld4"))
-		return lower_tld4(c, in);
-	if (!strcmp(op, "tex"))
-		return lower_tex(c, in);
-	if (!strcmp(op, "sust"))
-		return lower_surface(c, in, true);
-	if (!strcmp(op, "suld"))
-		return lower_surface(c, in, false);
-	if (!strcmp(op, "txq") || !strcmp(op, "suq"))
-		return lower_txq(c, in);
-	return 0;
+	switch (ptx_tex_kind_of(in)) {
+	case PTX_TEX_GATHER: return lower_tld4(c, in);
+	case PTX_TEX_SAMPLE: return lower_tex(c, in);
+	case PTX_TEX_SURF_STORE: return lower_surface(c, in, true);
+	case PTX_TEX_SURF_LOAD: return lower_surface(c, in, false);
+	case PTX_TEX_QUERY: return lower_txq(c, in);
+	default: return 0;
+	}
 }
