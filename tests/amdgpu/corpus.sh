@@ -73,6 +73,10 @@ for i in "${!mods[@]}"; do
 done
 wait
 both=0 spirv_only=0 neither=0 amd_only=0 kernels=0 bad=0
+{
+echo "# amdgpu/ over real modules: each module's PTX through 'gpuprobe ptx spirv' and 'gpuprobe ptx amdgpu'"
+echo "# (gfx90a, gfx942, gfx1100; llvm-readobj: kernel descriptors, VGPRs, LDS). Columns: module, spirv, amdgcn, detail."
+} >"$report"
 for i in "${!mods[@]}"; do
 	read -r sp am nk b <"$work/st.$i" || { sp=no am=no nk=0 b=1; echo "FAIL ${mods[$i]}: no result"; }
 	bad=$((bad + b))
