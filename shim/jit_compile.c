@@ -141,7 +141,7 @@ static CUresult device_runtime_missing(struct jit_result *r)
 	if (!SHIM_REAL(cuLinkAddFile_v2))
 		snprintf(r->error, sizeof(r->error), "it launches kernels (dynamic parallelism), and "
 			 "this driver has no cuLinkAddFile_v2 to link it with CUDA's libcudadevrt.a");
-	else if (!named || !*named)
+	else if (!named)
 		snprintf(r->error, sizeof(r->error), "it launches kernels (dynamic parallelism), "
 			 "which compile with probes only linked with CUDA's device runtime: off unless "
 			 "GPUPROBE_CUDADEVRT=auto or =PATH/libcudadevrt.a (experimental: "
