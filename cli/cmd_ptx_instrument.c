@@ -157,12 +157,15 @@ int cmd_ptx_instrument(int argc, char **argv)
 			rc = 1;
 		}
 	}
+	char merged[96] = "", deferred[96] = "";
 	if (st.merged)
-		fprintf(stderr, "gpuprobe: %s: %u probe sites in %u functions (%u more counted by "
-			"another site's weighted call)\n", path, st.sites, st.functions, st.merged);
-	else
-		fprintf(stderr, "gpuprobe: %s: %u probe sites in %u functions\n", path, st.sites,
-			st.functions);
+		snprintf(merged, sizeof(merged), " (%u more counted by another site's weighted call)",
+			 st.merged);
+	if (st.deferred)   /* gp_inst_probe.deferred */
+		snprintf(deferred, sizeof(deferred), "; %u count into per-thread accumulators",
+			 st.deferred);
+	fprintf(stderr, "gpuprobe: %s: %u probe sites in %u functions%s%s\n", path, st.sites,
+		st.functions, merged, deferred);
 	free(out);
 	gp_nv_probes__close(ps);
 	free(alloc);

@@ -59,6 +59,7 @@ static const struct var vars[GP_VAR__COUNT] = {
 	[GP_VAR_INLINE_GROWTH] = {"GPUPROBE_INLINE_GROWTH", T_UINT, "2", NULL, 1, 1000, 0, NULL,
 				  "a whole number from 1 to 1000"},
 	[GP_VAR_AGGREGATE] = {"GPUPROBE_AGGREGATE", T_FLAG, "1"},
+	[GP_VAR_DEFER] = {"GPUPROBE_DEFER", T_FLAG, "1"},
 	[GP_VAR_HASH_CACHE] = {"GPUPROBE_HASH_CACHE", T_FLAG, "1"},
 	[GP_VAR_CL_DEVICE] = {"GPUPROBE_CL_DEVICE", T_UINT, "0", NULL, 0, 4096, 0, NULL,
 			      "a device index from 0 to 4096"},

@@ -37,6 +37,9 @@ enum gp_var {
 	GP_VAR_TEST_SECURE,     /* flag (tests): behave as in a setuid process; only ever stricter */
 	GP_VAR_INLINE,          /* flag (default on) */
 	GP_VAR_INLINE_GROWTH,   /* uint 1..1000 (default 2): the module-wide inlining budget */
+	GP_VAR_DEFER,           /* flag (default on): additive memory and basic-block probes count a kernel's
+	                         * sites in per-thread accumulators, run at the thread's exit
+	                         * (ptx-frontend/instrument.h, gp_inst_probe.deferred) */
 	GP_VAR_AGGREGATE,       /* flag (default on): additive memory probes count a basic block's
 	                         * like sites with one weighted call */
 	GP_VAR_HASH_CACHE,      /* flag (default on): a hash lookup in place remembers where it

@@ -505,8 +505,11 @@ static int instrument_uncached(struct gp_nv_probes *ps, const char *ptx, size_t 
 		probe.func = ir_strfmt(m, "__gp_p%zu_%zu_%s", p->obj, p->index, p->prog->name);
 		/* an additive memory probe counts a basic block's like sites with one weighted call
 		 * (ptx-frontend/instrument.h); GPUPROBE_AGGREGATE=0: one call per site as before */
-		probe.weighted = p->additive && p->prog->attach == GP_ATTACH_MEM &&
+		probe.weighted = p->additive && (p->prog->attach == GP_ATTACH_MEM ||
+						 p->prog->attach == GP_ATTACH_BASIC_BLOCK) &&
 				 gp_env_flag(GP_VAR_AGGREGATE);
+		/* and counts a kernel's sites in accumulators, run where each thread leaves */
+		probe.deferred = probe.weighted && gp_env_flag(GP_VAR_DEFER);
 		probe.first_run = p->additive == 2;
 		probe.ctx_key[0] = p->ctx_read[0];
 		probe.ctx_key[1] = p->ctx_read[1];

@@ -75,6 +75,9 @@ struct fn {
 	ir_stmt *entry;         /* where entry code goes: first instruction, label or block */
 	unsigned *labels;       /* module-wide label counter */
 	struct gp_inst_stats *st;
+	int defer_ok;           /* a kernel of a module whose device functions never `exit` */
+	struct deferred *defers;   /* the deferred probes of this function (instrument_defer) */
+	size_t ndefers;
 };
 
 static const char *new_label(struct fn *fn)
@@ -239,7 +242,11 @@ static void call_probe(struct fn *fn, struct inst_emit *e, const char *func)
 	ie_decl(e, ".param", ".b64", "__gp_ret", -1, 0, NULL);
 	ie_insn(e, "st.param.b64 [__gp_arg], %%__gp_d0");
 	const char *wt = "";
-	if (e->weight) {   /* the runs this call stands for (gp_inst_probe.weighted) */
+	if (e->weight_reg) {   /* a flush's accumulated count (deferred sites) */
+		ie_decl(e, ".param", ".b32", "__gp_wt", -1, 0, NULL);
+		ie_insn(e, "st.param.b32 [__gp_wt], %s", e->weight_reg);
+		wt = ", __gp_wt";
+	} else if (e->weight) {   /* the runs this call stands for (gp_inst_probe.weighted) */
 		ie_decl(e, ".param", ".b32", "__gp_wt", -1, 0, NULL);
 		ie_insn(e, "st.param.b32 [__gp_wt], %u", e->weight);
 		wt = ", __gp_wt";
@@ -377,6 +384,257 @@ static unsigned mem_kind(const ir_insn *in)
 	if (!strcmp(op, "ldmatrix") || !strcmp(op, "stmatrix") || !strcmp(op, "wmma"))
 		return GP_MEM_MATRIX;
 	return 0;
+}
+
+/* ---- deferred sites (gp_inst_probe.deferred) ---------------------------------------------- */
+
+#define DEFER_MAX_CLASSES 64
+#define DEFER_MAX_REGS 4   /* a probe's first classes count in registers, the rest in .local */
+#define CTX_WORDS (CTX_BYTES / 4)
+
+/* The context words a site sets to its own constants (a memory access's size and kind, a
+ * block's counts, lines), by word index; a thread's ids are not among them. */
+struct site_words {
+	uint32_t w[CTX_WORDS];
+	uint32_t set;              /* bit i: w[i] is the site's */
+};
+_Static_assert(CTX_WORDS <= 32, "site_words.set has a bit per context word");
+
+struct deferred {
+	const struct gp_inst_probe *p;
+	size_t nclasses;
+	struct site_words cls[DEFER_MAX_CLASSES];   /* each class's words, as its first site's */
+};
+
+static void words_set(struct site_words *sw, size_t off, uint32_t v)
+{
+	sw->w[off / 4] = v;
+	sw->set |= 1u << (off / 4);
+}
+
+/* Bytes of context word i the probe reads, as a mask of the word. */
+static uint32_t read_mask(const struct gp_inst_probe *p, unsigned i)
+{
+	uint32_t m = 0;
+	for (unsigned b = 0; b < 4; b++) {
+		unsigned off = 4 * i + b;
+		if (p->ctx_key[off / 64] >> (off % 64) & 1)
+			m |= 0xffu << (8 * b);
+	}
+	return m;
+}
+
+/* Two sites of one class: every context byte the probe reads is equal (thread ids aside, which
+ * are the thread's at both). */
+static bool same_class(const struct gp_inst_probe *p, const struct site_words *a,
+		       const struct site_words *b)
+{
+	for (unsigned i = 0; i < CTX_WORDS; i++) {
+		uint32_t m = read_mask(p, i);
+		uint32_t x = a->set >> i & 1 ? a->w[i] & m : 0, y = b->set >> i & 1 ? b->w[i] & m : 0;
+		if (x != y)
+			return false;
+	}
+	return true;
+}
+
+/* The function's state for deferred probe p; NULL where p's sites keep their calls. */
+static struct deferred *deferred_of(struct fn *fn, const struct gp_inst_probe *p)
+{
+	if (!p->deferred || !p->weighted || !fn->is_kernel || !fn->defer_ok)
+		return NULL;
+	for (size_t i = 0; i < fn->ndefers; i++)
+		if (fn->defers[i].p == p)
+			return &fn->defers[i];
+	struct deferred *g = realloc(fn->defers, (fn->ndefers + 1) * sizeof(*g));
+	if (!g)
+		return NULL;   /* out of memory: calls, as without deferral */
+	fn->defers = g;
+	memset(&g[fn->ndefers], 0, sizeof(*g));
+	g[fn->ndefers].p = p;
+	return &g[fn->ndefers++];
+}
+
+/* Accumulator c of deferred probe d (index di of the function's): the first DEFER_MAX_REGS in
+ * registers, the rest in a .local array (no stack frame for a probe of few classes). */
+static void acc_load(struct inst_emit *e, const char *g, size_t di, size_t c, const char *to)
+{
+	if (c < DEFER_MAX_REGS)
+		ie_insn(e, "%smov.u64 %s, %%__gp_a%zu_%zu", g, to, di, c);
+	else
+		ie_insn(e, "%sld.local.u64 %s, [__gp_acc%zu+%zu]", g, to, di, 8 * (c - DEFER_MAX_REGS));
+}
+
+static void acc_store(struct inst_emit *e, const char *g, size_t di, size_t c, const char *from)
+{
+	if (c < DEFER_MAX_REGS)
+		ie_insn(e, "%smov.u64 %%__gp_a%zu_%zu, %s", g, di, c, from);
+	else
+		ie_insn(e, "%sst.local.u64 [__gp_acc%zu+%zu], %s", g, di, 8 * (c - DEFER_MAX_REGS), from);
+}
+
+/* Count a site of deferred probe d with words sw, weight w, before statement s (under the guard
+ * of instruction guard, if any). False when d has no room for another class: the site then
+ * calls its probe as it would without deferral. */
+static bool defer_site(struct fn *fn, struct deferred *d, ir_stmt *s, const ir_insn *guard,
+		       const struct site_words *sw, unsigned w)
+{
+	size_t c = 0;
+	while (c < d->nclasses && !same_class(d->p, &d->cls[c], sw))
+		c++;
+	if (c == d->nclasses) {
+		if (c == DEFER_MAX_CLASSES)
+			return false;
+		d->cls[d->nclasses++] = *sw;
+	}
+	size_t di = (size_t)(d - fn->defers);
+	struct inst_emit e = at(fn, s);
+	const char *g = guard && guard->guard
+		? ir_strfmt(fn->m, "@%s%s ", guard->guard_neg ? "!" : "", guard->guard) : "";
+	if (c < DEFER_MAX_REGS) {
+		ie_insn(&e, "%sadd.u64 %%__gp_a%zu_%zu, %%__gp_a%zu_%zu, %u", g, di, c, di, c, w);
+	} else {
+		acc_load(&e, g, di, c, "%__gp_d2");
+		ie_insn(&e, "%sadd.u64 %%__gp_d2, %%__gp_d2, %u", g, w);
+		acc_store(&e, g, di, c, "%__gp_d2");
+	}
+	fn->st->sites++;
+	fn->st->deferred++;
+	return true;
+}
+
+static size_t thread_off(enum gp_attach_kind k)
+{
+	return k == GP_ATTACH_MEM ? offsetof(struct gp_mem_ctx, thread)
+	     : offsetof(struct gp_bb_ctx, thread);
+}
+
+/* The flush's context for the class whose index %__gp_s2 holds: each word the sites set and
+ * the probe reads, chosen from the classes' constants; the thread's ids. */
+static void fill_class(struct fn *fn, struct inst_emit *e, const struct deferred *d)
+{
+	const struct gp_inst_probe *p = d->p;
+	for (unsigned i = 0; i < CTX_WORDS; i++) {
+		if (!(d->cls[0].set >> i & 1) || !read_mask(p, i) || !ctx_read(e, 4 * i, 1))
+			continue;
+		ie_insn(e, "mov.u32 %%__gp_s1, %u", d->cls[0].w[i]);
+		for (size_t c = 1; c < d->nclasses; c++) {
+			if (d->cls[c].w[i] == d->cls[0].w[i])
+				continue;
+			ie_insn(e, "setp.eq.u32 %%__gp_q1, %%__gp_s2, %zu", c);
+			ie_insn(e, "selp.b32 %%__gp_s1, %u, %%__gp_s1, %%__gp_q1", d->cls[c].w[i]);
+		}
+		ie_insn(e, "st.local.u32 [__gp_ctx+%u], %%__gp_s1", 4 * i);
+	}
+	fill_thread(fn, e, (unsigned)thread_off(p->attach));
+}
+
+/* Deferred probe di's flush: a loop over its classes (one call site, whatever their number),
+ * each skipped when the thread counted none, else the probe's runs as weighted calls of at most
+ * 2^31-1 runs each (the weight is 32 bits), the first of weight 1 where the probe's first run
+ * may differ (gp_inst_probe.first_run). */
+static void flush_probe(struct fn *fn, struct inst_emit *e, size_t di)
+{
+	const struct deferred *d = &fn->defers[di];
+	const struct gp_inst_probe *p = d->p;
+	const char *top = new_label(fn), *next = new_label(fn), *more = new_label(fn);
+	e->ctx_unread = p->ctx_unread;
+	e->warp_sync = p->warp_sync;
+	e->reconverge = p->reconverge;
+	ie_insn(e, "mov.u32 %%__gp_s2, 0");
+	ie_label(e, top);
+	ie_insn(e, "mov.u64 %%__gp_d2, %%__gp_a%zu_0", di);
+	for (size_t c = 1; c < d->nclasses && c < DEFER_MAX_REGS; c++) {
+		ie_insn(e, "setp.eq.u32 %%__gp_q1, %%__gp_s2, %zu", c);
+		ie_insn(e, "selp.b64 %%__gp_d2, %%__gp_a%zu_%zu, %%__gp_d2, %%__gp_q1", di, c);
+	}
+	if (d->nclasses > DEFER_MAX_REGS) {   /* the .local slot s2 - DEFER_MAX_REGS */
+		const char *reg = new_label(fn);
+		ie_insn(e, "setp.lt.u32 %%__gp_q1, %%__gp_s2, %d", DEFER_MAX_REGS);
+		ie_insn(e, "@%%__gp_q1 bra %s", reg);
+		ie_insn(e, "mov.u64 %%__gp_d1, __gp_acc%zu", di);
+		ie_insn(e, "mul.wide.u32 %%__gp_d2, %%__gp_s2, 8");
+		ie_insn(e, "add.u64 %%__gp_d1, %%__gp_d1, %%__gp_d2");
+		ie_insn(e, "ld.local.u64 %%__gp_d2, [%%__gp_d1+%d]", -8 * DEFER_MAX_REGS);
+		ie_label(e, reg);
+	}
+	ie_insn(e, "setp.eq.u64 %%__gp_q1, %%__gp_d2, 0");
+	ie_insn(e, "@%%__gp_q1 bra %s", next);
+	if (p->first_run) {
+		e->weight = 1;
+		e->weight_reg = NULL;
+		fill_class(fn, e, d);
+		call_probe(fn, e, p->func);
+		fn->st->sites--;   /* the flush's calls are not sites */
+		ie_insn(e, "sub.u64 %%__gp_d2, %%__gp_d2, 1");
+		ie_insn(e, "setp.eq.u64 %%__gp_q1, %%__gp_d2, 0");
+		ie_insn(e, "@%%__gp_q1 bra %s", next);
+	}
+	ie_label(e, more);
+	ie_insn(e, "min.u64 %%__gp_d3, %%__gp_d2, 2147483647");
+	ie_insn(e, "cvt.u32.u64 %%__gp_s3, %%__gp_d3");
+	e->weight_reg = "%__gp_s3";
+	fill_class(fn, e, d);
+	call_probe(fn, e, p->func);
+	fn->st->sites--;
+	e->weight_reg = NULL;
+	ie_insn(e, "sub.u64 %%__gp_d2, %%__gp_d2, %%__gp_d3");
+	ie_insn(e, "setp.ne.u64 %%__gp_q1, %%__gp_d2, 0");
+	ie_insn(e, "@%%__gp_q1 bra %s", more);
+	ie_label(e, next);
+	ie_insn(e, "add.u32 %%__gp_s2, %%__gp_s2, 1");
+	ie_insn(e, "setp.lt.u32 %%__gp_q1, %%__gp_s2, %zu", d->nclasses);
+	ie_insn(e, "@%%__gp_q1 bra %s", top);
+}
+
+/* After every site of the kernel: the accumulators' declarations and zeroing at entry, every
+ * ret and exit of the kernel turned into a branch to one flush at the end of the body, which
+ * leaves with ret. */
+static void finish_deferred(struct fn *fn)
+{
+	size_t used = 0;
+	for (size_t di = 0; di < fn->ndefers; di++)
+		used += fn->defers[di].nclasses;
+	if (!used)
+		return;
+	struct inst_emit e = at(fn, fn->f->first);
+	for (size_t di = 0; di < fn->ndefers; di++) {
+		size_t n = fn->defers[di].nclasses;
+		if (n)
+			ie_decl(&e, ".reg", ".b64", ir_strfmt(fn->m, "%%__gp_a%zu_", di),
+				(int)(n < DEFER_MAX_REGS ? n : DEFER_MAX_REGS), 0, NULL);
+		if (n > DEFER_MAX_REGS)
+			ie_decl(&e, ".local", ".b8", ir_strfmt(fn->m, "__gp_acc%zu", di), -1, 8,
+				ir_strfmt(fn->m, "[%zu]", 8 * (n - DEFER_MAX_REGS)));
+	}
+	/* zeroed before everything the sites put at the kernel's first statement */
+	ir_stmt *first = fn->f->first;
+	while (first && first->kind != IR_STMT_INSN && first->kind != IR_STMT_LABEL &&
+	       first->kind != IR_STMT_BLOCK_OPEN)
+		first = first->next;
+	e = at(fn, first);
+	ie_insn(&e, "mov.u64 %%__gp_d2, 0");
+	for (size_t di = 0; di < fn->ndefers; di++)
+		for (size_t c = 0; c < fn->defers[di].nclasses; c++)
+			acc_store(&e, "", di, c, "%__gp_d2");
+	const char *flush = new_label(fn);
+	for (size_t i = 0; i < fn->n; i++) {
+		ir_stmt *s = fn->stmts[i];
+		if (s->kind != IR_STMT_INSN || !is_leave(&s->insn))
+			continue;
+		e = at(fn, s);
+		if (s->insn.guard)
+			ie_insn(&e, "@%s%s bra %s", s->insn.guard_neg ? "!" : "", s->insn.guard, flush);
+		else
+			ie_insn(&e, "bra %s", flush);
+		ir_stmt_remove(fn->f, s);
+	}
+	e = at(fn, NULL);
+	ie_label(&e, flush);
+	for (size_t di = 0; di < fn->ndefers; di++)
+		if (fn->defers[di].nclasses)
+			flush_probe(fn, &e, di);
+	ie_insn(&e, "ret");
 }
 
 /* ---- the sites of each kind ------------------------------------------------------------- */
@@ -727,10 +985,22 @@ static int sites_mem_weighted(struct fn *fn, const struct gp_inst_probe *p)
 		}
 	}
 	inst_merge_sites(fn->stmts, fn->n, key, n);
+	struct deferred *d = deferred_of(fn, p);
 	for (size_t k = 0; k < n; k++) {
+		if (d) {   /* the group's count into its class's accumulator; the first run is the flush's */
+			struct site_words sw = {0};
+			for (unsigned w = 0; w < 4; w++)
+				words_set(&sw, offsetof(struct gp_mem_ctx, size) + 4 * w, ms[k].words[w]);
+			if (!key[k].weight) {
+				fn->st->merged++;
+				continue;
+			}
+			if (defer_site(fn, d, ms[k].s, &ms[k].s->insn, &sw, key[k].weight))
+				continue;
+		}
 		/* a first run of weight 1, then one of the rest; a pair gains nothing from it:
 		 * each site keeps its own call */
-		bool pair = p->first_run && key[key[k].leader].weight == 2;
+		bool pair = !d && p->first_run && key[key[k].leader].weight == 2;
 		if (!key[k].weight && !pair) {
 			fn->st->merged++;
 			continue;
@@ -831,17 +1101,25 @@ static unsigned op_class(const ir_insn *in)
 static void site_bb(struct fn *fn, const struct gp_inst_probe *p, ir_stmt *s, unsigned bb,
 		    unsigned index, unsigned ninsns, const unsigned *ops)
 {
+	struct site_words sw = {0};
+	words_set(&sw, offsetof(struct gp_bb_ctx, bb_index), bb);
+	words_set(&sw, offsetof(struct gp_bb_ctx, insn_index), index);
+	words_set(&sw, offsetof(struct gp_bb_ctx, line), s->src_line);
+	words_set(&sw, offsetof(struct gp_bb_ctx, func_hash), fn->hash);
+	words_set(&sw, offsetof(struct gp_bb_ctx, ninsns), ninsns);
+	for (unsigned c = 0; c < GP_OP_NCLASSES; c++)
+		words_set(&sw, offsetof(struct gp_bb_ctx, op_count) + 4 * c, ops[c]);
+	struct deferred *d = deferred_of(fn, p);
+	if (d && defer_site(fn, d, s, NULL, &sw, 1))
+		return;
 	struct inst_emit e = at(fn, s);
 	e.ctx_unread = p->ctx_unread;
 	e.warp_sync = p->warp_sync;
 	e.reconverge = p->reconverge;
-	st32i(&e, offsetof(struct gp_bb_ctx, bb_index), bb);
-	st32i(&e, offsetof(struct gp_bb_ctx, insn_index), index);
-	st32i(&e, offsetof(struct gp_bb_ctx, line), s->src_line);
-	st32i(&e, offsetof(struct gp_bb_ctx, func_hash), fn->hash);
-	st32i(&e, offsetof(struct gp_bb_ctx, ninsns), ninsns);
-	for (unsigned c = 0; c < GP_OP_NCLASSES; c++)
-		st32i(&e, offsetof(struct gp_bb_ctx, op_count) + 4 * c, ops[c]);
+	e.weight = p->weighted ? 1 : 0;
+	for (unsigned i = 0; i < CTX_WORDS; i++)
+		if (sw.set >> i & 1)
+			st32i(&e, 4 * i, sw.w[i]);
 	fill_thread(fn, &e, offsetof(struct gp_bb_ctx, thread));
 	call_probe(fn, &e, p->func);
 }
@@ -1043,12 +1321,12 @@ static void drop_syncs_before_return(ir_func *f)
 }
 
 static int instrument_func(ir_module *m, ir_func *f, const struct gp_inst_probe *p, size_t n,
-			   unsigned *labels, struct gp_inst_stats *st)
+			   unsigned *labels, struct gp_inst_stats *st, int defer_ok)
 {
 	unsigned *which = calloc(n + 1, sizeof(*which)), *bend = calloc(n + 1, sizeof(*bend));
 	size_t nwhich = 0, nbend = 0;
 	struct fn fn = {.m = m, .f = f, .hash = name_hash(f->name), .is_kernel = f->is_entry,
-			.labels = labels, .st = st};
+			.labels = labels, .st = st, .defer_ok = defer_ok && f->is_entry};
 	int rc = -ENOMEM;
 	if (!which || !bend)
 		goto out;
@@ -1081,16 +1359,32 @@ static int instrument_func(ir_module *m, ir_func *f, const struct gp_inst_probe 
 	for (size_t w = 0; w < nwhich; w++)
 		if ((rc = instrument_one(&fn, &p[which[w]], which[w])))
 			goto out;
+	finish_deferred(&fn);
 	reuse_site_masks(f);
 	drop_syncs_before_return(f);
 	drop_unused_ctx(f);
 	rc = 0;
 out:
+	free(fn.defers);
 	free(fn.stmts);
 	free(fn.index);
 	free(which);
 	free(bend);
 	return rc;
+}
+
+/* Whether a device function of m executes `exit`: a thread that leaves there does not pass its
+ * kernel's flush of deferred sites. */
+static bool callee_exits(const ir_module *m)
+{
+	for (const ir_top *t = m->first; t; t = t->next) {
+		if (t->kind != IR_TOP_FUNC || t->func.is_entry || !t->func.has_body)
+			continue;
+		for (const ir_stmt *s = t->func.first; s; s = s->next)
+			if (s->kind == IR_STMT_INSN && !strcmp(s->insn.opcode, "exit"))
+				return true;
+	}
+	return false;
 }
 
 int gp_instrument_module(ir_module *m, const struct gp_inst_probe *p, size_t n,
@@ -1105,10 +1399,11 @@ int gp_instrument_module(ir_module *m, const struct gp_inst_probe *p, size_t n,
 			return -EINVAL;
 		}
 	unsigned labels = 0;
+	int defer_ok = !callee_exits(m);
 	for (ir_top *t = m->first; t; t = t->next) {
 		if (t->kind != IR_TOP_FUNC)
 			continue;
-		int rc = instrument_func(m, &t->func, p, n, &labels, st);
+		int rc = instrument_func(m, &t->func, p, n, &labels, st, defer_ok);
 		if (rc) {
 			snprintf(err, errlen, "instrumenting %s: out of memory", t->func.name);
 			return rc;

@@ -63,12 +63,24 @@ struct gp_inst_probe {
 	 * probe's first run may insert a hash key later runs find: gp_verify_opts.additive 2) */
 	int first_run;
 	uint64_t ctx_key[2];       /* bytes of the context the probe reads (gp_verify_opts.ctx_read) */
+	/* weighted memory and basic-block probes: in a kernel, each site only adds its weight to a
+	 * per-thread accumulator of its class (sites whose read context bytes are equal, at most
+	 * 64 classes a kernel), and the thread runs the probe once per class with the accumulated
+	 * count as its weight where it leaves the kernel (every ret and exit branches to one
+	 * flush). N runs of an additive probe at sites with equal read context bytes are one run
+	 * of weight N, so the maps end up as one call per site would leave them, once the thread
+	 * has left; a site costs an add instead of a call (a 900-block CUB kernel under a
+	 * basic-block counter: ptxas 28 s with calls). Not in device functions (their sites keep
+	 * their calls), nor in a module where a device function executes `exit` (the thread would
+	 * leave without its flush). GPUPROBE_DEFER=0: the pipeline does not set it. */
+	int deferred;
 };
 
 struct gp_inst_stats {
 	unsigned sites;            /* probe calls spliced in */
 	unsigned functions;        /* functions instrumented */
 	unsigned merged;           /* sites of weighted probes counted by another site's call */
+	unsigned deferred;         /* sites counted in an accumulator (gp_inst_probe.deferred) */
 };
 
 /* Whether the function named in m can branch or call (so the lanes that enter it together may

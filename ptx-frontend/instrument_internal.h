@@ -16,6 +16,7 @@ struct inst_emit {
 	int warp_sync;        /* pass the site's mask to the probe (gp_inst_probe) */
 	int reconverge;       /* reconverge the lanes that entered the probe (gp_inst_probe) */
 	unsigned weight;      /* nonzero: pass it as the probe's weight (gp_inst_probe.weighted) */
+	const char *weight_reg;   /* or pass this .b32 register (a deferred probe's flush) */
 };
 
 /* A site of a weighted probe, for inst_merge_sites (instrument_merge.c). */

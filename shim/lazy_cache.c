@@ -93,7 +93,7 @@ static void fingerprint(void)
 		}
 	}
 	static const enum gp_var vars[] = {GP_VAR_INLINE, GP_VAR_INLINE_GROWTH, GP_VAR_MAP_VA,
-					   GP_VAR_AGGREGATE};
+					   GP_VAR_AGGREGATE, GP_VAR_DEFER, GP_VAR_HASH_CACHE};
 	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
 		put_str(&s, gp_env_str(vars[i]));
 	unsigned sm = 0;

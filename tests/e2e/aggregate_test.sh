@@ -33,6 +33,10 @@ check "verify: agg_hash (gp_count on a HASH) is, after a first run" "  additive:
 check "verify: count_hash (reads the insert's result: the same in runs 2..N) is, after a first run" "  additive: yes, after a first run (the sites of a basic block with equal context bytes may be counted by a run of weight 1 and one with its adds multiplied: it inserts into a hash map)" "$(additive count_hash)"
 
 B=$SRC/tests/e2e/aggregate/block.ptx
+# The calls and weights below are the per-call form (GPUPROBE_DEFER=0); the deferred form, where
+# each site adds its weight to a per-thread accumulator and the thread's flush calls the probe,
+# has its checks after them.
+export GPUPROBE_DEFER=0
 weights() { grep -o '__gp_wt\], [0-9]*' "$1" | awk '{ printf "%s%s", s, $2; s = " " }'; }
 GPUPROBE_INLINE=0 "$GP" ptx instrument -p "$W/count_dir.bpf.o" "$B" -o "$W/count_dir.ool.ptx" 2>"$W/count_dir.err"
 check "count_dir: instrument" 0 $?
@@ -64,6 +68,28 @@ for p in count_dir agg_bytes agg_hash; do
 		check "$p inlined: ptxas sm_90" 0 $?
 	fi
 done
+
+# Deferred (the default): each group's weight added to its class's accumulator (one class per
+# direction the probe reads), in the order of the calls above, and one call site left: the flush
+# (two for the hash counter: its first run apart).
+unset GPUPROBE_DEFER
+incs() { grep -oE 'add.u64 	%__gp_a0_[0-9]+, %__gp_a0_[0-9]+, [0-9]+' "$1" | awk '{ printf "%s%s", s, $NF; s = " " }'; }
+for p in count_dir agg_hash; do
+	GPUPROBE_INLINE=0 "$GP" ptx instrument -p "$W/$p.bpf.o" "$B" -o "$W/$p.def.ptx" 2>"$W/$p.def.err"
+	check "$p deferred: the increments are count_dir's weights" "6 1 1 1 1 3 1 2 1" "$(incs "$W/$p.def.ptx")"
+	check "$p deferred: the flush's calls only" "$([ $p = agg_hash ] && echo 2 || echo 1)" \
+		"$(grep -cE 'call[[:space:]]+\(__gp_ret\), __gp_p0_0_on_mem' "$W/$p.def.ptx")"
+	check "$p deferred: every ret and exit of the kernel branches to the flush" 1 \
+		"$(awk '/\.entry/ { k = 1 } k' "$W/$p.def.ptx" | grep -cE '^[[:space:]]*(ret|exit);')"
+done
+check "count_dir deferred: the message" \
+	"gpuprobe: $B: 9 probe sites in 1 functions (8 more counted by another site's weighted call); 9 count into per-thread accumulators" \
+	"$(cat "$W/count_dir.def.err")"
+if [ -x "$PTXAS" ]; then
+	"$GP" ptx instrument --sms 132 -p "$W/agg_hash.bpf.o" "$B" -o "$W/agg_hash.def.inl.ptx" 2>/dev/null &&
+		"$PTXAS" -arch=sm_90 "$W/agg_hash.def.inl.ptx" -o "$W/agg_hash.def.cubin"
+	check "agg_hash deferred, inlined: ptxas sm_90" 0 $?
+fi
 
 # The PoCL half: exact counts, on and off.
 [ -x "$NVCC" ] || { echo "SKIP (PoCL half): no nvcc at $NVCC"; exit $fail; }
@@ -104,6 +130,11 @@ check "block.ptx, agg_hash: loads 3584, stores 1024, atomics 256, on and off" "@
 @dirs[1]: 3584
 @dirs[2]: 1024
 @dirs[3]: 256" "$(maps agg_hash.1; maps agg_hash.0)"
+# deferred off (GPUPROBE_DEFER=0: a weighted call per group, as before deferral): the same maps
+for p in count_dir agg_bytes agg_hash; do
+	GPUPROBE_DEFER=0 run "$p.nodefer" 1 $p "$W/ptx_launch" "$B" agg 2 128 3840 >/dev/null
+	check "block.ptx, $p, GPUPROBE_DEFER=0: the same maps" "$(maps $p.1)" "$(maps $p.nodefer)"
+done
 # out of line (GPUPROBE_INLINE=0): the weight is the probe's parameter at run time, and the
 # weighted add takes its second, predicated form (ebpf/lower_mem.c weighted_add)
 for p in count_dir agg_bytes agg_hash; do

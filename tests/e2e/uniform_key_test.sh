@@ -9,6 +9,9 @@
 # bra.uni, and the site needs no activemask/bar.warp.sync bracket (instrument.c).
 # usage: uniform_key_test.sh GPUPROBE SRC_DIR WORK_DIR
 set -u
+# The per-site call shape (GPUPROBE_DEFER=0): deferred sites (ptx-frontend/instrument.h) have
+# their own checks in tests/e2e/aggregate_test.sh and tests/own_driver/probes.sh.
+export GPUPROBE_DEFER=0
 GP=$1 SRC=$2 W=$3
 mkdir -p "$W"
 CLANG=${CLANG:-$(command -v clang || command -v clang-14)}

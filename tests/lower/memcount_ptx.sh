@@ -12,6 +12,9 @@
 #     weighted call (the default).
 # usage: memcount_ptx.sh GPUPROBE SRC_DIR WORK_DIR   (exit 77 without nvcc/ptxas/clang)
 set -u
+# The per-site call shape (GPUPROBE_DEFER=0): deferred sites (ptx-frontend/instrument.h) have
+# their own checks in tests/e2e/aggregate_test.sh and tests/own_driver/probes.sh.
+export GPUPROBE_DEFER=0
 GP=$1 SRC=$2 W=$3
 NVCC=${NVCC:-/usr/local/cuda/bin/nvcc}
 PTXAS=${PTXAS:-/usr/local/cuda/bin/ptxas}

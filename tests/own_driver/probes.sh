@@ -61,6 +61,29 @@ if "$nvcc" -O2 -arch=sm_90 "$here/probed_loops.cu" -o "$work/probed_loops" >"$wo
 else
 	echo "FAIL: probed_loops.cu does not build"; cat "$work/probed_loops.build"; fail=1
 fi
+# Deferred sites (GPUPROBE_DEFER, ptx-frontend/instrument.h): a basic-block instruction counter on
+# probed_loops (loops of each thread's own trip count, early returns, a break on data) leaves the
+# same counts in its maps as one call at every block (GPUPROBE_DEFER=0), and the memory counter's
+# exact counts above ran deferred. The counts must be there (not zero) and the program's own
+# results unchanged both ways.
+if [ -x "$work/probed_loops" ] && "$clang" -target bpf -O2 -g -I/usr/include/x86_64-linux-gnu -I"$here/../../include" \
+	-c "$here/bb_count.bpf.c" -o "$work/bb_count.bpf.o"; then
+	counts() {   # the maps' lines, sorted
+		grep -E '^@(insns|blocks)' <<<"$1" | sort
+	}
+	on=$(cd "$work" && env $asan_env GPUPROBE_BACKEND=opencl timeout 300 "$build/bin/gpuprobe" run -p "$work/bb_count.bpf.o" -- ./probed_loops 2>&1)
+	off=$(cd "$work" && env $asan_env GPUPROBE_BACKEND=opencl GPUPROBE_DEFER=0 timeout 300 "$build/bin/gpuprobe" run -p "$work/bb_count.bpf.o" -- ./probed_loops 2>&1)
+	blocks=$(grep -o '^@blocks\[0\]: [0-9]*' <<<"$on" | awk '{ print $2 }')
+	if ! grep -qx PASSED <<<"$on" || ! grep -qx PASSED <<<"$off" || [ -z "$blocks" ] || [ "$blocks" = 0 ] ||
+		[ "$(counts "$on")" != "$(counts "$off")" ] || [ "$(counts "$on" | grep -c '^@insns')" -lt 2 ]; then
+		echo "FAIL deferred basic-block counters on probed_loops: deferred and per-call maps differ (or are empty)"
+		diff <(counts "$on") <(counts "$off") | head; echo "$on" | tail -4; fail=1
+	else
+		echo "PASS deferred basic-block counters on probed_loops: $blocks blocks, $(counts "$on" | grep -c '^@insns') kernels' instruction counts, the same with a call per block"
+	fi
+else
+	echo "FAIL: bb_count.bpf.c or probed_loops does not build"; fail=1
+fi
 # Time on our own driver (the ktime tool): OpenCL kernels have no clock, so %globaltimer reads the
 # driver's word of the host's clock (shim/own_clock.c); before it, every launch lasted 0 ns.
 # timed_spin.cu's 3 timed launches (plus one untimed): 4 launches, and their GPU time more than

@@ -9,6 +9,9 @@
 # back to the original with one line; compile errors are remembered; libraries; GPUPROBE_LAZY=0.
 # usage: lazy.sh LAZY_APP SHIM FAKE_DRIVER MODULE.ptx PROBE.bpf.o
 set -u
+# The per-site call shape (GPUPROBE_DEFER=0): deferred sites (ptx-frontend/instrument.h) have
+# their own checks in tests/e2e/aggregate_test.sh and tests/own_driver/probes.sh.
+export GPUPROBE_DEFER=0
 app=$1 shim=$2 fake=$3 ptx=$4 probe=$5
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 fails=0

@@ -3,6 +3,9 @@
 # application launches k_use twice, and the fake says per launch whether the original or the
 # instrumented function ran. usage: launch_window_shim.sh GPUPROBE APP SHIM FAKE MODULE.ptx PROBE.bpf.o
 set -u
+# The per-site call shape (GPUPROBE_DEFER=0): deferred sites (ptx-frontend/instrument.h) have
+# their own checks in tests/e2e/aggregate_test.sh and tests/own_driver/probes.sh.
+export GPUPROBE_DEFER=0
 gp=$1 app=$2 shim=$3 fake=$4 ptx=$5 probe=$6
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 fail=0

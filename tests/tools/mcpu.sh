@@ -5,6 +5,9 @@
 # the shipped build (ptxas compiles the result when PTXAS is set). A CPU no clang here knows (v4
 # needs clang 18) is said once and skipped. usage: mcpu.sh GPUPROBE REPO WORKDIR
 set -u
+# Site counts of the per-site call shape (GPUPROBE_DEFER=0): deferred sites (ptx-frontend/
+# instrument.h) have their own checks in tests/e2e/aggregate_test.sh and tests/own_driver/probes.sh.
+export GPUPROBE_DEFER=0
 gp=$1 repo=$2 work=$3
 rm -rf "$work" && mkdir -p "$work" || exit 1
 ptx=$repo/tests/tools/vec_add.ptx

@@ -8,6 +8,9 @@
 # (the applications are shell commands that print it) or stop with one line and exit 2. What
 # each tool prints: tools_sim_test.c. usage: tools.sh GPUPROBE REPO WORKDIR   (PTXAS: optional)
 set -u
+# Site counts of the per-site call shape (GPUPROBE_DEFER=0): deferred sites (ptx-frontend/
+# instrument.h) have their own checks in tests/e2e/aggregate_test.sh and tests/own_driver/probes.sh.
+export GPUPROBE_DEFER=0
 gp=$1 repo=$2 work=$3
 rm -rf "$work" && mkdir -p "$work" || exit 1
 fail=0
