@@ -1,6 +1,7 @@
 /* LLVM's side: targets, the optimisation pipeline, and what comes out (LLVM IR text, PTX through
  * the NVPTX backend, AMDGCN objects linked into code objects by ld.lld-19). */
 #include "amdgpu/amdgpu.h"
+#include "amdgpu/printf.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -167,6 +168,18 @@ static LLVMModuleRef build(LLVMContextRef ctx, LLVMTargetMachineRef tm, const ir
 	LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
 	const char *passes = o->no_opt ? "function(sroa)" : o->opt_level == 3 ? "default<O3>" : o->opt_level == 1 ? "default<O1>" : "default<O2>";
 	LLVMErrorRef e = LLVMRunPasses(mod, passes, tm, po);
+	if (!e && o->target == AMDGPU_TARGET_AMDGCN) {
+		/* CUDA's printf and assert, whose format strings optimisation made constants; then
+		 * the %s arguments read back from vprintf's buffer become the strings themselves */
+		int n = amdgpu_printf_lower(mod, o->cov ? o->cov : 5, err, errlen);
+		if (n < 0) {
+			LLVMDisposePassBuilderOptions(po);
+			LLVMDisposeModule(mod);
+			return NULL;
+		}
+		if (n > 0 && !(e = LLVMRunPasses(mod, "function(sroa,gvn,instcombine)", tm, po)))
+			amdgpu_printf_strings(mod);
+	}
 	LLVMDisposePassBuilderOptions(po);
 	if (e) {
 		char *em = LLVMGetErrorMessage(e);

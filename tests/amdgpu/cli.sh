@@ -147,6 +147,39 @@ n=$(ls "$work/cache" | grep -c '^[0-9a-f]\{16\}-[0-9]*\.ptx$')
 check cache-notlowered 1 "$gp" ptx llvm --target nvptx --cache "$work/cache" "$work/tex.ptx" && has cache-notlowered "not lowered"
 check cache-amdgcn 2 "$gp" ptx llvm --target amdgcn --cache "$work/cache" "$work/vadd.ptx"
 # without lib/libgpuprobe-amdgpu.so beside it (LLVM 19 absent), one line saying so
+# CUDA's printf and assert on amdgcn (amdgpu/printf.c): the backend's printf buffer, the formats
+# in the code object's amdhsa.printf metadata (argument sizes from vprintf's buffer; a `*` width
+# left out; the assert's literal strings copied as constants), the buffer's hidden argument where
+# the code-object version puts it (explicit arguments: 24 bytes; v5: +72, v4: +24).
+pa=$(dirname "$0")/printf_assert.ptx
+for arch in gfx90a gfx942 gfx1100; do
+	check "printf and assert, $arch" 0 "$gp" ptx amdgpu "$pa" --arch $arch -o "$work/pa.$arch.co"
+done
+if [ -x "$readobj" ]; then
+	for cov in 5 4; do
+		"$gp" ptx amdgpu "$pa" --arch gfx942 --cov $cov -o "$work/pa.co" >"$work/out" 2>&1
+		"$readobj" --notes "$work/pa.co" >"$work/notes" 2>&1
+		got=$(grep -A3 '^ *amdhsa.printf:' "$work/notes" | tail -3 | sed 's/^ *//')
+		want="- '1:4:20:4:40:8:%s\72%u\72 %s\72 Device-side assertion \`%s'' failed.\n'
+- '2:7:4:8:8:4:4:8:4:n=%d ll=%lld d=%.3f c=%c s=%s p=%p w=%d\n'
+- '3:0:big\n'"
+		if [ "$got" != "$want" ]; then
+			echo "FAIL printf metadata (cov $cov):"; echo "$got"; fail=1
+		else
+			echo "ok printf metadata (cov $cov): 3 formats, their argument sizes"
+		fi
+		off=$(grep -B2 'hidden_printf_buffer' "$work/notes" | grep -o 'offset: *[0-9]*' | grep -o '[0-9]*$')
+		[ "$off" = $([ $cov = 5 ] && echo 96 || echo 48) ] && echo "ok printf buffer argument at $off (cov $cov)" ||
+			{ echo "FAIL printf buffer argument (cov $cov): offset '$off'"; fail=1; }
+	done
+fi
+"$gp" ptx llvm "$pa" --target amdgcn -o "$work/pa.ll" >"$work/out" 2>&1
+if grep -qE '@(vprintf|__assertfail)\(' "$work/pa.ll" || ! grep -q '^define hidden ptr addrspace(1) @__printf_alloc(i32' "$work/pa.ll" ||
+	! grep -q 'call void @llvm.trap()' "$work/pa.ll"; then
+	echo "FAIL printf LLVM IR: vprintf/__assertfail left, or no __printf_alloc or trap"; fail=1
+else
+	echo "ok printf LLVM IR: printf calls, __printf_alloc, the assert's trap"
+fi
 mkdir -p "$work/alone/bin" && cp "$gp" "$work/alone/bin/gpuprobe"
 LD_LIBRARY_PATH=$(dirname "$gp")/../lib "$work/alone/bin/gpuprobe" ptx llvm --target nvptx "$work/vadd.ptx" >"$work/out" 2>&1
 rc=$?
