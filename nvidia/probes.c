@@ -262,6 +262,7 @@ static void place_clock(struct gp_nv_probes *ps, const struct gp_map_allocator *
 }
 
 uint64_t gp_nv_probes__clock_addr(const struct gp_nv_probes *ps) { return ps->clock_addr; }
+uint64_t gp_nv_probes__pid_tgid_addr(const struct gp_nv_probes *ps) { return ps->pid_tgid_addr; }
 
 int gp_nv_probes__open(const char *const *paths, const int *cfg_index, size_t n,
 		       const struct gp_nv_probes_opts *opts, struct gp_nv_probes **out,

@@ -61,6 +61,8 @@ size_t gp_nv_probes__device_programs(const struct gp_nv_probes *ps);
  * +GP_CLOCK_WORD_REALTIME), zero until written; 0 when no device program reads a clock or
  * no device memory was given (then device times are %globaltimer itself). */
 uint64_t gp_nv_probes__clock_addr(const struct gp_nv_probes *ps);
+/* The word helper 14 (bpf_get_current_pid_tgid) reads, 0 if none (its address is in the PTX). */
+uint64_t gp_nv_probes__pid_tgid_addr(const struct gp_nv_probes *ps);
 
 /* Map sets, one per object, for printing. */
 size_t gp_nv_probes__object_count(const struct gp_nv_probes *ps);

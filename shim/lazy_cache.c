@@ -107,6 +107,11 @@ static void fingerprint(void)
 			gp_sha256_update(&s, &a, sizeof(a));
 		}
 	}
+	/* the other addresses the instrumented PTX holds as immediates: the words helper 14 and
+	 * the clock helpers read (with map memory at driver-chosen addresses they need not repeat:
+	 * a cached kernel with another run's words crashed PoCL under ASan) */
+	uint64_t words[2] = {ps ? gp_nv_probes__pid_tgid_addr(ps) : 0, ps ? gp_nv_probes__clock_addr(ps) : 0};
+	gp_sha256_update(&s, words, sizeof(words));
 	CUdevice dev;
 	int nsm = 0;
 	if (SHIM_REAL(cuCtxGetDevice)(&dev) == CUDA_SUCCESS)

@@ -14,6 +14,8 @@ fail=0
 # The checks count spliced `call`s: probes stay out of line here (the pipeline inlines them by
 # default since 82412d5; the CUB check below runs both ways).
 export GPUPROBE_INLINE=0
+# a call at every site (additive probes' deferred sites: tests/e2e/aggregate_test.sh)
+export GPUPROBE_DEFER=0
 check() { if [ "$2" = "$3" ]; then echo "ok   $1: $3"; else echo "FAIL $1: expected '$2', got '$3'"; fail=1; fi; }
 for p in sites bad_store; do
 	"$CLANG" -target bpf -O2 -g -I/usr/include/x86_64-linux-gnu -I"$SRC/include" \

@@ -140,6 +140,19 @@ if grep -q 'budget: MAX_SECONDS=4 spent' "$W/log2" && [ "$n" -le 1 ] && [ -f "$o
 else
 	echo "FAIL: budget ($n rows)"; cat "$W/log2"; fails=$((fails + 1))
 fi
+# apps_multi.sh: two slices side by side (APPS_GPUS=2), balanced by the first run's native times,
+# one table over both
+out3=$W/out3
+APPS_GPUS=2 APPS_TIMES="$out/apps.tsv" APPS_DRY=1 BUILD=$BUILD CORPORA=$C OUT=$out3 APPS_WORK=$W/work3 \
+	APPS_MIN_TIMEOUT=3 APPS_TIMEOUT=20 APPS_CONFIGS=shim SUBSET="good,hb-*,long" \
+	bash "$root/tests/gpu/apps_multi.sh" >"$W/log3" 2>&1
+rc=$?
+rows=$(grep -cE '^\| (good|hb-cuda|long) ' "$out3/apps.md" 2>/dev/null)
+if [ $rc = 0 ] && [ "$(wc -l <"$out3/slices.txt")" = 2 ] && [ "$rows" = 3 ] && [ -f "$out3/gpu0/apps.tsv" ] && [ -f "$out3/gpu1/apps.tsv" ]; then
+	echo "ok: apps_multi.sh: 2 slices ($(paste -sd'|' "$out3/slices.txt")), one table of 3 programs"
+else
+	echo "FAIL: apps_multi.sh: exit $rc, $rows rows"; tail -5 "$W/log3"; cat "$out3/slices.txt" 2>/dev/null; fails=$((fails + 1))
+fi
 # Merging two runs' TSVs into one table
 python3 "$root/tests/gpu/apps_tool.py" table "$W/merged.md" "$out/apps.tsv" "$out2/apps.tsv" --device "$out/apps-device.txt" &&
 	grep -q '^| hb-cuda ' "$W/merged.md" && echo "ok: merge" || { echo "FAIL: merge"; fails=$((fails + 1)); }
