@@ -493,6 +493,12 @@ uint32_t gp_map_inst__print_as(const struct gp_map_inst *m, uint64_t *step)
 }
 const struct gp_map_desc *gp_map_inst__desc(const struct gp_map_inst *m) { return &m->d; }
 uint64_t gp_map_inst__desc_addr(const struct gp_map_inst *m) { return m->desc.dptr; }
+void gp_map_inst__data_addrs(const struct gp_map_inst *m, uint64_t out[3])
+{
+	out[0] = m->d.data;
+	out[1] = m->d.vdata;
+	out[2] = m->d.cons;
+}
 size_t gp_map_inst__read_size(const struct gp_map_inst *m) { return m->read_size; }
 unsigned gp_map_inst__nshards(const struct gp_map_inst *m) { return m->d.nshards; }
 

@@ -70,6 +70,9 @@ const char *gp_map_inst__name(const struct gp_map_inst *m);
 uint32_t gp_map_inst__print_as(const struct gp_map_inst *m, uint64_t *step);
 const struct gp_map_desc *gp_map_inst__desc(const struct gp_map_inst *m);
 uint64_t gp_map_inst__desc_addr(const struct gp_map_inst *m);   /* device address */
+/* The device addresses of its data, value and consumer areas (0 where it has none): with the
+ * descriptor's, every address of the map that instrumented PTX may hold as an immediate. */
+void gp_map_inst__data_addrs(const struct gp_map_inst *m, uint64_t out[3]);
 /* Bytes that lookup fills: value_size, or nshards * value_stride for per-CPU and per-thread. */
 size_t gp_map_inst__read_size(const struct gp_map_inst *m);
 unsigned gp_map_inst__nshards(const struct gp_map_inst *m);

@@ -102,14 +102,15 @@ static void fingerprint(void)
 		struct gp_map_set *set = gp_nv_probes__maps(ps, i);
 		for (size_t j = 0; set && j < gp_map_set__count(set); j++) {
 			struct gp_map_inst *mi = gp_map_set__map(set, j);
-			uint64_t a = gp_map_inst__desc_addr(mi);
+			uint64_t a[4] = {gp_map_inst__desc_addr(mi)};
+			gp_map_inst__data_addrs(mi, a + 1);   /* a constant-key array lookup is one */
 			put_str(&s, gp_map_inst__name(mi));
-			gp_sha256_update(&s, &a, sizeof(a));
+			gp_sha256_update(&s, a, sizeof(a));
 		}
 	}
 	/* the other addresses the instrumented PTX holds as immediates: the words helper 14 and
-	 * the clock helpers read (with map memory at driver-chosen addresses they need not repeat:
-	 * a cached kernel with another run's words crashed PoCL under ASan) */
+	 * the clock helpers read. With map memory at driver-chosen addresses none of these need
+	 * repeat: a cached kernel with another run's value addresses crashed PoCL under ASan. */
 	uint64_t words[2] = {ps ? gp_nv_probes__pid_tgid_addr(ps) : 0, ps ? gp_nv_probes__clock_addr(ps) : 0};
 	gp_sha256_update(&s, words, sizeof(words));
 	CUdevice dev;
