@@ -16,6 +16,10 @@ done
 # the entry+exit HASH counter (first_kernel.sh's): reconverge.sh runs warp_whole under it
 "$CLANG" -target bpf -O2 -g -I/usr/include/x86_64-linux-gnu -I"$src/include" \
 	-c "$src/tests/gpu/first_kernel/entry_exit.bpf.c" -o "$out/entry_exit_hash.bpf.o"
+# a basic-block counter (HASH by kernel, ARRAY of blocks): aggregate.sh compares deferred sites
+# with a call per block on the GPU
+"$CLANG" -target bpf -O2 -g -I/usr/include/x86_64-linux-gnu -I"$src/include" \
+	-c "$src/tests/own_driver/bb_count.bpf.c" -o "$out/bb_count.bpf.o"
 NVCC=/usr/local/cuda/bin/nvcc
 "$NVCC" -arch=sm_90 -o "$out/pattern" "$src/tests/e2e/apps/pattern.cu"
 "$NVCC" -arch=sm_90 -o "$out/cub_algos" "$src/tests/e2e/apps/cub_algos.cu"

@@ -6,6 +6,7 @@
 #     through ptx_launch, 2 blocks of 128 threads: count_dir and agg_bytes, on and off, equal to
 #     the counts the file's header derives (loads 3584, stores 1024, atomics 256; bytes 17408
 #     global, 2048 shared), the kernel's result as without probes;
+#   - block.ptx under a basic-block counter, deferred and with GPUPROBE_DEFER=0: the same maps;
 #   - app-regressions' chemv-cuda, fft-cuda and fma-cuda (`make run`, as tests/gpu/apps.sh) with
 #     the corpus's memcount: PASS, the same maps on and off, and whole-run wall times (native,
 #     off, on; each run after one untimed run of the same configuration, so the caches are warm:
@@ -41,6 +42,19 @@ check "block.ptx, count_dir: loads, stores, atomics" "@by_dir[1]: 3584
 @by_dir[3]: 256" "$(maps "$W/count_dir.1.err")"
 check "block.ptx, agg_bytes: global and shared bytes" "@bytes[1]: 17408
 @bytes[2]: 2048" "$(maps "$W/agg_bytes.1.err")"
+# Deferred sites (GPUPROBE_DEFER, default on: an additive probe's sites add to per-thread
+# accumulators, each thread calls it once per class where it leaves) against a call per site:
+# the memory counters above ran deferred; a basic-block counter here, on and off.
+if [ -f "$E/bb_count.bpf.o" ]; then
+	for d in 1 0; do
+		GPUPROBE_DEFER=$d $GPR run -p "$E/bb_count.bpf.o" -- "$E/ptx_launch" "$B" agg 2 128 3840 \
+			>"$W/bb.$d.out" 2>"$W/bb.$d.err"
+		check "block.ptx, bb_count, GPUPROBE_DEFER=$d: the kernel's result as without probes" \
+			"$(cat "$W/plain.out")" "$(cat "$W/bb.$d.out")"
+	done
+	check "block.ptx, bb_count: the same maps deferred and with a call per block" "$(maps "$W/bb.0.err")" "$(maps "$W/bb.1.err")"
+	[ -n "$(maps "$W/bb.1.err")" ] || { echo "FAIL block.ptx, bb_count: no maps"; fail=1; }
+fi
 if [ ! -f "$CORPORA/probes/memcount.bpf.o" ]; then
 	echo "SKIP (programs): no $CORPORA/probes/memcount.bpf.o (tests/gpu/stage_corpora.sh)"
 	exit $fail
