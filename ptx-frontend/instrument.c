@@ -15,9 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CTX_BYTES 128   /* the largest context (gp_func_ctx, gp_bb_ctx: 120 bytes), rounded up */
-_Static_assert(sizeof(struct gp_bb_ctx) <= CTX_BYTES && sizeof(struct gp_func_ctx) <= CTX_BYTES,
-	       "a context outgrew the buffer sites fill");
 
 /* ---- selection ----------------------------------------------------------------------------- */
 
@@ -64,23 +61,8 @@ int gp_instrument_matches(const ir_module *m, const struct gp_inst_probe *p)
 
 /* ---- per-function state ------------------------------------------------------------------ */
 
-struct fn {
-	ir_module *m;
-	ir_func *f;
-	uint32_t hash;          /* gp_name_hash of the function */
-	int is_kernel;
-	ir_stmt **stmts;        /* the application's statements, before any insertion */
-	unsigned *index;        /* instruction index of each (INSN statements) */
-	size_t n;
-	ir_stmt *entry;         /* where entry code goes: first instruction, label or block */
-	unsigned *labels;       /* module-wide label counter */
-	struct gp_inst_stats *st;
-	int defer_ok;           /* a kernel of a module whose device functions never `exit` */
-	struct deferred *defers;   /* the deferred probes of this function (instrument_defer) */
-	size_t ndefers;
-};
 
-static const char *new_label(struct fn *fn)
+const char *inst_new_label(struct fn *fn)
 {
 	return ir_strfmt(fn->m, "__gp_L%u", (*fn->labels)++);
 }
@@ -149,7 +131,7 @@ static uint32_t params_size(const ir_func *f)
 	return (uint32_t)off;
 }
 
-static struct inst_emit at(struct fn *fn, ir_stmt *pos)
+struct inst_emit inst_at(struct fn *fn, ir_stmt *pos)
 {
 	return (struct inst_emit){.m = fn->m, .f = fn->f, .pos = pos};
 }
@@ -157,7 +139,7 @@ static struct inst_emit at(struct fn *fn, ir_stmt *pos)
 /* The registers and the context buffer, once per instrumented function. */
 static void prepare(struct fn *fn, const unsigned *bend, size_t nbend)
 {
-	struct inst_emit e = at(fn, fn->f->first);
+	struct inst_emit e = inst_at(fn, fn->f->first);
 	ie_decl(&e, ".reg", ".b64", "%__gp_d", 4, 0, NULL);
 	ie_decl(&e, ".reg", ".b32", "%__gp_s", 4, 0, NULL);
 	ie_decl(&e, ".reg", ".b32", "%__gp_wm", -1, 0, NULL);
@@ -170,22 +152,22 @@ static void prepare(struct fn *fn, const unsigned *bend, size_t nbend)
 }
 
 /* Whether the probe may read the n 4-byte words of the context at byte off. */
-static int ctx_read(const struct inst_emit *e, unsigned off, unsigned n)
+int inst_ctx_read(const struct inst_emit *e, unsigned off, unsigned n)
 {
 	return off / 4 + n > 64 || ((e->ctx_unread >> (off / 4)) & ((1ull << n) - 1)) != ((1ull << n) - 1);
 }
 
 static void st32(struct inst_emit *e, unsigned off, const char *src)
 {
-	if (!ctx_read(e, off, 1))
+	if (!inst_ctx_read(e, off, 1))
 		return;
 	ie_insn(e, "mov.u32 %%__gp_s0, %s", src);
 	ie_insn(e, "st.local.u32 [__gp_ctx+%u], %%__gp_s0", off);
 }
 
-static void st32i(struct inst_emit *e, unsigned off, uint32_t v)
+void inst_st32i(struct inst_emit *e, unsigned off, uint32_t v)
 {
-	if (!ctx_read(e, off, 1))
+	if (!inst_ctx_read(e, off, 1))
 		return;
 	ie_insn(e, "mov.u32 %%__gp_s0, %u", v);
 	ie_insn(e, "st.local.u32 [__gp_ctx+%u], %%__gp_s0", off);
@@ -193,7 +175,7 @@ static void st32i(struct inst_emit *e, unsigned off, uint32_t v)
 
 static void st64(struct inst_emit *e, unsigned off, const char *src)
 {
-	if (!ctx_read(e, off, 2))
+	if (!inst_ctx_read(e, off, 2))
 		return;
 	ie_insn(e, "mov.u64 %%__gp_d1, %s", src);
 	ie_insn(e, "st.local.u64 [__gp_ctx+%u], %%__gp_d1", off);
@@ -206,17 +188,17 @@ static void fill_dim3(struct inst_emit *e, unsigned off, const char *sreg)
 		st32(e, off + 4u * i, ir_strfmt(e->m, "%s.%c", sreg, xyz[i]));
 }
 
-static void fill_thread(struct fn *fn, struct inst_emit *e, unsigned off)
+void inst_fill_thread(struct fn *fn, struct inst_emit *e, unsigned off)
 {
 	fill_dim3(e, off + offsetof(struct gp_thread_ids, block_idx), "%ctaid");
 	fill_dim3(e, off + offsetof(struct gp_thread_ids, thread_idx), "%tid");
 	st32(e, off + offsetof(struct gp_thread_ids, sm_id), "%smid");
 	st32(e, off + offsetof(struct gp_thread_ids, warp_id), "%warpid");
 	st32(e, off + offsetof(struct gp_thread_ids, lane_id), "%laneid");
-	st32i(e, off + offsetof(struct gp_thread_ids, kernel_hash), fn->is_kernel ? fn->hash : 0);
+	inst_st32i(e, off + offsetof(struct gp_thread_ids, kernel_hash), fn->is_kernel ? fn->hash : 0);
 }
 
-static void call_probe(struct fn *fn, struct inst_emit *e, const char *func)
+void inst_call_probe(struct fn *fn, struct inst_emit *e, const char *func)
 {
 	if (e->ctx_unread == ~0ull) {
 		ie_insn(e, "mov.u64 %%__gp_d0, 0");   /* the probe reads no context */
@@ -285,7 +267,7 @@ static const char *guard_skip(struct fn *fn, struct inst_emit *e, const ir_insn 
 {
 	if (!in->guard)
 		return NULL;
-	const char *l = new_label(fn);
+	const char *l = inst_new_label(fn);
 	outer_open(e);
 	ie_insn(e, "@%s%s bra %s", in->guard_neg ? "" : "!", in->guard, l);
 	return l;
@@ -328,7 +310,7 @@ static void fill_params(struct fn *fn, struct inst_emit *e, unsigned off)
 		st64(e, off, "0");
 		return;
 	}
-	if (!ctx_read(e, off, 2))
+	if (!inst_ctx_read(e, off, 2))
 		return;
 	ie_insn(e, "mov.u64 %%__gp_d1, %s", f->params[0].name);
 	ie_insn(e, "cvta.param.u64 %%__gp_d1, %%__gp_d1");
@@ -338,24 +320,24 @@ static void fill_params(struct fn *fn, struct inst_emit *e, unsigned off)
 static void kernel_ctx_call(struct fn *fn, struct inst_emit *e, const char *func)
 {
 	fill_params(fn, e, offsetof(struct gp_kernel_ctx, params));
-	st32i(e, offsetof(struct gp_kernel_ctx, params_size), params_size(fn->f));
+	inst_st32i(e, offsetof(struct gp_kernel_ctx, params_size), params_size(fn->f));
 	fill_dim3(e, offsetof(struct gp_kernel_ctx, grid_dim), "%nctaid");
 	fill_dim3(e, offsetof(struct gp_kernel_ctx, block_dim), "%ntid");
-	fill_thread(fn, e, offsetof(struct gp_kernel_ctx, thread));
+	inst_fill_thread(fn, e, offsetof(struct gp_kernel_ctx, thread));
 	st64(e, offsetof(struct gp_kernel_ctx, timestamp), "%globaltimer");
-	call_probe(fn, e, func);
+	inst_call_probe(fn, e, func);
 }
 
 static void block_ctx_call(struct fn *fn, struct inst_emit *e, const char *func)
 {
 	fill_dim3(e, offsetof(struct gp_block_ctx, grid_dim), "%nctaid");
 	fill_dim3(e, offsetof(struct gp_block_ctx, block_dim), "%ntid");
-	fill_thread(fn, e, offsetof(struct gp_block_ctx, thread));
+	inst_fill_thread(fn, e, offsetof(struct gp_block_ctx, thread));
 	st64(e, offsetof(struct gp_block_ctx, timestamp), "%globaltimer");
-	call_probe(fn, e, func);
+	inst_call_probe(fn, e, func);
 }
 
-static int is_leave(const ir_insn *in)
+int inst_is_leave(const ir_insn *in)
 {
 	return in->info && (in->info->flags & (IR_F_RET | IR_F_EXIT)) && strcmp(in->opcode, "trap");
 }
@@ -386,269 +368,18 @@ static unsigned mem_kind(const ir_insn *in)
 	return 0;
 }
 
-/* ---- deferred sites (gp_inst_probe.deferred) ---------------------------------------------- */
-
-#define DEFER_MAX_CLASSES 64
-#define DEFER_MAX_REGS 4   /* a probe's first classes count in registers, the rest in .local */
-#define CTX_WORDS (CTX_BYTES / 4)
-
-/* The context words a site sets to its own constants (a memory access's size and kind, a
- * block's counts, lines), by word index; a thread's ids are not among them. */
-struct site_words {
-	uint32_t w[CTX_WORDS];
-	uint32_t set;              /* bit i: w[i] is the site's */
-};
-_Static_assert(CTX_WORDS <= 32, "site_words.set has a bit per context word");
-
-struct deferred {
-	const struct gp_inst_probe *p;
-	size_t nclasses;
-	struct site_words cls[DEFER_MAX_CLASSES];   /* each class's words, as its first site's */
-};
-
-static void words_set(struct site_words *sw, size_t off, uint32_t v)
-{
-	sw->w[off / 4] = v;
-	sw->set |= 1u << (off / 4);
-}
-
-/* Bytes of context word i the probe reads, as a mask of the word. */
-static uint32_t read_mask(const struct gp_inst_probe *p, unsigned i)
-{
-	uint32_t m = 0;
-	for (unsigned b = 0; b < 4; b++) {
-		unsigned off = 4 * i + b;
-		if (p->ctx_key[off / 64] >> (off % 64) & 1)
-			m |= 0xffu << (8 * b);
-	}
-	return m;
-}
-
-/* Two sites of one class: every context byte the probe reads is equal (thread ids aside, which
- * are the thread's at both). */
-static bool same_class(const struct gp_inst_probe *p, const struct site_words *a,
-		       const struct site_words *b)
-{
-	for (unsigned i = 0; i < CTX_WORDS; i++) {
-		uint32_t m = read_mask(p, i);
-		uint32_t x = a->set >> i & 1 ? a->w[i] & m : 0, y = b->set >> i & 1 ? b->w[i] & m : 0;
-		if (x != y)
-			return false;
-	}
-	return true;
-}
-
-/* The function's state for deferred probe p; NULL where p's sites keep their calls. */
-static struct deferred *deferred_of(struct fn *fn, const struct gp_inst_probe *p)
-{
-	if (!p->deferred || !p->weighted || !fn->is_kernel || !fn->defer_ok)
-		return NULL;
-	for (size_t i = 0; i < fn->ndefers; i++)
-		if (fn->defers[i].p == p)
-			return &fn->defers[i];
-	struct deferred *g = realloc(fn->defers, (fn->ndefers + 1) * sizeof(*g));
-	if (!g)
-		return NULL;   /* out of memory: calls, as without deferral */
-	fn->defers = g;
-	memset(&g[fn->ndefers], 0, sizeof(*g));
-	g[fn->ndefers].p = p;
-	return &g[fn->ndefers++];
-}
-
-/* Accumulator c of deferred probe d (index di of the function's): the first DEFER_MAX_REGS in
- * registers, the rest in a .local array (no stack frame for a probe of few classes). */
-static void acc_load(struct inst_emit *e, const char *g, size_t di, size_t c, const char *to)
-{
-	if (c < DEFER_MAX_REGS)
-		ie_insn(e, "%smov.u64 %s, %%__gp_a%zu_%zu", g, to, di, c);
-	else
-		ie_insn(e, "%sld.local.u64 %s, [__gp_acc%zu+%zu]", g, to, di, 8 * (c - DEFER_MAX_REGS));
-}
-
-static void acc_store(struct inst_emit *e, const char *g, size_t di, size_t c, const char *from)
-{
-	if (c < DEFER_MAX_REGS)
-		ie_insn(e, "%smov.u64 %%__gp_a%zu_%zu, %s", g, di, c, from);
-	else
-		ie_insn(e, "%sst.local.u64 [__gp_acc%zu+%zu], %s", g, di, 8 * (c - DEFER_MAX_REGS), from);
-}
-
-/* Count a site of deferred probe d with words sw, weight w, before statement s (under the guard
- * of instruction guard, if any). False when d has no room for another class: the site then
- * calls its probe as it would without deferral. */
-static bool defer_site(struct fn *fn, struct deferred *d, ir_stmt *s, const ir_insn *guard,
-		       const struct site_words *sw, unsigned w)
-{
-	size_t c = 0;
-	while (c < d->nclasses && !same_class(d->p, &d->cls[c], sw))
-		c++;
-	if (c == d->nclasses) {
-		if (c == DEFER_MAX_CLASSES)
-			return false;
-		d->cls[d->nclasses++] = *sw;
-	}
-	size_t di = (size_t)(d - fn->defers);
-	struct inst_emit e = at(fn, s);
-	const char *g = guard && guard->guard
-		? ir_strfmt(fn->m, "@%s%s ", guard->guard_neg ? "!" : "", guard->guard) : "";
-	if (c < DEFER_MAX_REGS) {
-		ie_insn(&e, "%sadd.u64 %%__gp_a%zu_%zu, %%__gp_a%zu_%zu, %u", g, di, c, di, c, w);
-	} else {
-		acc_load(&e, g, di, c, "%__gp_d2");
-		ie_insn(&e, "%sadd.u64 %%__gp_d2, %%__gp_d2, %u", g, w);
-		acc_store(&e, g, di, c, "%__gp_d2");
-	}
-	fn->st->sites++;
-	fn->st->deferred++;
-	return true;
-}
-
-static size_t thread_off(enum gp_attach_kind k)
-{
-	return k == GP_ATTACH_MEM ? offsetof(struct gp_mem_ctx, thread)
-	     : offsetof(struct gp_bb_ctx, thread);
-}
-
-/* The flush's context for the class whose index %__gp_s2 holds: each word the sites set and
- * the probe reads, chosen from the classes' constants; the thread's ids. */
-static void fill_class(struct fn *fn, struct inst_emit *e, const struct deferred *d)
-{
-	const struct gp_inst_probe *p = d->p;
-	for (unsigned i = 0; i < CTX_WORDS; i++) {
-		if (!(d->cls[0].set >> i & 1) || !read_mask(p, i) || !ctx_read(e, 4 * i, 1))
-			continue;
-		ie_insn(e, "mov.u32 %%__gp_s1, %u", d->cls[0].w[i]);
-		for (size_t c = 1; c < d->nclasses; c++) {
-			if (d->cls[c].w[i] == d->cls[0].w[i])
-				continue;
-			ie_insn(e, "setp.eq.u32 %%__gp_q1, %%__gp_s2, %zu", c);
-			ie_insn(e, "selp.b32 %%__gp_s1, %u, %%__gp_s1, %%__gp_q1", d->cls[c].w[i]);
-		}
-		ie_insn(e, "st.local.u32 [__gp_ctx+%u], %%__gp_s1", 4 * i);
-	}
-	fill_thread(fn, e, (unsigned)thread_off(p->attach));
-}
-
-/* Deferred probe di's flush: a loop over its classes (one call site, whatever their number),
- * each skipped when the thread counted none, else the probe's runs as weighted calls of at most
- * 2^31-1 runs each (the weight is 32 bits), the first of weight 1 where the probe's first run
- * may differ (gp_inst_probe.first_run). */
-static void flush_probe(struct fn *fn, struct inst_emit *e, size_t di)
-{
-	const struct deferred *d = &fn->defers[di];
-	const struct gp_inst_probe *p = d->p;
-	const char *top = new_label(fn), *next = new_label(fn), *more = new_label(fn);
-	e->ctx_unread = p->ctx_unread;
-	e->warp_sync = p->warp_sync;
-	e->reconverge = p->reconverge;
-	ie_insn(e, "mov.u32 %%__gp_s2, 0");
-	ie_label(e, top);
-	ie_insn(e, "mov.u64 %%__gp_d2, %%__gp_a%zu_0", di);
-	for (size_t c = 1; c < d->nclasses && c < DEFER_MAX_REGS; c++) {
-		ie_insn(e, "setp.eq.u32 %%__gp_q1, %%__gp_s2, %zu", c);
-		ie_insn(e, "selp.b64 %%__gp_d2, %%__gp_a%zu_%zu, %%__gp_d2, %%__gp_q1", di, c);
-	}
-	if (d->nclasses > DEFER_MAX_REGS) {   /* the .local slot s2 - DEFER_MAX_REGS */
-		const char *reg = new_label(fn);
-		ie_insn(e, "setp.lt.u32 %%__gp_q1, %%__gp_s2, %d", DEFER_MAX_REGS);
-		ie_insn(e, "@%%__gp_q1 bra %s", reg);
-		ie_insn(e, "mov.u64 %%__gp_d1, __gp_acc%zu", di);
-		ie_insn(e, "mul.wide.u32 %%__gp_d2, %%__gp_s2, 8");
-		ie_insn(e, "add.u64 %%__gp_d1, %%__gp_d1, %%__gp_d2");
-		ie_insn(e, "ld.local.u64 %%__gp_d2, [%%__gp_d1+%d]", -8 * DEFER_MAX_REGS);
-		ie_label(e, reg);
-	}
-	ie_insn(e, "setp.eq.u64 %%__gp_q1, %%__gp_d2, 0");
-	ie_insn(e, "@%%__gp_q1 bra %s", next);
-	if (p->first_run) {
-		e->weight = 1;
-		e->weight_reg = NULL;
-		fill_class(fn, e, d);
-		call_probe(fn, e, p->func);
-		fn->st->sites--;   /* the flush's calls are not sites */
-		ie_insn(e, "sub.u64 %%__gp_d2, %%__gp_d2, 1");
-		ie_insn(e, "setp.eq.u64 %%__gp_q1, %%__gp_d2, 0");
-		ie_insn(e, "@%%__gp_q1 bra %s", next);
-	}
-	ie_label(e, more);
-	ie_insn(e, "min.u64 %%__gp_d3, %%__gp_d2, 2147483647");
-	ie_insn(e, "cvt.u32.u64 %%__gp_s3, %%__gp_d3");
-	e->weight_reg = "%__gp_s3";
-	fill_class(fn, e, d);
-	call_probe(fn, e, p->func);
-	fn->st->sites--;
-	e->weight_reg = NULL;
-	ie_insn(e, "sub.u64 %%__gp_d2, %%__gp_d2, %%__gp_d3");
-	ie_insn(e, "setp.ne.u64 %%__gp_q1, %%__gp_d2, 0");
-	ie_insn(e, "@%%__gp_q1 bra %s", more);
-	ie_label(e, next);
-	ie_insn(e, "add.u32 %%__gp_s2, %%__gp_s2, 1");
-	ie_insn(e, "setp.lt.u32 %%__gp_q1, %%__gp_s2, %zu", d->nclasses);
-	ie_insn(e, "@%%__gp_q1 bra %s", top);
-}
-
-/* After every site of the kernel: the accumulators' declarations and zeroing at entry, every
- * ret and exit of the kernel turned into a branch to one flush at the end of the body, which
- * leaves with ret. */
-static void finish_deferred(struct fn *fn)
-{
-	size_t used = 0;
-	for (size_t di = 0; di < fn->ndefers; di++)
-		used += fn->defers[di].nclasses;
-	if (!used)
-		return;
-	struct inst_emit e = at(fn, fn->f->first);
-	for (size_t di = 0; di < fn->ndefers; di++) {
-		size_t n = fn->defers[di].nclasses;
-		if (n)
-			ie_decl(&e, ".reg", ".b64", ir_strfmt(fn->m, "%%__gp_a%zu_", di),
-				(int)(n < DEFER_MAX_REGS ? n : DEFER_MAX_REGS), 0, NULL);
-		if (n > DEFER_MAX_REGS)
-			ie_decl(&e, ".local", ".b8", ir_strfmt(fn->m, "__gp_acc%zu", di), -1, 8,
-				ir_strfmt(fn->m, "[%zu]", 8 * (n - DEFER_MAX_REGS)));
-	}
-	/* zeroed before everything the sites put at the kernel's first statement */
-	ir_stmt *first = fn->f->first;
-	while (first && first->kind != IR_STMT_INSN && first->kind != IR_STMT_LABEL &&
-	       first->kind != IR_STMT_BLOCK_OPEN)
-		first = first->next;
-	e = at(fn, first);
-	ie_insn(&e, "mov.u64 %%__gp_d2, 0");
-	for (size_t di = 0; di < fn->ndefers; di++)
-		for (size_t c = 0; c < fn->defers[di].nclasses; c++)
-			acc_store(&e, "", di, c, "%__gp_d2");
-	const char *flush = new_label(fn);
-	for (size_t i = 0; i < fn->n; i++) {
-		ir_stmt *s = fn->stmts[i];
-		if (s->kind != IR_STMT_INSN || !is_leave(&s->insn))
-			continue;
-		e = at(fn, s);
-		if (s->insn.guard)
-			ie_insn(&e, "@%s%s bra %s", s->insn.guard_neg ? "!" : "", s->insn.guard, flush);
-		else
-			ie_insn(&e, "bra %s", flush);
-		ir_stmt_remove(fn->f, s);
-	}
-	e = at(fn, NULL);
-	ie_label(&e, flush);
-	for (size_t di = 0; di < fn->ndefers; di++)
-		if (fn->defers[di].nclasses)
-			flush_probe(fn, &e, di);
-	ie_insn(&e, "ret");
-}
-
 /* ---- the sites of each kind ------------------------------------------------------------- */
 
 static void site_entry(struct fn *fn, const struct gp_inst_probe *p, unsigned k)
 {
-	struct inst_emit e = at(fn, fn->entry);
+	struct inst_emit e = inst_at(fn, fn->entry);
 	e.ctx_unread = p->ctx_unread;
 	e.warp_sync = p->warp_sync;
 	e.reconverge = p->reconverge;
 	if (p->attach == GP_ATTACH_KERNEL_ENTRY) {
 		kernel_ctx_call(fn, &e, p->func);
 	} else if (p->attach == GP_ATTACH_BLOCK_BEGIN) {
-		const char *l = new_label(fn);
+		const char *l = inst_new_label(fn);
 		outer_open(&e);
 		not_thread0(&e);
 		ie_insn(&e, "@%%__gp_q0 bra %s", l);
@@ -658,7 +389,7 @@ static void site_entry(struct fn *fn, const struct gp_inst_probe *p, unsigned k)
 	} else if (p->attach == GP_ATTACH_BLOCK_END) {
 		/* Thread 0 zeroes the counter; the barrier orders that before any thread's exit.
 		 * Every thread of the block executes the kernel's first instruction, converged. */
-		const char *l = new_label(fn);
+		const char *l = inst_new_label(fn);
 		ie_insn(&e, "activemask.b32 %%__gp_wo");   /* bar.sync is aligned: meet first */
 		not_thread0(&e);
 		ie_insn(&e, "@%%__gp_q0 bra %s", l);
@@ -685,17 +416,17 @@ static void site_entry(struct fn *fn, const struct gp_inst_probe *p, unsigned k)
 		}
 		for (unsigned i = nargs; i < 8; i++)
 			st64(&e, offsetof(struct gp_func_ctx, args) + 8 * i, "0");
-		st32i(&e, offsetof(struct gp_func_ctx, func_hash), fn->hash);
-		st32i(&e, offsetof(struct gp_func_ctx, nargs), nargs);
+		inst_st32i(&e, offsetof(struct gp_func_ctx, func_hash), fn->hash);
+		inst_st32i(&e, offsetof(struct gp_func_ctx, nargs), nargs);
 		st64(&e, offsetof(struct gp_func_ctx, ret), "0");
-		fill_thread(fn, &e, offsetof(struct gp_func_ctx, thread));
-		call_probe(fn, &e, p->func);
+		inst_fill_thread(fn, &e, offsetof(struct gp_func_ctx, thread));
+		inst_call_probe(fn, &e, p->func);
 	}
 }
 
 static void site_leave(struct fn *fn, const struct gp_inst_probe *p, unsigned k, ir_stmt *s)
 {
-	struct inst_emit e = at(fn, s);
+	struct inst_emit e = inst_at(fn, s);
 	e.ctx_unread = p->ctx_unread;
 	e.warp_sync = p->warp_sync;
 	e.reconverge = p->reconverge;
@@ -703,7 +434,7 @@ static void site_leave(struct fn *fn, const struct gp_inst_probe *p, unsigned k,
 	if (p->attach == GP_ATTACH_KERNEL_EXIT) {
 		kernel_ctx_call(fn, &e, p->func);
 	} else if (p->attach == GP_ATTACH_BLOCK_END) {
-		const char *l = new_label(fn);
+		const char *l = inst_new_label(fn);
 		if (!skip)
 			outer_open(&e);   /* else guard_skip opened it, end_skip closes it */
 		ie_insn(&e, "atom.shared.add.u32 %%__gp_s0, [__gp_bend%u], 1", k);
@@ -722,11 +453,11 @@ static void site_leave(struct fn *fn, const struct gp_inst_probe *p, unsigned k,
 	} else if (p->attach == GP_ATTACH_FUNC_EXIT) {
 		for (unsigned i = 0; i < 8; i++)
 			st64(&e, offsetof(struct gp_func_ctx, args) + 8 * i, "0");
-		st32i(&e, offsetof(struct gp_func_ctx, func_hash), fn->hash);
-		st32i(&e, offsetof(struct gp_func_ctx, nargs), 0);
+		inst_st32i(&e, offsetof(struct gp_func_ctx, func_hash), fn->hash);
+		inst_st32i(&e, offsetof(struct gp_func_ctx, nargs), 0);
 		st64(&e, offsetof(struct gp_func_ctx, ret), "0");
-		fill_thread(fn, &e, offsetof(struct gp_func_ctx, thread));
-		call_probe(fn, &e, p->func);
+		inst_fill_thread(fn, &e, offsetof(struct gp_func_ctx, thread));
+		inst_call_probe(fn, &e, p->func);
 	}
 	end_skip(&e, skip);
 }
@@ -900,7 +631,7 @@ static void site_mem_emit(struct fn *fn, const struct gp_inst_probe *p, const st
 {
 	const ir_insn *in = &ms->s->insn;
 	const ir_operand *a = ms->addr;
-	struct inst_emit e = at(fn, ms->s);
+	struct inst_emit e = inst_at(fn, ms->s);
 	e.ctx_unread = p->ctx_unread;
 	e.warp_sync = p->warp_sync;
 	e.reconverge = p->reconverge;
@@ -918,13 +649,13 @@ static void site_mem_emit(struct fn *fn, const struct gp_inst_probe *p, const st
 		if (a->ival)
 			ie_insn(&e, "add.s64 %%__gp_d1, %%__gp_d1, %lld", (long long)a->ival);
 	}
-	if (ctx_read(&e, offsetof(struct gp_mem_ctx, addr), 2))
+	if (inst_ctx_read(&e, offsetof(struct gp_mem_ctx, addr), 2))
 		ie_insn(&e, "st.local.u64 [__gp_ctx+%u], %%__gp_d1",
 			(unsigned)offsetof(struct gp_mem_ctx, addr));
 	for (unsigned w = 0; w < 4; w++)
-		st32i(&e, offsetof(struct gp_mem_ctx, size) + 4 * w, ms->words[w]);
-	fill_thread(fn, &e, offsetof(struct gp_mem_ctx, thread));
-	call_probe(fn, &e, p->func);
+		inst_st32i(&e, offsetof(struct gp_mem_ctx, size) + 4 * w, ms->words[w]);
+	inst_fill_thread(fn, &e, offsetof(struct gp_mem_ctx, thread));
+	inst_call_probe(fn, &e, p->func);
 	end_skip(&e, skip);
 }
 
@@ -985,17 +716,17 @@ static int sites_mem_weighted(struct fn *fn, const struct gp_inst_probe *p)
 		}
 	}
 	inst_merge_sites(fn->stmts, fn->n, key, n);
-	struct deferred *d = deferred_of(fn, p);
+	struct deferred *d = inst_deferred_of(fn, p);
 	for (size_t k = 0; k < n; k++) {
 		if (d) {   /* the group's count into its class's accumulator; the first run is the flush's */
 			struct site_words sw = {0};
 			for (unsigned w = 0; w < 4; w++)
-				words_set(&sw, offsetof(struct gp_mem_ctx, size) + 4 * w, ms[k].words[w]);
+				inst_words_set(&sw, offsetof(struct gp_mem_ctx, size) + 4 * w, ms[k].words[w]);
 			if (!key[k].weight) {
 				fn->st->merged++;
 				continue;
 			}
-			if (defer_site(fn, d, ms[k].s, &ms[k].s->insn, &sw, key[k].weight))
+			if (inst_defer_site(fn, d, ms[k].s, &ms[k].s->insn, &sw, key[k].weight))
 				continue;
 		}
 		/* a first run of weight 1, then one of the rest; a pair gains nothing from it:
@@ -1022,7 +753,7 @@ static int sites_mem_weighted(struct fn *fn, const struct gp_inst_probe *p)
 static void site_barrier(struct fn *fn, const struct gp_inst_probe *p, ir_stmt *s, unsigned index)
 {
 	const ir_insn *in = &s->insn;
-	struct inst_emit e = at(fn, p->barrier_after ? s->next : s);
+	struct inst_emit e = inst_at(fn, p->barrier_after ? s->next : s);
 	e.ctx_unread = p->ctx_unread;
 	e.warp_sync = p->warp_sync;
 	e.reconverge = p->reconverge;
@@ -1033,12 +764,12 @@ static void site_barrier(struct fn *fn, const struct gp_inst_probe *p, ir_stmt *
 	else if (in->nops && in->ops[0].kind == IR_OPND_REG && reg_bits(fn->f, in->ops[0].name) == 32)
 		id = in->ops[0].name;
 	st32(&e, offsetof(struct gp_barrier_ctx, barrier_id), id);
-	st32i(&e, offsetof(struct gp_barrier_ctx, insn_index), index);
-	st32i(&e, offsetof(struct gp_barrier_ctx, line), s->src_line);
-	st32i(&e, offsetof(struct gp_barrier_ctx, after), p->barrier_after ? 1 : 0);
-	fill_thread(fn, &e, offsetof(struct gp_barrier_ctx, thread));
+	inst_st32i(&e, offsetof(struct gp_barrier_ctx, insn_index), index);
+	inst_st32i(&e, offsetof(struct gp_barrier_ctx, line), s->src_line);
+	inst_st32i(&e, offsetof(struct gp_barrier_ctx, after), p->barrier_after ? 1 : 0);
+	inst_fill_thread(fn, &e, offsetof(struct gp_barrier_ctx, thread));
 	st64(&e, offsetof(struct gp_barrier_ctx, timestamp), "%globaltimer");
-	call_probe(fn, &e, p->func);
+	inst_call_probe(fn, &e, p->func);
 	end_skip(&e, skip);
 }
 
@@ -1102,26 +833,26 @@ static void site_bb(struct fn *fn, const struct gp_inst_probe *p, ir_stmt *s, un
 		    unsigned index, unsigned ninsns, const unsigned *ops)
 {
 	struct site_words sw = {0};
-	words_set(&sw, offsetof(struct gp_bb_ctx, bb_index), bb);
-	words_set(&sw, offsetof(struct gp_bb_ctx, insn_index), index);
-	words_set(&sw, offsetof(struct gp_bb_ctx, line), s->src_line);
-	words_set(&sw, offsetof(struct gp_bb_ctx, func_hash), fn->hash);
-	words_set(&sw, offsetof(struct gp_bb_ctx, ninsns), ninsns);
+	inst_words_set(&sw, offsetof(struct gp_bb_ctx, bb_index), bb);
+	inst_words_set(&sw, offsetof(struct gp_bb_ctx, insn_index), index);
+	inst_words_set(&sw, offsetof(struct gp_bb_ctx, line), s->src_line);
+	inst_words_set(&sw, offsetof(struct gp_bb_ctx, func_hash), fn->hash);
+	inst_words_set(&sw, offsetof(struct gp_bb_ctx, ninsns), ninsns);
 	for (unsigned c = 0; c < GP_OP_NCLASSES; c++)
-		words_set(&sw, offsetof(struct gp_bb_ctx, op_count) + 4 * c, ops[c]);
-	struct deferred *d = deferred_of(fn, p);
-	if (d && defer_site(fn, d, s, NULL, &sw, 1))
+		inst_words_set(&sw, offsetof(struct gp_bb_ctx, op_count) + 4 * c, ops[c]);
+	struct deferred *d = inst_deferred_of(fn, p);
+	if (d && inst_defer_site(fn, d, s, NULL, &sw, 1))
 		return;
-	struct inst_emit e = at(fn, s);
+	struct inst_emit e = inst_at(fn, s);
 	e.ctx_unread = p->ctx_unread;
 	e.warp_sync = p->warp_sync;
 	e.reconverge = p->reconverge;
 	e.weight = p->weighted ? 1 : 0;
 	for (unsigned i = 0; i < CTX_WORDS; i++)
 		if (sw.set >> i & 1)
-			st32i(&e, 4 * i, sw.w[i]);
-	fill_thread(fn, &e, offsetof(struct gp_bb_ctx, thread));
-	call_probe(fn, &e, p->func);
+			inst_st32i(&e, 4 * i, sw.w[i]);
+	inst_fill_thread(fn, &e, offsetof(struct gp_bb_ctx, thread));
+	inst_call_probe(fn, &e, p->func);
 }
 
 /* Basic blocks: a leader is the first instruction, the first after a label, the first after a
@@ -1175,7 +906,7 @@ static int instrument_one(struct fn *fn, const struct gp_inst_probe *p, unsigned
 	case GP_ATTACH_KERNEL_EXIT:
 	case GP_ATTACH_FUNC_EXIT:
 		for (size_t i = 0; i < fn->n; i++)
-			if (fn->stmts[i]->kind == IR_STMT_INSN && is_leave(&fn->stmts[i]->insn))
+			if (fn->stmts[i]->kind == IR_STMT_INSN && inst_is_leave(&fn->stmts[i]->insn))
 				site_leave(fn, p, k, fn->stmts[i]);
 		return 0;
 	case GP_ATTACH_MEM:
@@ -1359,7 +1090,7 @@ static int instrument_func(ir_module *m, ir_func *f, const struct gp_inst_probe 
 	for (size_t w = 0; w < nwhich; w++)
 		if ((rc = instrument_one(&fn, &p[which[w]], which[w])))
 			goto out;
-	finish_deferred(&fn);
+	inst_finish_deferred(&fn);
 	reuse_site_masks(f);
 	drop_syncs_before_return(f);
 	drop_unused_ctx(f);

@@ -7,6 +7,66 @@
 
 #include "ptx-frontend/ir.h"
 
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "gpuprobe/context.h"
+#include "ptx-frontend/instrument.h"
+
+#define CTX_BYTES 128   /* the largest context (gp_func_ctx, gp_bb_ctx: 120 bytes), rounded up */
+_Static_assert(sizeof(struct gp_bb_ctx) <= CTX_BYTES && sizeof(struct gp_func_ctx) <= CTX_BYTES,
+	       "a context outgrew the buffer sites fill");
+#define CTX_WORDS (CTX_BYTES / 4)
+
+/* One function being instrumented (instrument.c). */
+struct fn {
+	ir_module *m;
+	ir_func *f;
+	uint32_t hash;          /* gp_name_hash of the function */
+	int is_kernel;
+	ir_stmt **stmts;        /* the application's statements, before any insertion */
+	unsigned *index;        /* instruction index of each (INSN statements) */
+	size_t n;
+	ir_stmt *entry;         /* where entry code goes: first instruction, label or block */
+	unsigned *labels;       /* module-wide label counter */
+	struct gp_inst_stats *st;
+	int defer_ok;           /* a kernel of a module whose device functions never `exit` */
+	struct deferred *defers;   /* the deferred probes of this function (instrument_defer) */
+	size_t ndefers;
+};
+
+/* instrument.c's helpers, shared with instrument_defer.c. */
+const char *inst_new_label(struct fn *fn);
+struct inst_emit inst_at(struct fn *fn, ir_stmt *pos);
+/* Whether the probe may read the n 4-byte words of the context at byte off. */
+int inst_ctx_read(const struct inst_emit *e, unsigned off, unsigned n);
+void inst_st32i(struct inst_emit *e, unsigned off, uint32_t v);
+void inst_fill_thread(struct fn *fn, struct inst_emit *e, unsigned off);
+/* The site's context address, the call (with the weight, the mask), the reconvergence. */
+void inst_call_probe(struct fn *fn, struct inst_emit *e, const char *func);
+int inst_is_leave(const ir_insn *in);   /* ret or exit (not trap) */
+
+/* ---- deferred sites (instrument_defer.c, gp_inst_probe.deferred) ---- */
+
+/* The context words a site sets to its own constants (a memory access's size and kind, a
+ * block's counts, lines), by word index; a thread's ids are not among them. */
+struct site_words {
+	uint32_t w[CTX_WORDS];
+	uint32_t set;              /* bit i: w[i] is the site's */
+};
+void inst_words_set(struct site_words *sw, size_t off, uint32_t v);
+/* The function's state for deferred probe p; NULL where p's sites keep their calls (not a
+ * kernel, not deferred, a device function of the module exits). */
+struct deferred *inst_deferred_of(struct fn *fn, const struct gp_inst_probe *p);
+/* Count a site with words sw, weight w, before statement s (under the guard of instruction
+ * guard, if any) into its class's accumulator. False when there is no room for another class:
+ * the site then calls its probe as it would without deferral. */
+bool inst_defer_site(struct fn *fn, struct deferred *d, ir_stmt *s, const ir_insn *guard,
+		     const struct site_words *sw, unsigned w);
+/* After every site of the function: the accumulators' declarations and zeroing, every ret and
+ * exit turned into a branch to one flush at the end of the body. */
+void inst_finish_deferred(struct fn *fn);
+
 struct inst_emit {
 	ir_module *m;
 	ir_func *f;
