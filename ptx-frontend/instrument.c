@@ -15,7 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 /* ---- selection ----------------------------------------------------------------------------- */
 
 /* gp_instrument_glob: ptx-frontend/kernel_match.c (the one kernel-matching rule) */
@@ -59,8 +58,7 @@ int gp_instrument_matches(const ir_module *m, const struct gp_inst_probe *p)
 	return 0;
 }
 
-/* ---- per-function state ------------------------------------------------------------------ */
-
+/* ---- per-function state (struct fn: instrument_internal.h) ------------------------------- */
 
 const char *inst_new_label(struct fn *fn)
 {
@@ -224,13 +222,14 @@ void inst_call_probe(struct fn *fn, struct inst_emit *e, const char *func)
 	ie_decl(e, ".param", ".b64", "__gp_ret", -1, 0, NULL);
 	ie_insn(e, "st.param.b64 [__gp_arg], %%__gp_d0");
 	const char *wt = "";
-	if (e->weight_reg) {   /* a flush's accumulated count (deferred sites) */
+	if (e->weight_reg || e->weight) {
+		/* the runs this call stands for (gp_inst_probe.weighted), or a flush's accumulated
+		 * count in a register (deferred sites) */
 		ie_decl(e, ".param", ".b32", "__gp_wt", -1, 0, NULL);
-		ie_insn(e, "st.param.b32 [__gp_wt], %s", e->weight_reg);
-		wt = ", __gp_wt";
-	} else if (e->weight) {   /* the runs this call stands for (gp_inst_probe.weighted) */
-		ie_decl(e, ".param", ".b32", "__gp_wt", -1, 0, NULL);
-		ie_insn(e, "st.param.b32 [__gp_wt], %u", e->weight);
+		if (e->weight_reg)
+			ie_insn(e, "st.param.b32 [__gp_wt], %s", e->weight_reg);
+		else
+			ie_insn(e, "st.param.b32 [__gp_wt], %u", e->weight);
 		wt = ", __gp_wt";
 	}
 	if (e->warp_sync) {   /* the probe's warp helpers match over this mask (gp_lower_opts) */
