@@ -102,18 +102,44 @@ step "import the base root filesystem"
 c=$(bh from scratch) || die "buildah cannot make a container here"
 bh add "$c" "$base" / >/dev/null && bh config --env PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin "$c" &&
 	bh commit --rm "$c" localhost/gpuprobe-debian12-base >/dev/null || die "cannot import $base"
+# buildah re-executes itself for every RUN step from a sealed memfd copy of its own binary; the
+# kernel refuses the seal now and then with EBUSY (a transient writable mapping of the copy; seen
+# once in CI: "Close_Fd sealing memfd copy: Device or resource busy" at the last RUN step). That
+# is buildah's start-up failing, not our build: the whole build is tried again, twice at most.
+reexec_flake() { grep -q -E 'sealing memfd copy|Error during reexec' "$1"; }
 step "buildah build --target debian (builds gpuprobe, runs the no-GPU tests)"
-bh build --isolation chroot --pull=false --build-arg BASE=localhost/gpuprobe-debian12-base \
+try=1
+until bh build --isolation chroot --pull=false --build-arg BASE=localhost/gpuprobe-debian12-base \
 	--build-arg JOBS="$jobs" --build-arg BUILD_PACKAGES="$build_pkgs" --target debian -t localhost/gpuprobe:debian -f "$ctx/Dockerfile" "$ctx" \
-	>"$work/build.log" 2>&1 || { tail -40 "$work/build.log"; die "buildah build failed (log: $work/build.log)"; }
+	>"$work/build.log" 2>&1; do
+	tail -40 "$work/build.log"
+	if [ $try -lt 3 ] && reexec_flake "$work/build.log"; then
+		cp "$work/build.log" "$work/build.$try.log"
+		step "buildah could not re-execute itself (memfd seal refused: a transient kernel EBUSY); build again (attempt $((try + 1)) of 3)"
+		try=$((try + 1))
+		continue
+	fi
+	die "buildah build failed (log: $work/build.log)"
+done
 grep -E '^[0-9]+% tests passed|tests? failed|Total Test time' "$work/build.log"
 
 step "inside the image"
 c=$(bh from localhost/gpuprobe:debian) || die "cannot start the image"
-help=$(bh run --isolation chroot "$c" -- /opt/gpuprobe/bin/gpuprobe-entry gpuprobe --help 2>&1)
+# bh_run CONTAINER CMD...: buildah run, again (twice at most) where buildah's own re-exec failed
+bh_run() {
+	local out n
+	for n in 1 2 3; do
+		out=$(bh run --isolation chroot "$@" 2>&1) && { printf '%s\n' "$out"; return 0; }
+		printf '%s\n' "$out" >"$work/run.log"
+		reexec_flake "$work/run.log" || break
+	done
+	printf '%s\n' "$out"
+	return 1
+}
+help=$(bh_run "$c" -- /opt/gpuprobe/bin/gpuprobe-entry gpuprobe --help)
 echo "$help" | head -3
 echo "$help" | grep -q '^usage: gpuprobe' || die "gpuprobe --help inside the image printed no usage line"
-ver=$(bh run --isolation chroot "$c" -- sh -c 'n=0; for p in /opt/gpuprobe/examples/*.bpf.o; do gpuprobe verify "$p" >/dev/null || exit 1; n=$((n+1)); done; echo $n' 2>&1)
+ver=$(bh_run "$c" -- sh -c 'n=0; for p in /opt/gpuprobe/examples/*.bpf.o; do gpuprobe verify "$p" >/dev/null || exit 1; n=$((n+1)); done; echo $n')
 [ "${ver:-0}" -gt 0 ] 2>/dev/null || die "example probes do not verify inside the image: $ver"
 echo "container.sh: $ver example probes verify inside the image"
 bh rm "$c" >/dev/null
