@@ -27,6 +27,15 @@ struct amdgpu_options {
 	unsigned cov;           /* amdgcn code-object version: 4 or 5 (default 5) */
 	int opt_level;          /* 0..3; default (0 here means 2 unless no_opt) */
 	int no_opt;             /* skip LLVM's optimisation pipeline (the IR as lowered) */
+	/* Called once for each kernel left out because it (or a function it needs) cannot be
+	 * lowered, with why ("LINE: message" or "needs F, not lowered: ..."); the module's other
+	 * kernels are lowered. NULL: not told (err still lists what was left out). */
+	void (*skipped)(void *arg, const char *kernel, const char *why);
+	void *skipped_arg;
+	/* Every function or nothing: the first that cannot be lowered fails the module. For output
+	 * that replaces the original module (GPUPROBE_LLVM_ROUNDTRIP, the --cache of ptx llvm),
+	 * where a kernel left out would be a kernel missing. */
+	int whole_module;
 };
 
 /* Parse a target name: "amdgcn" or "nvptx" (also the full triples). -1 when unknown. */
@@ -36,7 +45,8 @@ int amdgpu_arch_ok(enum amdgpu_target t, const char *arch);
 
 /* The module as LLVM IR text (after the optimisation pipeline unless opts->no_opt).
  * Returns 0 and a malloc'd string, or a negative errno with one line in err: "LINE: message"
- * naming the instruction that could not be lowered. */
+ * naming the instruction that could not be lowered. A kernel that cannot be lowered while others
+ * can is left out (opts->skipped); the result is then 0 and err says what was left out. */
 int amdgpu_lower_ll(const ir_module *m, const struct amdgpu_options *opts, char **ll, char *err, size_t errlen);
 
 /* nvptx64 target: the PTX LLVM's NVPTX backend makes (malloc'd, NUL-terminated). */

@@ -388,7 +388,26 @@ static int lower_program(void)
 	return 0;
 }
 
-static int child_lower(gp_bk *b, const ir_module *m, void **co, size_t *len, char *err, size_t errlen)
+/* The child's "gpuprobe: FILE: kernel K left out: WHY" lines, each told to skipped. */
+static void child_skipped(const char *log, void (*skipped)(void *, const char *, const char *), void *arg)
+{
+	FILE *lf = skipped ? fopen(log, "r") : NULL;
+	char line[1024];
+	while (lf && fgets(line, sizeof(line), lf)) {
+		line[strcspn(line, "\n")] = 0;
+		char *k = strstr(line, ": kernel ");
+		char *w = k ? strstr(k, " left out: ") : NULL;
+		if (!w)
+			continue;
+		*w = 0;
+		skipped(arg, k + 9, w + 11);
+	}
+	if (lf)
+		fclose(lf);
+}
+
+static int child_lower(gp_bk *b, const ir_module *m, void (*skipped)(void *, const char *, const char *),
+		       void *skipped_arg, void **co, size_t *len, char *err, size_t errlen)
 {
 	char bin[4096] = "";
 	const char *env = getenv("GPUPROBE_AMDGPU_LOWER");
@@ -455,6 +474,7 @@ static int child_lower(gp_bk *b, const ir_module *m, void **co, size_t *len, cha
 		posix_spawn_file_actions_destroy(&fa);
 	}
 	if (!r) {
+		child_skipped(log, skipped, skipped_arg);
 		FILE *cf = fopen(out, "rb");
 		long n = -1;
 		if (cf && fseek(cf, 0, SEEK_END) == 0)
@@ -490,11 +510,21 @@ static int program_build(gp_bk *b, const ir_module *m, unsigned dyn_shared, gp_b
 	void *co = NULL;
 	size_t len = 0;
 	int r;
+	/* a kernel left out is told by name, as spirv/'s backends tell it */
+	void (*skipped)(void *, const char *, const char *) = NULL;
+	void *skipped_arg = NULL;
+#ifdef GPUPROBE_BK_BUILD_STRUCT
+	if (bo) {
+		skipped = bo->skipped;
+		skipped_arg = bo->skipped_arg;
+	}
+#endif
 	if (amdgpu_lower_code_object) {
-		struct amdgpu_options o = {.target = AMDGPU_TARGET_AMDGCN, .arch = b->arch, .cov = b->cov};
+		struct amdgpu_options o = {.target = AMDGPU_TARGET_AMDGCN, .arch = b->arch, .cov = b->cov,
+					   .skipped = skipped, .skipped_arg = skipped_arg};
 		r = amdgpu_lower_code_object(m, &o, &co, &len, err, errlen);
 	} else {
-		r = child_lower(b, m, &co, &len, err, errlen);
+		r = child_lower(b, m, skipped, skipped_arg, &co, &len, err, errlen);
 	}
 	if (r < 0)
 		return r;

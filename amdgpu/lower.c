@@ -1,6 +1,7 @@
 /* The module and function driver: names (registers and variables, shadowed by block), module
  * variables, signatures, parameters, labels and blocks, guards, and dispatch to the families. */
 #include "amdgpu/lower.h"
+#include "ptx-frontend/ir_skip.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -746,7 +747,7 @@ static int declare_funcs(al *c)
 	if (!c->funcs)
 		abort();
 	for (ir_top *t = c->m->first; t; t = t->next) {
-		if (t->kind != IR_TOP_FUNC)
+		if (t->kind != IR_TOP_FUNC || ir_skip__has(c->skip, t->func.name))
 			continue;
 		const ir_func *f = &t->func;
 		struct al_func *af = func_named(c, f->name);
@@ -875,6 +876,11 @@ void al_return(al *c)
 static int lower_body(al *c, struct al_func *af)
 {
 	const ir_func *f = af->f;
+	unsigned cluster = f->is_entry ? ir_func_required_cluster(f) : 1;
+	c->cur = NULL;
+	if (cluster > 1)   /* clusters are one block here (al_cluster): mapa and its kin would lie */
+		return al_fail(c, "the kernel requires clusters of %u blocks (.reqnctapercluster): clusters of more than "
+			       "one block are not lowered", cluster);
 	c->fn = af;
 	c->depth = 1;
 	c->nlabels = 0;
@@ -1032,17 +1038,18 @@ static int finish_initializers(al *c)
 	return 0;
 }
 
-/* Lower m into a new module of ctx. NULL on failure (err set). */
-LLVMModuleRef amdgpu__lower(LLVMContextRef ctx, const ir_module *m, const struct amdgpu_options *o,
-			    const char *triple, const char *layout, char *err, size_t errlen)
+/* One pass: every function not in skip is lowered into a new module of ctx. A function whose
+ * body cannot be lowered is added to skip with its reason and the pass goes on to the others
+ * (NULL, and *again set, so that the caller lowers once more without it and what needs it). NULL
+ * without *again on a failure of the module itself (err set). */
+static LLVMModuleRef lower_pass(LLVMContextRef ctx, const ir_module *m, const struct amdgpu_options *o,
+				const char *triple, const char *layout, struct ir_skip *skip, bool *again, char *err,
+				size_t errlen)
 {
-	al c = {.ctx = ctx, .target = o->target, .opts = o, .m = m, .err = err, .errlen = errlen};
+	al c = {.ctx = ctx, .target = o->target, .opts = o, .m = m, .err = err, .errlen = errlen, .skip = skip};
 	err[0] = 0;
+	*again = false;
 	c.wave64 = o->target == AMDGPU_TARGET_AMDGCN && (!o->arch || strncmp(o->arch, "gfx1", 4) || !strcmp(o->arch, "gfx1"));
-	if (m->address_size == 32) {
-		snprintf(err, errlen, "PTX with 32-bit addresses (.address_size 32) is not lowered");
-		return NULL;
-	}
 	c.mod = LLVMModuleCreateWithNameInContext("gpuprobe", ctx);
 	LLVMSetTarget(c.mod, triple);
 	LLVMSetDataLayout(c.mod, layout);
@@ -1055,13 +1062,20 @@ LLVMModuleRef amdgpu__lower(LLVMContextRef ctx, const ir_module *m, const struct
 			r = module_var(&c, &t->decl, false);
 	if (r == 0)
 		r = finish_initializers(&c);
-	for (size_t i = 0; i < c.nfuncs && r == 0; i++)
-		if (c.funcs[i].f->has_body)
-			r = lower_body(&c, &c.funcs[i]);
-	if (r < 0 || c.failed) {
+	for (size_t i = 0; i < c.nfuncs && r == 0; i++) {
+		if (!c.funcs[i].f->has_body || lower_body(&c, &c.funcs[i]) == 0)
+			continue;
+		ir_skip__add(skip, c.funcs[i].f->name, err[0] ? err : "lowering failed");
+		*again = true;
+		pop_to(&c, 1);
+		c.failed = 0;
+		c.cur = NULL;
+		err[0] = 0;
+	}
+	if (r < 0 || c.failed || *again) {
 		LLVMDisposeModule(c.mod);
 		c.mod = NULL;
-		if (!err[0])
+		if (!*again && !err[0])
 			snprintf(err, errlen, "lowering failed");
 	}
 	pop_to(&c, 0);
@@ -1074,4 +1088,44 @@ LLVMModuleRef amdgpu__lower(LLVMContextRef ctx, const ir_module *m, const struct
 	LLVMDisposeBuilder(c.b);
 	LLVMDisposeBuilder(c.ab);
 	return c.mod;
+}
+
+/* Lower m into a new module of ctx. NULL on failure (err set). Functions that cannot be lowered
+ * are left out with whatever calls them or takes their address, as spirv/ does: the module's other
+ * kernels still lower, and o->skipped hears of each kernel left out. */
+LLVMModuleRef amdgpu__lower(LLVMContextRef ctx, const ir_module *m, const struct amdgpu_options *o,
+			    const char *triple, const char *layout, char *err, size_t errlen)
+{
+	err[0] = 0;
+	if (m->address_size == 32) {
+		snprintf(err, errlen, "PTX with 32-bit addresses (.address_size 32) is not lowered");
+		return NULL;
+	}
+	struct ir_skip skip = {0};
+	LLVMModuleRef mod;
+	bool again;
+	do {
+		mod = lower_pass(ctx, m, o, triple, layout, &skip, &again, err, errlen);
+		if (again && o->whole_module) {
+			snprintf(err, errlen, "%s", skip.why[0]);
+			ir_skip__free(&skip);
+			return NULL;
+		}
+		if (again)
+			ir_skip__close(&skip, m);
+	} while (again);
+	if (skip.n && (mod || !err[0])) {
+		char *why = malloc(errlen);
+		if (!why)
+			abort();
+		int r = ir_skip__report(&skip, m, mod ? o->skipped : NULL, o->skipped_arg, why, errlen);
+		snprintf(err, errlen, "%s", why);
+		free(why);
+		if (r < 0 && mod) {
+			LLVMDisposeModule(mod);
+			mod = NULL;
+		}
+	}
+	ir_skip__free(&skip);
+	return mod;
 }

@@ -48,6 +48,8 @@ struct al_func {
 	LLVMTypeRef param_ty[64];
 };
 
+struct ir_skip;
+
 typedef struct al {
 	LLVMContextRef ctx;
 	LLVMModuleRef mod;
@@ -58,6 +60,7 @@ typedef struct al {
 	char *err;
 	size_t errlen;
 	int failed;
+	const struct ir_skip *skip; /* functions left out of this pass (ptx-frontend/ir_skip.h) */
 	const ir_stmt *cur;
 	bool wave64;
 
@@ -135,6 +138,7 @@ int al_special_reg(al *c, const char *name, LLVMValueRef *v, atype *t); /* 1 not
 LLVMValueRef al_linear_tid(al *c);
 LLVMValueRef al_lane(al *c);             /* i32 0..31 */
 void al_barrier(al *c);
+int al_cluster(al *c, const ir_insn *in);   /* barrier.cluster, mapa: 1 done, -1 error */
 void al_fence(al *c, int scope);        /* 0 cta, 1 gpu, 2 sys */
 void al_mbar_wait(al *c);               /* before an mbarrier's test_wait/try_wait tests */
 /* A directed-rounding float op (rnd 'z','m','p'; op "add","sub","mul","div","fma","sqrt","rcp"),

@@ -19,8 +19,8 @@
  *   nothing to wait for; cp.async.mbarrier.arrive is a net zero change of the pending count
  *   (.noinc: one arrival), the copies before it being complete already.
  * - Clusters are one block (what a launch without cluster dimensions gives): a .shared::cluster
- *   mbarrier or destination is the block's own shared memory, barrier.cluster.arrive is a release
- *   fence and barrier.cluster.wait a block barrier. */
+ *   mbarrier or destination is the block's own shared memory; barrier.cluster and mapa are
+ *   al_cluster's (lower_target.c). */
 #include "amdgpu/lower.h"
 
 #include <string.h>
@@ -273,18 +273,8 @@ int al_async(al *c, const ir_insn *in)
 	const char *op = in->opcode;
 	if (!strcmp(op, "mbarrier"))
 		return mbarrier(c, in);
-	if (!strcmp(op, "barrier") && al_mod(in, ".cluster")) {
-		if (al_mod(in, ".arrive")) {   /* one-block clusters: the wait is the block's barrier */
-			if (!al_mod(in, ".relaxed"))
-				al_fence(c, 0);
-			return 1;
-		}
-		if (al_mod(in, ".wait")) {
-			al_barrier(c);
-			return 1;
-		}
-		return al_unsupported(c, in, "expected barrier.cluster.arrive or .wait");
-	}
+	if (!strcmp(op, "mapa") || (!strcmp(op, "barrier") && al_mod(in, ".cluster")))
+		return al_cluster(c, in);
 	if (strcmp(op, "cp") || in->nmods < 2 || strcmp(in->mods[0], ".async"))
 		return 0;
 	if (!strcmp(in->mods[1], ".mbarrier")) {   /* cp.async.mbarrier.arrive(.noinc) [bar] */

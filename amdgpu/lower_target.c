@@ -269,6 +269,53 @@ int al_special_reg(al *c, const char *name, LLVMValueRef *v, atype *t)
 	return 1;
 }
 
+/* barrier.cluster.arrive/.wait and mapa. nvptx: the instruction as the module has it (inline
+ * PTX), so that NVIDIA's clusters keep their meaning. amdgcn: clusters of one block (what a launch
+ * without cluster dimensions gives; a kernel that requires more is left out, lower.c): arrive is
+ * a release fence (none when .relaxed), the wait, which every thread reaches after its arrive, the
+ * block's barrier, and mapa's rank 0, the block itself, leaves the address as it is. */
+int al_cluster(al *c, const ir_insn *in)
+{
+	bool mapa = !strcmp(in->opcode, "mapa");
+	atype t = mapa && in->nmods ? al_type_parse(in->mods[in->nmods - 1]) : AT(0, 0);
+	if (mapa && (in->nops != 3 || (t.bits != 32 && t.bits != 64)))
+		return al_unsupported(c, in, "expected mapa{.shared::cluster}.u32/.u64 d, a, rank");
+	if (!mapa && !al_mod(in, ".arrive") && !al_mod(in, ".wait"))
+		return al_unsupported(c, in, "expected barrier.cluster.arrive or .wait");
+	if (nv(c)) {
+		char text[160];
+		size_t n = (size_t)snprintf(text, sizeof(text), "%s", in->opcode);
+		for (unsigned i = 0; i < in->nmods && n < sizeof(text); i++)
+			n += (size_t)snprintf(text + n, sizeof(text) - n, "%s", in->mods[i]);
+		snprintf(text + n, n < sizeof(text) ? sizeof(text) - n : 0, "%s", mapa ? " $0, $1, $2;" : ";");
+		if (!mapa) {
+			LLVMTypeRef fty = LLVMFunctionType(LLVMVoidTypeInContext(c->ctx), NULL, 0, 0);
+			LLVMValueRef a = LLVMGetInlineAsm(fty, text, strlen(text), "~{memory}", 9, 1, 0, LLVMInlineAsmDialectATT, 0);
+			LLVMBuildCall2(B, fty, a, NULL, 0, "");
+			return 1;
+		}
+		LLVMValueRef args[2] = {al_read(c, &in->ops[1], t), al_read(c, &in->ops[2], AT('u', 32))};
+		if (!args[0] || !args[1])
+			return -1;
+		LLVMTypeRef ty = al_ity(c, t.bits), pt[2] = {ty, al_ity(c, 32)};
+		LLVMTypeRef fty = LLVMFunctionType(ty, pt, 2, 0);
+		const char *cons = t.bits == 64 ? "=l,l,r" : "=r,r,r";
+		LLVMValueRef a = LLVMGetInlineAsm(fty, text, strlen(text), cons, strlen(cons), 0, 0, LLVMInlineAsmDialectATT, 0);
+		return al_write(c, &in->ops[0], t, LLVMBuildCall2(B, fty, a, args, 2, "")) < 0 ? -1 : 1;
+	}
+	if (mapa) {
+		LLVMValueRef v = al_read(c, &in->ops[1], t);
+		return !v ? -1 : al_write(c, &in->ops[0], t, v) < 0 ? -1 : 1;
+	}
+	if (al_mod(in, ".arrive")) {
+		if (!al_mod(in, ".relaxed"))
+			al_fence(c, 0);
+	} else {
+		al_barrier(c);
+	}
+	return 1;
+}
+
 void al_barrier(al *c)
 {
 	if (nv(c)) {

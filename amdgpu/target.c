@@ -382,7 +382,7 @@ int amdgpu_ptx_roundtrip(const char *ptx, size_t len, char **out, size_t *out_le
 		snprintf(err, errlen, "%s", perr);
 		return -EINVAL;
 	}
-	struct amdgpu_options o = {.target = AMDGPU_TARGET_NVPTX};
+	struct amdgpu_options o = {.target = AMDGPU_TARGET_NVPTX, .whole_module = 1};
 	const char *arch = getenv("GPUPROBE_LLVM_ARCH");
 	if (arch && *arch)
 		o.arch = arch;

@@ -53,7 +53,8 @@ static void llvm_usage(FILE *out)
 	fputs("usage: gpuprobe ptx llvm --target amdgcn|nvptx [--arch ARCH] [--ptx] [-O0] [-o OUT] FILE.ptx\n\n"
 	      "Lower a PTX module to LLVM IR (LLVM 19) for the AMD GPU target (amdgcn-amd-amdhsa) or\n"
 	      "NVIDIA's (nvptx64-nvidia-cuda), optimised by LLVM's -O2 pipeline. What cannot be lowered\n"
-	      "is named with its line (one line, exit status 1).\n\n"
+	      "is named with its line; a kernel that needs it is left out (one line each: exit status 0\n"
+	      "while other kernels lower, 1 when none does).\n\n"
 	      "  --target T    amdgcn or nvptx (required)\n"
 	      "  --arch ARCH   amdgcn: gfx90a (default), gfx942, gfx1100; nvptx: sm_60 .. sm_90 (default sm_80)\n"
 	      "  --ptx         nvptx only: write the PTX LLVM's NVPTX backend makes instead of LLVM IR\n"
@@ -72,13 +73,19 @@ static void amdgpu_usage(FILE *out)
 	fputs("usage: gpuprobe ptx amdgpu --arch gfx90a|gfx942|gfx1100 [--cov 4|5] -o OUT.co FILE.ptx\n\n"
 	      "Lower a PTX module through LLVM 19 to an AMDGCN code object (linked by ld.lld-19), which\n"
 	      "hipModuleLoadData loads. A warp stays 32 lanes: on wave64 devices two warps share a\n"
-	      "wavefront. What cannot be lowered is named with its line (one line, exit status 1).\n\n"
+	      "wavefront. What cannot be lowered is named with its line; a kernel that needs it is left\n"
+	      "out (one line each: exit status 0 while other kernels lower, 1 when none does).\n\n"
 	      "  --arch ARCH   gfx90a (MI200), gfx942 (MI300) or gfx1100 (RDNA3); required\n"
 	      "  --cov N       code-object version: 4 (Debian's HIP 5.2) or 5 (ROCm 6; default)\n"
 	      "  -o, --output OUT  the code object (required)\n"
 	      "  -h, --help    this text\n\n"
 	      "Exit status: 0 written, 1 not lowered or the output cannot be written, 2 bad usage or a\n"
 	      "file that is not PTX.\n", out);
+}
+
+static void skipped(void *arg, const char *kernel, const char *why)
+{
+	fprintf(stderr, "gpuprobe: %s: kernel %s left out: %s\n", (const char *)arg, kernel, why);
 }
 
 static int write_out(const char *cmd, const char *path, const void *p, size_t n)
@@ -236,6 +243,7 @@ static int run(bool code_object, int argc, char **argv)
 			return free(files), cli_usage_error("%s: unknown architecture '%s' for nvptx (sm_60 .. sm_90)", cmd, arch);
 		o.target = AMDGPU_TARGET_NVPTX;
 		o.arch = arch;
+		o.whole_module = 1;   /* the shim loads it in place of the original: no kernel may be missing */
 		int r = fill_cache(cache, files, nfiles, &o);
 		free(files);
 		return r;
@@ -274,6 +282,8 @@ static int run(bool code_object, int argc, char **argv)
 	void *res = NULL;
 	size_t n = 0;
 	int r;
+	o.skipped = skipped;
+	o.skipped_arg = (void *)path;
 	if (code_object) {
 		r = A->lower_code_object(m, &o, &res, &n, err, sizeof(err));
 	} else if (want_ptx) {

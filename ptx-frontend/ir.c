@@ -333,6 +333,17 @@ ir_stmt *ir_reg_decl_new(ir_module *m, const char *type, const char *name, int c
 	return s;
 }
 
+unsigned ir_func_required_cluster(const ir_func *f)
+{
+	for (unsigned i = 0; i < f->nperf; i++) {
+		unsigned x = 1, y = 1, z = 1;
+		if (!strncmp(f->perf[i], ".reqnctapercluster", 18) &&
+		    sscanf(f->perf[i] + 18, " %u , %u , %u", &x, &y, &z) >= 1)
+			return x * y * z;
+	}
+	return 1;
+}
+
 bool ir_insn_has_mod(const ir_insn *insn, const char *mod)
 {
 	for (unsigned i = 0; i < insn->nmods; i++)

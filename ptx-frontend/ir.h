@@ -267,6 +267,9 @@ int ir_insn_mem_access(const ir_insn *insn, struct ir_mem_access *out);
 
 /* True when insn has modifier mod (with its dot), e.g. ir_insn_has_mod(i, ".global"). */
 bool ir_insn_has_mod(const ir_insn *insn, const char *mod);
+/* The blocks per cluster a kernel requires (`.reqnctapercluster X, Y, Z`: X*Y*Z), 1 without it:
+ * a code generator whose clusters are one block leaves out a kernel that requires more. */
+unsigned ir_func_required_cluster(const ir_func *f);
 
 /* ---- text ------------------------------------------------------------------------------- */
 

@@ -1,6 +1,7 @@
 /* The module and function driver: module-scope variables, the shared window, function
  * signatures, registers, labels and blocks, guards, and dispatch to the instruction families. */
 #include "spirv/lower.h"
+#include "ptx-frontend/ir_skip.h"
 #include "spirv/block_order.h"
 #include "common/env.h"
 
@@ -751,6 +752,11 @@ static int lower_func(lw *c, struct lw_func_info *fi, ir_module *am)
 	c->alloca_arena = c->alloca_top = 0;
 	c->vars.n = c->prologue.n = c->body.n = 0;
 
+	unsigned cluster = f->is_entry ? ir_func_required_cluster(f) : 1;
+	c->cur = NULL;
+	if (cluster > 1)   /* our clusters are one block (lower_async.c): mapa and its kin would lie */
+		return lw_fail(c, "the kernel requires clusters of %u blocks (.reqnctapercluster): clusters of more than "
+			       "one block are not lowered", cluster);
 	spv_buf *out = &c->e->funcs;
 	spv_op(out, SpvOpFunction, 4, fi->ret_type, fi->id, (uint32_t)SpvFunctionControlMaskNone, fi->fn_type);
 	/* parameters: scalars are copied into a Function variable that ld.param/st.param address;
@@ -963,24 +969,6 @@ static void lw_free(lw *c)
 	free((void *)c->varying);
 }
 
-/* Does f name (call, or take the address of) a function in names[0..n)? */
-static const char *refers_to(const ir_func *f, const char *const *names, size_t n)
-{
-	for (ir_stmt *s = f->first; s; s = s->next) {
-		if (s->kind != IR_STMT_INSN)
-			continue;
-		for (unsigned i = 0; i < s->insn.nops; i++) {
-			const ir_operand *o = &s->insn.ops[i];
-			if (o->kind != IR_OPND_SYMBOL && o->kind != IR_OPND_REG)
-				continue;
-			for (size_t k = 0; k < n; k++)
-				if (!strcmp(o->name, names[k]))
-					return names[k];
-		}
-	}
-	return NULL;
-}
-
 int spirv_lower_module(const ir_module *m, const struct spirv_options *opts, uint32_t **words,
 		       size_t *nwords, char *err, size_t errlen)
 {
@@ -997,97 +985,51 @@ int spirv_lower_module(const ir_module *m, const struct spirv_options *opts, uin
 	/* Functions that cannot be lowered are left out, with every function that calls them (or
 	 * takes their address), and the module is lowered again without them: the other kernels
 	 * still run. Each left-out kernel is reported once (opts->skipped) with its reason. */
-	const char **skip = NULL;
-	char **why = NULL;       /* per skip entry: "LINE: message", or "calls F: ..." */
-	size_t nskip = 0;
+	struct ir_skip skip = {0};
 	int ret;
 	ir_module *am = ir_module_new();
 	for (;;) {
 		spv_emitter e;
 		spv_emitter_init(&e);
-		lw c = {.e = &e, .m = m, .opts = opts, .err = err, .errlen = errlen, .skip_names = skip, .nskip = nskip};
+		lw c = {.e = &e, .m = m, .opts = opts, .err = err, .errlen = errlen, .skip_names = skip.names, .nskip = skip.n};
 		ret = lower_pass(&c, am, words, nwords);
-		size_t before = nskip;
+		size_t before = skip.n;
 		for (size_t i = 0; ret == 0 && i < c.nnotes; i++) {   /* the pass that stands: its notes */
 			char *tab = strchr(c.notes[i], '\t');
 			*tab = 0;
 			opts->noted(opts->skipped_arg, c.notes[i], tab + 1);
 		}
 		if (ret == -EAGAIN) {
-			for (size_t i = 0; i < c.nfuncs; i++) {
-				if (!c.funcs[i].failed)
-					continue;
-				skip = realloc(skip, (nskip + 1) * sizeof(*skip));
-				why = realloc(why, (nskip + 1) * sizeof(*why));
-				skip[nskip] = c.funcs[i].f->name;
-				why[nskip++] = strdup(c.funcs[i].fail_msg ? c.funcs[i].fail_msg : "?");
-			}
-			/* and whatever refers to them, transitively */
-			for (bool grew = true; grew;) {
-				grew = false;
-				for (ir_top *t = m->first; t; t = t->next) {
-					if (t->kind != IR_TOP_FUNC || !t->func.has_body)
-						continue;
-					bool in = false;
-					for (size_t k = 0; k < nskip && !in; k++)
-						in = !strcmp(skip[k], t->func.name);
-					const char *callee = in ? NULL : refers_to(&t->func, skip, nskip);
-					if (!callee)
-						continue;
-					size_t ci = 0;
-					while (strcmp(skip[ci], callee))
-						ci++;
-					char buf[600];
-					snprintf(buf, sizeof(buf), "needs %s, not lowered: %s", callee, why[ci]);
-					skip = realloc(skip, (nskip + 1) * sizeof(*skip));
-					why = realloc(why, (nskip + 1) * sizeof(*why));
-					skip[nskip] = t->func.name;
-					why[nskip++] = strdup(buf);
-					grew = true;
-				}
-			}
+			for (size_t i = 0; i < c.nfuncs; i++)
+				if (c.funcs[i].failed)
+					ir_skip__add(&skip, c.funcs[i].f->name, c.funcs[i].fail_msg);
+			ir_skip__close(&skip, m);
 		}
 		lw_free(&c);
 		spv_emitter_fini(&e);
-		if (ret != -EAGAIN || nskip == before)
+		if (ret != -EAGAIN || skip.n == before)
 			break;
 	}
 	if (ret == -EAGAIN)
 		ret = -ENOTSUP;
 	/* the kernels left out; if nothing is left, the first reason is the module's error */
-	size_t nbodies = 0, nkernels = 0, kernels_left_out = 0;
-	for (ir_top *t = m->first; t; t = t->next)
-		if (t->kind == IR_TOP_FUNC && t->func.has_body) {
-			nbodies++;
-			nkernels += t->func.is_entry;
-			for (size_t k = 0; k < nskip; k++)
-				if (t->func.is_entry && !strcmp(skip[k], t->func.name))
-					kernels_left_out++;
+	if (skip.n) {
+		char *why = malloc(errlen);
+		if (!why)
+			abort();
+		int r = ir_skip__report(&skip, m, ret == 0 && opts ? opts->skipped : NULL, opts ? opts->skipped_arg : NULL,
+					why, errlen);
+		if (r < 0 || ret == 0)
+			snprintf(err, errlen, "%s", why);
+		if (r < 0) {
+			free(*words);
+			*words = NULL;
+			*nwords = 0;
+			ret = r;
 		}
-	const char *first = nskip ? why[0] : NULL;
-	if (nskip && (nskip >= nbodies || (nkernels && kernels_left_out == nkernels))) {
-		free(*words);
-		*words = NULL;
-		*nwords = 0;
-		snprintf(err, errlen, "%s", first);
-		ret = -ENOTSUP;
-	} else if (nskip && ret == 0) {
-		size_t n = (size_t)snprintf(err, errlen, "%zu function(s) left out:", nskip);
-		for (size_t k = 0; k < nskip; k++) {
-			const ir_func *f = NULL;
-			for (ir_top *t = m->first; t && !f; t = t->next)
-				if (t->kind == IR_TOP_FUNC && t->func.has_body && !strcmp(t->func.name, skip[k]))
-					f = &t->func;
-			if (f && f->is_entry && opts && opts->skipped)
-				opts->skipped(opts->skipped_arg, skip[k], why[k]);
-			if (n < errlen)
-				n += (size_t)snprintf(err + n, errlen - n, "%s %s (%s)", k ? ";" : "", skip[k], why[k]);
-		}
+		free(why);
 	}
-	for (size_t k = 0; k < nskip; k++)
-		free(why[k]);
-	free(why);
-	free(skip);
+	ir_skip__free(&skip);
 	ir_module_free(am);
 	return ret;
 }

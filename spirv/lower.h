@@ -198,6 +198,8 @@ uint32_t lw_builtin_load(lw *c, enum lw_builtin b, unsigned comp); /* u32 */
 uint32_t lw_linear_tid(lw *c);   /* u32 */
 uint32_t lw_block_threads(lw *c); /* u32 */
 void lw_barrier(lw *c);
+/* A memory fence of a SpvScope (membar, fence, barrier.cluster.arrive): lower_ctrl.c. */
+void lw_fence(lw *c, uint32_t scope);
 
 /* Warp collectives in divergent regions and loops (lower_diverge.c): plan a function's regions
  * (after its labels are known), then lower each statement through lw_divergent_stmt first (1:

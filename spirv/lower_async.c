@@ -290,10 +290,40 @@ static int bulk_copy(lw *c, const ir_insn *in, bool to_global)
 	return 1;
 }
 
+/* mapa: another block's copy of a shared variable in the cluster. Clusters are one block here (a
+ * launch without cluster dimensions makes them so, and the own driver refuses clusters of more),
+ * so rank 0, the only one there is, names the block's own: the address itself. */
+static int mapa(lw *c, const ir_insn *in)
+{
+	ptype t = in->nmods ? ptype_parse(in->mods[in->nmods - 1]) : PT(0, 0);
+	if (in->nops != 3 || (t.bits != 32 && t.bits != 64))
+		return lw_unsupported(c, in, "expected mapa{.shared::cluster}.u32/.u64 d, a, rank");
+	uint32_t a = lw_read(c, &in->ops[1], t);
+	if (!a)
+		return -1;
+	return lw_write(c, &in->ops[0], t, a) < 0 ? -1 : 1;
+}
+
 int lw_async(lw *c, const ir_insn *in)
 {
 	if (!strcmp(in->opcode, "mbarrier"))
 		return mbarrier(c, in);
+	if (!strcmp(in->opcode, "mapa"))
+		return mapa(c, in);
+	if (!strcmp(in->opcode, "barrier") && ir_insn_has_mod(in, ".cluster")) {
+		/* one-block clusters: arrive is a release fence (nothing when .relaxed), and the wait,
+		 * which every thread of the cluster reaches after its arrive, the block's barrier */
+		if (ir_insn_has_mod(in, ".arrive")) {
+			if (!ir_insn_has_mod(in, ".relaxed"))
+				lw_fence(c, SpvScopeWorkgroup);
+			return 1;
+		}
+		if (ir_insn_has_mod(in, ".wait")) {
+			lw_barrier(c);
+			return 1;
+		}
+		return lw_unsupported(c, in, "expected barrier.cluster.arrive or .wait");
+	}
 	if (!strcmp(in->opcode, "cp") && in->nmods >= 2 && !strcmp(in->mods[0], ".async") && !strcmp(in->mods[1], ".bulk") &&
 	    in->nmods >= 3 && !strncmp(in->mods[2], ".shared", 7) && ir_insn_has_mod(in, ".mbarrier::complete_tx::bytes"))
 		return bulk_copy(c, in, false);

@@ -6,6 +6,25 @@
 #include <stdbool.h>
 #include <string.h>
 
+/* A memory fence of the given scope: a sequentially consistent read-modify-write that changes
+ * nothing, on a word of the module's own. OpMemoryBarrier becomes mem_fence() in OpenCL 1.2,
+ * which PoCL's kernel library lacks, while every OpenCL target has atomic or. */
+void lw_fence(lw *c, uint32_t scope)
+{
+	uint32_t sem = SpvMemorySemanticsSequentiallyConsistentMask | SpvMemorySemanticsWorkgroupMemoryMask |
+		       SpvMemorySemanticsCrossWorkgroupMemoryMask;
+	uint32_t u32 = spv_t_int(c->e, 32);
+	if (!c->fence_word) {
+		c->fence_word = spv_id(c->e);
+		spv_op(&c->e->globals, SpvOpVariable, 4, spv_t_ptr(c->e, SpvStorageClassCrossWorkgroup, u32),
+		       c->fence_word, (uint32_t)SpvStorageClassCrossWorkgroup, lw_u32(c, 0));
+		spv_name(c->e, c->fence_word, "gpuprobe_fence_word");
+	}
+	lw_ensure_block(c);
+	spv_op(&c->body, SpvOpAtomicOr, 6, u32, spv_id(c->e), c->fence_word, lw_u32(c, scope), lw_u32(c, sem),
+	       lw_u32(c, 0));
+}
+
 static struct lw_func_info *func_info(lw *c, const char *name)
 {
 	for (size_t i = 0; i < c->nfuncs; i++)
@@ -294,23 +313,8 @@ int lw_control(lw *c, const ir_insn *in)
 			return 1;
 		if (ir_insn_has_mod(in, ".proxy"))
 			return lw_unsupported(c, in, "proxy fences other than the async proxy's are not lowered");
-		uint32_t scope = ir_insn_has_mod(in, ".cta") ? SpvScopeWorkgroup
-			       : ir_insn_has_mod(in, ".sys") ? SpvScopeCrossDevice : SpvScopeDevice;
-		uint32_t sem = SpvMemorySemanticsSequentiallyConsistentMask | SpvMemorySemanticsWorkgroupMemoryMask |
-			       SpvMemorySemanticsCrossWorkgroupMemoryMask;
-		/* A fence is a sequentially consistent read-modify-write that changes nothing, on a
-		 * word of the module's own: OpMemoryBarrier becomes mem_fence() in OpenCL 1.2, which
-		 * PoCL's kernel library lacks, while every OpenCL target has atomic or. */
-		uint32_t u32 = spv_t_int(c->e, 32);
-		if (!c->fence_word) {
-			c->fence_word = spv_id(c->e);
-			spv_op(&c->e->globals, SpvOpVariable, 4, spv_t_ptr(c->e, SpvStorageClassCrossWorkgroup, u32),
-			       c->fence_word, (uint32_t)SpvStorageClassCrossWorkgroup, lw_u32(c, 0));
-			spv_name(c->e, c->fence_word, "gpuprobe_fence_word");
-		}
-		lw_ensure_block(c);
-		spv_op(&c->body, SpvOpAtomicOr, 6, u32, spv_id(c->e), c->fence_word, lw_u32(c, scope), lw_u32(c, sem),
-		       lw_u32(c, 0));
+		lw_fence(c, ir_insn_has_mod(in, ".cta") ? SpvScopeWorkgroup
+			    : ir_insn_has_mod(in, ".sys") ? SpvScopeCrossDevice : SpvScopeDevice);
 		return 1;
 	}
 	if (!strcmp(op, "nanosleep") || !strcmp(op, "pmevent") || !strcmp(op, "brkpt"))

@@ -548,8 +548,8 @@ enum ir_space lw_insn_space(const ir_insn *in)
 			return IR_SPACE_CONST;
 		if (!strcmp(m, ".param") || !strcmp(m, ".param::entry") || !strcmp(m, ".param::func"))
 			return IR_SPACE_PARAM;
-		if (!strcmp(m, ".shared::cluster"))
-			return IR_SPACE_OTHER;
+		if (!strcmp(m, ".shared::cluster"))   /* clusters are one block: the block's own */
+			return IR_SPACE_SHARED;
 	}
 	return IR_SPACE_GENERIC;
 }

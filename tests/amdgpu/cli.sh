@@ -114,6 +114,28 @@ check not-lowered 1 "$gp" ptx llvm --target nvptx "$work/tex.ptx" && lines not-l
 check not-lowered-co 1 "$gp" ptx amdgpu --arch gfx942 -o "$work/t.co" "$work/tex.ptx" && lines not-lowered-co 1
 [ ! -e "$work/t.co" ] || { echo "FAIL not-lowered-co: wrote $work/t.co"; fail=1; }
 
+# a module where only some kernels do not lower (tests/spirv/data/isolate.ptx: `bad` fetches a
+# mipmapped texture, `bad_call` through a device function, `good` does not): those two are left out,
+# one line each naming why, exit 0; the code object has good's descriptor alone; with --cache (the
+# shim loads its output in place of the original) a kernel left out is the module not lowered
+iso=$(dirname "$cases")/data/isolate.ptx
+for t in nvptx amdgcn; do
+	check "isolate-$t" 0 "$gp" ptx llvm --target $t -o "$work/iso.$t.ll" "$iso" && lines "isolate-$t" 2 &&
+		has "isolate-$t" "isolate.ptx: kernel bad left out: 23: cannot lower \`tex.level.2d.v4.f32.f32\` to LLVM IR: mipmapped and multisample textures are not lowered" &&
+		has "isolate-$t" "isolate.ptx: kernel bad_call left out: needs fetch, not lowered: 12: cannot lower \`tex.level.2d.v4.f32.f32\`"
+	n=$(grep -c '^define .*@\(bad\|bad_call\|fetch\)(' "$work/iso.$t.ll")
+	g=$(grep -c '^define .*@good(' "$work/iso.$t.ll")
+	[ "$n" = 0 ] && [ "$g" = 1 ] || { echo "FAIL isolate-$t: $n left-out functions defined, good defined $g times"; fail=1; }
+done
+check isolate-co 0 "$gp" ptx amdgpu --arch gfx942 -o "$work/iso.co" "$iso" && lines isolate-co 2
+if [ -x "$readobj" ]; then
+	"$readobj" --notes --dyn-symbols "$work/iso.co" >"$work/out" 2>&1
+	kds=$(grep -o '\.symbol: *[a-z_]*\.kd' "$work/out" | awk '{print $2}' | tr '\n' ' ')
+	[ "$kds" = "good.kd " ] && echo "ok isolate-co: kernel descriptors: $kds" ||
+		{ echo "FAIL isolate-co: kernel descriptors '$kds', expected good.kd alone"; fail=1; }
+fi
+check isolate-cache 1 "$gp" ptx llvm --target nvptx --cache "$work/isocache" "$iso" && has isolate-cache "not lowered: line 12: cannot lower"
+
 # hostile input: truncated modules, garbage, an undeclared register: one line each, never a crash
 head -c 300 "$work/vadd.ptx" >"$work/trunc.ptx"
 printf '.version 7.0\n.target sm_70\n.address_size 64\n.visible .entry k()\n{\n\tadd.u32 %%r1, %%r2, 1;\n\tret;\n}\n' >"$work/undecl.ptx"

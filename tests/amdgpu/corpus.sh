@@ -24,16 +24,19 @@ done
 # seconds per architecture; the report keeps the modules' order.
 one() {
 	local i=$1 ptx=${mods[$1]} w=$work/m.$1
-	local name nk sp am detail err rc arch kd v l bad=0
+	local name nk sp am detail err rc arch kd v l left bad=0
 	name=$(basename "$(dirname "$ptx")")/$(basename "$ptx" .ptx)
 	nk=$(grep -cE '^[[:space:]]*(\.visible[[:space:]]+|\.weak[[:space:]]+)?\.entry[[:space:]]' "$ptx")
 	sp=ok
 	err=$("$gp" ptx spirv -o "$w.spv" "$ptx" 2>&1) || sp=no
 	[ -n "$err" ] && [ $sp = ok ] && sp=partial
-	am=ok detail=""
+	am=ok detail="" left=0
 	for arch in gfx90a gfx942 gfx1100; do
 		err=$("$gp" ptx amdgpu --arch $arch -o "$w.co" "$ptx" 2>&1)
 		rc=$?
+		# kernels left out (one line each, exit 0): the module's other kernels lowered
+		left=$(printf '%s\n' "$err" | grep -c ': kernel .* left out: ')
+		[ $rc = 0 ] && [ "$left" -gt 0 ] && am=partial
 		if [ $rc != 0 ]; then
 			am=no
 			if [ $rc != 1 ] || [ "$(printf '%s\n' "$err" | grep -c .)" != 1 ]; then
@@ -46,20 +49,22 @@ one() {
 		fi
 		"$readobj" --notes --dyn-symbols "$w.co" >"$w.ro" 2>&1
 		kd=$(grep -c '\.symbol: .*\.kd$' "$w.ro")
-		if [ "$kd" != "$nk" ]; then
-			am=no detail="$arch: $kd kernel descriptors for $nk kernels" bad=1
+		if [ "$kd" != $((nk - left)) ]; then
+			am=no detail="$arch: $kd kernel descriptors for $nk kernels, $left left out" bad=1
 			echo "FAIL $name: $detail"
 			break
 		fi
 		if [ $arch = gfx942 ]; then
 			v=$(grep -o '\.vgpr_count: *[0-9]*' "$w.ro" | awk '{print $2}' | sort -n | tail -1)
 			l=$(grep -o '\.group_segment_fixed_size: *[0-9]*' "$w.ro" | awk '{print $2}' | sort -n | tail -1)
-			detail="$nk kernel(s); gfx942 max VGPRs ${v:-0}, max LDS ${l:-0} bytes"
+			detail="$((nk - left)) kernel(s); gfx942 max VGPRs ${v:-0}, max LDS ${l:-0} bytes"
+			[ "$left" = 0 ] || detail="$detail; $left left out, first $(printf '%s\n' "$err" | grep -m1 ' left out: ' |
+				sed 's/^gpuprobe: [^ ]*: kernel \([^ ]*\) left out: /\1: /' | cut -c1-150)"
 		fi
 	done
 	rm -f "$w.spv" "$w.co" "$w.ro"
 	printf '%-48s spirv=%-7s amdgcn=%-3s %s\n' "$name" "$sp" "$am" "$detail" >"$work/row.$i"
-	echo "$sp $am $nk $bad" >"$work/st.$i"
+	echo "$sp $am $((nk - left)) $bad" >"$work/st.$i"
 }
 jobs=${AMDGPU_CORPUS_JOBS:-$(nproc)}
 running=0
@@ -78,17 +83,17 @@ echo "# amdgpu/ over real modules: each module's PTX through 'gpuprobe ptx spirv
 echo "# (gfx90a, gfx942, gfx1100; llvm-readobj: kernel descriptors, VGPRs, LDS). Columns: module, spirv, amdgcn, detail."
 } >"$report"
 for i in "${!mods[@]}"; do
-	read -r sp am nk b <"$work/st.$i" || { sp=no am=no nk=0 b=1; echo "FAIL ${mods[$i]}: no result"; }
+	read -r sp am nk b <"$work/st.$i" || { sp=no am=no nk=0 b=1; echo "FAIL ${mods[$i]}: no result"; }   # nk: kernels lowered
 	bad=$((bad + b))
 	case $sp/$am in
-	ok/ok | partial/ok) both=$((both + 1)); kernels=$((kernels + nk)) ;;
-	ok/no) spirv_only=$((spirv_only + 1)) ;;
+	ok/ok | partial/ok | partial/partial) both=$((both + 1)); kernels=$((kernels + nk)) ;;
+	ok/no | ok/partial) spirv_only=$((spirv_only + 1)) ;;
 	partial/no | no/no) neither=$((neither + 1)) ;;
-	no/ok) amd_only=$((amd_only + 1)); kernels=$((kernels + nk)) ;;
+	no/ok | no/partial) amd_only=$((amd_only + 1)); kernels=$((kernels + nk)) ;;
 	esac
 	cat "$work/row.$i" >>"$report"
 done
-summary="$((both + amd_only)) of ${#mods[@]} modules lower to code objects for gfx90a, gfx942 and gfx1100 ($kernels kernels, one descriptor each); spirv/ lowers $spirv_only that amdgpu/ does not (the table says why); $neither neither; $amd_only only amdgpu/"
+summary="$((both + amd_only)) of ${#mods[@]} modules lower to code objects for gfx90a, gfx942 and gfx1100, some with kernels left out as spirv/ leaves them ($kernels kernels, one descriptor each); spirv/ lowers $spirv_only that amdgpu/ does not (the table says why); $neither neither; $amd_only only amdgpu/"
 echo "# $summary" >>"$report"
 echo "$summary"
 [ $bad = 0 ]
