@@ -1,6 +1,7 @@
 /* The module and function driver: names (registers and variables, shadowed by block), module
  * variables, signatures, parameters, labels and blocks, guards, and dispatch to the families. */
 #include "amdgpu/lower.h"
+#include "ptx-frontend/init_scan.h"
 #include "ptx-frontend/ir_skip.h"
 
 #include <errno.h>
@@ -519,64 +520,28 @@ static int init_bytes_r(al *c, const ir_decl *d, uint8_t *out, uint64_t size, st
 	unsigned eb = t.bits / 8;
 	const char *p = d->init;
 	uint64_t at = 0;
-	while (*p && at < size) {
-		while (*p && strchr(" {,\t\n\r}", *p))
-			p++;
-		if (!*p)
-			break;
-		char *end;
-		uint64_t raw;
-		if (p[0] == '0' && (p[1] == 'f' || p[1] == 'F' || p[1] == 'd' || p[1] == 'D')) {
-			raw = strtoull(p + 2, &end, 16);
-			if (t.bits == 32 && (p[1] == 'd' || p[1] == 'D')) {
-				double dv;
-				memcpy(&dv, &raw, 8);
-				float f = (float)dv;
-				uint32_t r32;
-				memcpy(&r32, &f, 4);
-				raw = r32;
-			}
-		} else if (t.k == 'f' && strpbrk(p, ".eE") && strpbrk(p, ".eE") < p + strcspn(p, ",}")) {
-			double v = strtod(p, &end);
-			if (t.bits == 32) {
-				float f = (float)v;
-				uint32_t r;
-				memcpy(&r, &f, 4);
-				raw = r;
-			} else {
-				memcpy(&raw, &v, 8);
-			}
-		} else {
-			raw = (uint64_t)strtoll(p, &end, 0);
-			if (end == p) {
-				bool gen = !strncmp(p, "generic(", 8);
-				const char *q = gen ? p + 8 : p;
-				size_t n = strcspn(q, gen ? ")" : " ,}+-\t\n");
-				if (!relocs || eb != 8 || at % 8 || !n || n >= 256)
-					return al_fail(c, "the initializer of %s holds an address (%.*s) where no 64-bit address fits: "
-						       "not lowered", d->name, (int)strcspn(p, ",}"), p);
-				*relocs = realloc(*relocs, (*nrelocs + 1) * sizeof(**relocs));
-				if (!*relocs)
-					abort();
-				struct al_reloc *r = &(*relocs)[(*nrelocs)++];
-				memset(r, 0, sizeof(*r));
-				memcpy(r->name, q, n);
-				r->offset = at;
-				r->generic = gen;
-				q += n + (gen && q[n] == ')');
-				while (*q == ' ')
-					q++;
-				if (*q == '+' || *q == '-')
-					r->addend = strtoll(q, (char **)&q, 0);
-				end = (char *)q;
-				raw = 0;
-			}
+	struct ir_init_elem e;
+	enum ir_init_kind k;
+	while (at < size && (k = ir_init_next(&p, t.k, t.bits, &e)) != IR_INIT_END) {
+		if (k == IR_INIT_BAD)
+			return al_fail(c, "the initializer of %s holds an operand that cannot be read", d->name);
+		if (k == IR_INIT_SYMBOL) {
+			if (!relocs || eb != 8 || at % 8)
+				return al_fail(c, "the initializer of %s holds an address (%s) where no 64-bit address fits: "
+					       "not lowered", d->name, e.name);
+			*relocs = realloc(*relocs, (*nrelocs + 1) * sizeof(**relocs));
+			if (!*relocs)
+				abort();
+			struct al_reloc *r = &(*relocs)[(*nrelocs)++];
+			memset(r, 0, sizeof(*r));
+			memcpy(r->name, e.name, sizeof(r->name));
+			r->offset = at;
+			r->generic = e.generic;
+			r->addend = e.addend;
+			e.raw = 0;
 		}
 		for (unsigned b = 0; b < eb && at < size; b++)
-			out[at++] = (uint8_t)(raw >> (8 * b));
-		p = end;
-		while (*p == 'U' || *p == 'u' || *p == 'L' || *p == 'l')
-			p++;
+			out[at++] = (uint8_t)(e.raw >> (8 * b));
 	}
 	return 0;
 }

@@ -1,6 +1,7 @@
 /* The module and function driver: module-scope variables, the shared window, function
  * signatures, registers, labels and blocks, guards, and dispatch to the instruction families. */
 #include "spirv/lower.h"
+#include "ptx-frontend/init_scan.h"
 #include "ptx-frontend/ir_skip.h"
 #include "spirv/block_order.h"
 #include "common/env.h"
@@ -87,67 +88,29 @@ int lw_init_bytes_r(lw *c, const ir_decl *d, uint8_t *out, uint64_t size, struct
 	unsigned eb = t.bits / 8;
 	const char *p = d->init;
 	uint64_t at = 0;
-	while (*p && at < size) {
-		while (*p == ' ' || *p == '{' || *p == ',' || *p == '\t' || *p == '\n' || *p == '}')
-			p++;
-		if (!*p)
-			break;
-		char *end;
-		uint64_t raw;
-		if (p[0] == '0' && (p[1] == 'f' || p[1] == 'F' || p[1] == 'd' || p[1] == 'D')) {
-			raw = strtoull(p + 2, &end, 16);
-		} else if (t.k == 'f' && strpbrk(p, ".eE") && strpbrk(p, ".eE") < p + strcspn(p, ",}")) {
-			double v = strtod(p, &end);
-			if (t.bits == 32) {
-				float f = (float)v;
-				uint32_t r;
-				memcpy(&r, &f, 4);
-				raw = r;
+	struct ir_init_elem e;
+	enum ir_init_kind k;
+	while (at < size && (k = ir_init_next(&p, t.k, t.bits, &e)) != IR_INIT_END) {
+		if (k == IR_INIT_BAD)
+			return lw_fail(c, "the initializer of %s holds an operand that cannot be read", d->name);
+		if (k == IR_INIT_SYMBOL) {
+			uint64_t tok = lw_func_token(c->m, e.name);
+			if (tok) {
+				e.raw = tok + (uint64_t)e.addend;
 			} else {
-				memcpy(&raw, &v, 8);
-			}
-		} else {
-			raw = (uint64_t)strtoll(p, &end, 0);
-			if (end == p) {
-				/* a symbol: generic(name) or name, then an optional +N / -N */
-				bool gen = !strncmp(p, "generic(", 8);
-				const char *q = gen ? p + 8 : p;
-				size_t n = strcspn(q, gen ? ")" : " ,}+-\t\n");
-				char name[256];
-				if (!n || n >= sizeof(name))
-					return lw_fail(c, "the initializer of %s holds an operand that cannot be read", d->name);
-				memcpy(name, q, n);
-				name[n] = 0;
-				q += n + (gen && q[n] == ')');
-				while (*q == ' ')
-					q++;
-				int64_t add = 0;
-				if (*q == '+' || *q == '-') {
-					add = strtoll(q, &end, 0);
-					q = end;
-				}
-				end = (char *)q;
-				uint64_t tok = lw_func_token(c->m, name);
-				if (tok) {
-					raw = tok + (uint64_t)add;
-				} else {
-					if (!relocs || eb != 8 || at % 8)
-						return lw_fail(c, "the initializer of %s holds the address of %s where no 64-bit "
-								  "address fits: not lowered", d->name, name);
-					*relocs = realloc(*relocs, (*nrelocs + 1) * sizeof(**relocs));
-					struct lw_reloc *r = &(*relocs)[(*nrelocs)++];
-					r->offset = at;
-					r->addend = add;
-					snprintf(r->name, sizeof(r->name), "%s", name);
-					raw = 0;
-				}
+				if (!relocs || eb != 8 || at % 8)
+					return lw_fail(c, "the initializer of %s holds the address of %s where no 64-bit "
+							  "address fits: not lowered", d->name, e.name);
+				*relocs = realloc(*relocs, (*nrelocs + 1) * sizeof(**relocs));
+				struct lw_reloc *r = &(*relocs)[(*nrelocs)++];
+				r->offset = at;
+				r->addend = e.addend;
+				snprintf(r->name, sizeof(r->name), "%s", e.name);
+				e.raw = 0;
 			}
 		}
 		for (unsigned b = 0; b < eb && at < size; b++)
-			out[at++] = (uint8_t)(raw >> (8 * b));
-		p = end;
-		while (*p == 'U' || *p == 'u' || *p == 'L' || *p == 'l')
-			p++;
+			out[at++] = (uint8_t)(e.raw >> (8 * b));
 	}
 	return 0;
 }

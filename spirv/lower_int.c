@@ -270,6 +270,8 @@ int lw_int_arith(lw *c, const ir_insn *in)
 		return lw_unsupported(c, in, "too few operands");
 	bool wide = ir_insn_has_mod(in, ".wide"), hi = ir_insn_has_mod(in, ".hi");
 	bool sat = ir_insn_has_mod(in, ".sat");
+	if (wide && t.bits > 32)   /* PTX has .wide for 16- and 32-bit operands: no 128-bit product */
+		return lw_unsupported(c, in, ".wide needs 16- or 32-bit operands");
 
 	/* shifts take an unsigned 32-bit count whatever the type */
 	if (!strcmp(op, "shl") || !strcmp(op, "shr")) {
