@@ -83,6 +83,8 @@ static void run_usage(FILE *out)
 	      "  GPUPROBE_DEFER=0       additive memory and basic-block probes called at their sites\n"
 	      "                         (default: per-thread counts in each kernel, added where the\n"
 	      "                         thread leaves)\n"
+	      "  GPUPROBE_SHARED_CHECK=1  own driver: a shared-memory access outside the block fails the\n"
+	      "                         launch (CUDA_ERROR_ILLEGAL_ADDRESS) instead of reaching other memory\n"
 	      "  GPUPROBE_PRECOMPILE=M  check (default: the driver's JIT compiles instrumented PTX at\n"
 	      "                         load, a compile error falls back there), link (cubins by the\n"
 	      "                         JIT linker, cached; relocatable code), 0 (neither)\n"

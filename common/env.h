@@ -37,6 +37,8 @@ enum gp_var {
 	GP_VAR_TEST_SECURE,     /* flag (tests): behave as in a setuid process; only ever stricter */
 	GP_VAR_INLINE,          /* flag (default on) */
 	GP_VAR_INLINE_GROWTH,   /* uint 1..1000 (default 2): the module-wide inlining budget */
+	GP_VAR_SHARED_CHECK,    /* flag (default off): the own driver checks shared-memory accesses
+	                         * against the block's window (spirv_options.check_shared) */
 	GP_VAR_DEFER,           /* flag (default on): additive memory and basic-block probes count a kernel's
 	                         * sites in per-thread accumulators, run at the thread's exit
 	                         * (ptx-frontend/instrument.h, gp_inst_probe.deferred) */

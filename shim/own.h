@@ -70,7 +70,8 @@ struct own_state {
 	int initialized;             /* cuInit called */
 	int primary_active;
 	unsigned primary_flags;
-	uint64_t trap_word;          /* kernels note a failed assert (1) or a trap (2) here (host memory) */
+	uint64_t trap_word;          /* kernels note a failed assert (1), a trap (2) or a shared-memory
+	                                access outside the window (3) here (host memory) */
 	uint64_t grid_workspace;     /* cooperative groups' grid workspace: 16 bytes into the trap
 	                                word's 64 (spirv_options.grid_workspace) */
 	uint64_t launch_queue;       /* device launches (spirv.h), host memory; 0 until a module needs it */

@@ -148,11 +148,15 @@ CUresult own_trapped(CUresult rc)
 	uint32_t w = own.trap_word ? __atomic_load_n((uint32_t *)(uintptr_t)own.trap_word, __ATOMIC_ACQUIRE) : 0;
 	if (!w)
 		return rc;
-	s = w == 1 ? CUDA_ERROR_ASSERT : CUDA_ERROR_ILLEGAL_INSTRUCTION;
+	/* 1: assert, 2: trap, 3: a shared-memory access outside the block's window (spirv/lower_util.c) */
+	s = w == 1 ? CUDA_ERROR_ASSERT : w == 3 ? CUDA_ERROR_ILLEGAL_ADDRESS : CUDA_ERROR_ILLEGAL_INSTRUCTION;
 	CUresult none = CUDA_SUCCESS;
 	if (__atomic_compare_exchange_n(&own.sticky, &none, s, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
 		shim_msg("own driver: a kernel %s; the context is unusable from now on (%s)",
-			 w == 1 ? "failed a device-side assert()" : "executed trap", w == 1 ? "CUDA_ERROR_ASSERT" : "CUDA_ERROR_ILLEGAL_INSTRUCTION");
+			 w == 1 ? "failed a device-side assert()"
+			 : w == 3 ? "accessed shared memory outside its block's window (the access was dropped)"
+				  : "executed trap",
+			 w == 1 ? "CUDA_ERROR_ASSERT" : w == 3 ? "CUDA_ERROR_ILLEGAL_ADDRESS" : "CUDA_ERROR_ILLEGAL_INSTRUCTION");
 	return s;
 }
 

@@ -10,6 +10,7 @@
  * indirect calls, ...) is built whole at its first launch; its variables are then the program's
  * own and cuModuleGetGlobal says so. A module without PTX gets one line and
  * CUDA_ERROR_NO_BINARY_FOR_GPU. */
+#include "common/env.h"
 #include "shim/own.h"
 #define OWN(name, impl) shim_fnty_##name own_##impl;
 #include "shim/own_list.h"
@@ -584,7 +585,8 @@ int own_func_build(struct own_func *f, unsigned dyn_shared)
 	const struct gp_bk_build bo = {.dyn_shared = dyn_shared, .trap_word = own.trap_word,
 				       .grid_workspace = own.grid_workspace, .launch_queue = launch_queue_for(m),
 				       .clock_word = own.clock_word, .skipped = note_skipped,
-				       .skipped_arg = &skip, .noted = note_noted};
+				       .skipped_arg = &skip, .noted = note_noted,
+				       .check_shared = gp_env_flag(GP_VAR_SHARED_CHECK)};
 	if (r == 0)
 		r = own.ops->program_build(own.bk, ir, &bo, &p, left_out, sizeof(left_out));
 	if (r < 0)

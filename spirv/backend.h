@@ -57,6 +57,7 @@ struct gp_bk_build {
 	void *skipped_arg;
 	/* spirv_options.noted (called with skipped_arg). */
 	void (*noted)(void *arg, const char *func, const char *note);
+	int check_shared;        /* spirv_options.check_shared (GPUPROBE_SHARED_CHECK) */
 };
 
 struct gp_bk_ops {

@@ -289,7 +289,7 @@ static int cl_program_build(gp_bk *b, const ir_module *m, const struct gp_bk_bui
 				   .grid_workspace = o ? o->grid_workspace : 0,
 				   .launch_queue = o ? o->launch_queue : 0, .clock_word = o ? o->clock_word : 0,
 				   .skipped = o ? o->skipped : NULL, .skipped_arg = o ? o->skipped_arg : NULL,
-				   .noted = o ? o->noted : NULL};
+				   .noted = o ? o->noted : NULL, .check_shared = o ? o->check_shared : 0};
 	int r = spirv_lower_module(m, &so, &words, &nwords, err, errlen);
 	if (r < 0)
 		return r;

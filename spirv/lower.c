@@ -348,8 +348,11 @@ static int module_vars(lw *c)
 		c->shared_size += LW_RESERVED_SMEM;
 	}
 	if (c->shared_size) {
+		/* checked: 16 bytes past the end, where accesses outside the window go (lower_util.c) */
 		uint64_t size = (c->shared_size + 15) & ~15ull;
-		uint32_t at = spv_t_array(c->e, spv_t_int(c->e, 8), spv_c_int(c->e, 32, size));
+		c->shared_sink = size;
+		uint64_t sink = c->opts && c->opts->check_shared ? LW_SHARED_SINK : 0;
+		uint32_t at = spv_t_array(c->e, spv_t_int(c->e, 8), spv_c_int(c->e, 32, size + sink));
 		c->shared_window = spv_id(c->e);
 		spv_op(&c->e->globals, SpvOpVariable, 3, spv_t_ptr(c->e, SpvStorageClassWorkgroup, at),
 		       c->shared_window, (uint32_t)SpvStorageClassWorkgroup);

@@ -97,6 +97,7 @@ typedef struct lw {
 	size_t ngsyms, capgsyms;
 	uint32_t shared_window;  /* Workgroup i8 array holding every .shared variable */
 	uint64_t shared_size;
+	uint64_t shared_sink;    /* the window's bytes; LW_SHARED_SINK more past them take stray accesses */
 	uint64_t reserved_smem;  /* offset of the reserved shared memory (%reserved_smem_offset_*) */
 	uint32_t warp_scratch;   /* Workgroup u32[1024] for the warp emulation */
 	uint32_t warp_live;      /* Workgroup u32[1024]: lanes live at a collective of a divergent region */
@@ -198,6 +199,8 @@ uint32_t lw_builtin_load(lw *c, enum lw_builtin b, unsigned comp); /* u32 */
 uint32_t lw_linear_tid(lw *c);   /* u32 */
 uint32_t lw_block_threads(lw *c); /* u32 */
 void lw_barrier(lw *c);
+/* Bytes past the shared window where accesses outside it are sent (lower_util.c). */
+#define LW_SHARED_SINK 16u
 /* A memory fence of a SpvScope (membar, fence, barrier.cluster.arrive): lower_ctrl.c. */
 void lw_fence(lw *c, uint32_t scope);
 

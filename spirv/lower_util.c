@@ -417,12 +417,41 @@ static uint32_t byte_offset_ptr(lw *c, uint32_t base, SpvStorageClass sc, uint32
 	return lw_op1(c, SpvOpBitcast, spv_t_ptr(c->e, sc, lw_type(c, t)), p);
 }
 
+/* A shared-memory offset a (u64, from a register) that an access of t reaches at a + off: a itself
+ * when the access lies in the window, else the sink past the window's end (less off), 16 bytes
+ * nobody reads, and the driver's trap word told (3: the launch fails with
+ * CUDA_ERROR_ILLEGAL_ADDRESS). On a GPU such an access is an illegal address; on a CPU it reached
+ * whatever lay there, up to 4 GiB past the window (cuda-samples' radixSortThrust: signal 11, the
+ * application killed). Accesses through a named variable and a constant offset are not checked.
+ * Only with spirv_options.check_shared (GPUPROBE_SHARED_CHECK=1): it costs PoCL its vectorising. */
+static uint32_t shared_checked(lw *c, uint32_t a, int64_t off, ptype t)
+{
+	if (!c->opts || !c->opts->check_shared)
+		return a;
+	uint32_t u64 = spv_t_int(c->e, 64);
+	uint64_t bytes = t.bits >= 8 ? t.bits / 8 : 1, limit = c->shared_sink;
+	if (bytes > LW_SHARED_SINK)
+		bytes = LW_SHARED_SINK;   /* vectors: the sink takes the first 16 bytes' worth */
+	uint32_t in = limit >= bytes ? lw_op2(c, SpvOpULessThanEqual, spv_t_bool(c->e),
+					       lw_op2(c, SpvOpIAdd, u64, a, lw_u64(c, (uint64_t)off)), lw_u64(c, limit - bytes))
+				     : spv_c_bool(c->e, false);
+	uint32_t safe = lw_select(c, u64, in, a, lw_u64(c, limit - (uint64_t)off));
+	if (c->opts && c->opts->trap_word) {
+		uint32_t stray = spv_id(c->e), on = spv_id(c->e);
+		lw_branch_cond(c, in, on, stray);
+		lw_label(c, stray);
+		lw_note_trap(c, 3);
+		lw_label(c, on);
+	}
+	return safe;
+}
+
 uint32_t lw_ptr_at(lw *c, enum ir_space sp, uint32_t a, ptype t)
 {
 	if (sp == IR_SPACE_SHARED) {
 		if (!c->shared_window)
 			return lw_fail(c, "shared-memory access but the module declares no .shared variable"), 0;
-		return byte_offset_ptr(c, c->shared_window, SpvStorageClassWorkgroup, a, t);
+		return byte_offset_ptr(c, c->shared_window, SpvStorageClassWorkgroup, shared_checked(c, a, 0, t), t);
 	}
 	return lw_op1(c, SpvOpConvertUToPtr, spv_t_ptr(c->e, space_sc(sp), lw_type(c, t)), a);
 }
@@ -489,6 +518,8 @@ uint32_t lw_address(lw *c, const ir_operand *op, enum ir_space sp, ptype t, SpvS
 	 * pointer step by the token before imm's would be swapped by InstCombine: either way LLVM
 	 * hoists reg + imm out of the loop again. */
 	ptype at = t;
+	if (sp == IR_SPACE_SHARED && c->shared_window)
+		a = shared_checked(c, a, base ? off : 0, t);
 	if (base && off) {
 		a = lw_op2(c, SpvOpIAdd, spv_t_int(c->e, 64), a, lw_region_token(c));
 		at = PT('u', 8);

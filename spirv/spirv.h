@@ -28,9 +28,11 @@ struct spirv_options {
 	 * on the device (a warp collective some threads of a block may not reach): its name and
 	 * "LINE: message". Called with skipped_arg. */
 	void (*noted)(void *arg, const char *func, const char *note);
-	/* Device address of a 32-bit word a kernel sets when a thread fails an assert() (1) or
-	 * executes trap (2), for the driver to report (CUDA_ERROR_ASSERT, _ILLEGAL_INSTRUCTION);
-	 * 0: none. Either way the thread goes on (see lower_ctrl.c). */
+	/* Device address of a 32-bit word a kernel sets when a thread fails an assert() (1),
+	 * executes trap (2) or accesses shared memory outside its block's window (3: the access
+	 * goes to a sink past the window instead), for the driver to report (CUDA_ERROR_ASSERT,
+	 * _ILLEGAL_INSTRUCTION, _ILLEGAL_ADDRESS); 0: none. Either way the thread goes on (see
+	 * lower_ctrl.c). */
 	uint64_t trap_word;
 	/* Device address (8 zeroed bytes) of cooperative groups' grid workspace, which %envreg1/2
 	 * name (lower_sreg.c); 0: a variable of the module. With the variable, PoCL's code took the
@@ -47,6 +49,12 @@ struct spirv_options {
 	 * read: OpenCL gives kernels no clock of their own. Each thread's reads still grow by at
 	 * least one, so differences are never negative. 0: each thread counts its reads from 0. */
 	uint64_t clock_word;
+	/* Check every shared-memory access through a register against the block's window: one
+	 * outside it goes to a sink past the window and notes the trap word (3), so the launch fails
+	 * with CUDA_ERROR_ILLEGAL_ADDRESS instead of reaching whatever lies there (on a CPU device:
+	 * other memory, or a fault that kills the process). Off by default: the per-access compare
+	 * stops PoCL vectorising across work-items (matrixMul's GEMM 6-8x slower). */
+	int check_shared;
 };
 
 /* The device launch queue: a u32 count of bytes taken at 0, a u32 count of launches refused for

@@ -4,7 +4,8 @@
 # its exit status must be 0, its stdout exactly NAME.out and its stderr exactly NAME.err (the
 # shim's lines, the device's name as DEVICE; absent: nothing). Each .cu says what its lines mean.
 # Where NAME.inputs.sh exists it makes the program's input files in the work directory first
-# (arguments: nvcc, work directory) and prints "ARGS ..." (the program's command-line arguments).
+# (arguments: nvcc, work directory) and prints "ARGS ..." (the program's command-line arguments);
+# NAME.env, where it exists, holds VAR=VALUE lines of environment for the program.
 # usage: cu_program.sh BUILD_DIR WORK_DIR NAME [NVCC_FLAGS...]
 set -uo pipefail
 build=$(cd "$1" && pwd) work=$2 name=$3
@@ -23,7 +24,10 @@ if [ -f "$here/$name.inputs.sh" ]; then
 		{ echo "FAIL: $name.inputs.sh"; cat "$work/inputs.log"; exit 1; }
 	read -r -a args <<<"$line"
 fi
-(cd "$work" && env $(own_driver_asan_env "$build/lib") GPUPROBE_BACKEND=opencl LD_LIBRARY_PATH="$build/lib" \
+# NAME.env: VAR=VALUE lines the program runs with (e.g. GPUPROBE_SHARED_CHECK=1)
+extra=()
+[ -f "$here/$name.env" ] && while IFS= read -r l; do [ -n "$l" ] && extra+=("$l"); done <"$here/$name.env"
+(cd "$work" && env $(own_driver_asan_env "$build/lib") "${extra[@]}" GPUPROBE_BACKEND=opencl LD_LIBRARY_PATH="$build/lib" \
 	timeout 300 "./$name" "${args[@]}" >out 2>err)
 rc=$?
 fail=0
