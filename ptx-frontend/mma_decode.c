@@ -99,7 +99,13 @@ int ptx_mma_wmma_decode(const ir_insn *in, struct ptx_mma_op *d, const char **wh
 		*why = "needs a shape, types and four operands";
 		return -1;
 	}
-	/* two types name d and c alone: the f16 shapes, whose multiplicands are always f16 */
+	/* two types name d and c alone: the f16 shapes, whose multiplicands are always f16 and whose
+	 * accumulators are f16 or f32 (anything else is a type this decoder did not recognise) */
+	bool fp_acc = (ty[0] == PTX_MMA_F16 || ty[0] == PTX_MMA_F32) && (ty[nt - 1] == PTX_MMA_F16 || ty[nt - 1] == PTX_MMA_F32);
+	if (nt == 2 && !fp_acc) {
+		*why = "two types (d and c) must be f16 or f32: the multiplicands' types are missing or unknown";
+		return -1;
+	}
 	d->td = ty[0];
 	d->ta = nt == 4 ? ty[1] : PTX_MMA_F16;
 	d->tb = nt == 4 ? ty[2] : PTX_MMA_F16;

@@ -195,6 +195,32 @@ static void test_bad_initializer(void)
 	ir_module_free(m);
 }
 
+/* wmma.mma with a type the decoder does not know (the strict fuzzer's `.u8neg`): the two types it
+ * knows were taken for the f16 shapes' d and c, and the module it made was invalid SPIR-V (an f16
+ * product into s32); now one error line. */
+static void test_wmma_unknown_type(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	CHECK(f != NULL, "%s opens", path);
+	if (!f)
+		return;
+	static char text[1 << 16];
+	size_t len = fread(text, 1, sizeof(text) - 1, f);
+	fclose(f);
+	char err[512];
+	ir_module *m = ptx_parse(text, len, err, sizeof(err));
+	CHECK(m != NULL, "%s parses%s%s", path, m ? "" : ": ", m ? "" : err);
+	if (!m)
+		return;
+	uint32_t *w = NULL;
+	size_t n;
+	int r = spirv_lower_module(m, NULL, &w, &n, err, sizeof(err));
+	CHECK(r < 0 && !w && strstr(err, "27: cannot lower `wmma.mma.sync.aligned.row.col.m16n16k16.s32.u8neg.s32` to SPIR-V: "
+					"two types (d and c) must be f16 or f32"),
+	      "wmma.mma .s32.u8neg.s32: %d '%s'", r, err);
+	ir_module_free(m);
+}
+
 int main(int argc, char **argv)
 {
 	test_bad_initializer();
@@ -204,6 +230,8 @@ int main(int argc, char **argv)
 	test_level_zero();
 	if (argc > 1)
 		test_notes_without_options(argv[1]);
+	if (argc > 2)
+		test_wmma_unknown_type(argv[2]);
 	printf("%d failed\n", failures);
 	return failures ? 1 : 0;
 }
