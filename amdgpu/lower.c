@@ -812,6 +812,8 @@ LLVMBasicBlockRef al_label(al *c, const char *name) { return label_block(c, name
 
 static int dispatch(al *c, const ir_insn *in)
 {
+	if (!ir_insn_operands_ok(in))
+		return al_unsupported(c, in, "too few operands");
 	int (*fam[])(al *, const ir_insn *) = {al_mma, al_extra, al_memory, al_int, al_convert, al_float, al_control, al_warp, al_texture};
 	for (size_t i = 0; i < sizeof(fam) / sizeof(fam[0]); i++) {
 		int r = fam[i](c, in);

@@ -198,6 +198,18 @@ int al_int(al *c, const ir_insn *in)
 		return 0;     /* float family */
 	if (!t.bits || t.bits > 64 || (in->nmods && (al_mod(in, ".u16x2") || al_mod(in, ".s16x2"))))
 		return al_unsupported(c, in, "this type is not lowered");
+	/* operands each operation reads (the parser takes any count): d and its sources */
+	static const char *const unary[] = {"abs", "neg", "not", "cnot", "popc", "clz", "brev", "bfind", NULL};
+	static const char *const ternary[] = {"mad", "mad24", "madc", "sad", "bfe", "prmt", "shf", NULL};
+	unsigned need = 3;
+	for (i = 0; unary[i]; i++)
+		need = strcmp(unary[i], op) ? need : 2;
+	for (i = 0; ternary[i]; i++)
+		need = strcmp(ternary[i], op) ? need : 4;
+	if (!strcmp(op, "bfi") || !strcmp(op, "lop3"))
+		need = 5;
+	if (in->nops < need)
+		return al_unsupported(c, in, "too few operands");
 	unsigned n = t.bits;
 	const ir_operand *d = &in->ops[0];
 	LLVMValueRef a = NULL, b = NULL, r = NULL;

@@ -211,6 +211,15 @@ static const struct entry *find(const char *key)
 	return NULL;
 }
 
+bool ir_insn_operands_ok(const ir_insn *in)
+{
+	const ir_insn_info *info = in->info ? in->info : ir_insn_info_lookup(in->opcode);
+	if (!info || info->ndst <= 0)
+		return true;
+	bool dst_only = !strcmp(in->opcode, "activemask") || !strcmp(in->opcode, "stacksave");
+	return in->nops >= (unsigned)info->ndst + (dst_only ? 0 : 1);
+}
+
 const ir_insn_info *ir_insn_info_lookup(const char *opcode)
 {
 	const struct entry *e = opcode ? find(opcode) : NULL;

@@ -602,6 +602,8 @@ static uint32_t label_id(lw *c, const char *name)
 
 static int lower_insn(lw *c, const ir_insn *in)
 {
+	if (!ir_insn_operands_ok(in))
+		return lw_unsupported(c, in, "too few operands");
 	const ir_insn_info *info = in->info ? in->info : ir_insn_info_lookup(in->opcode);
 	int mr = lw_mma(c, in);
 	if (mr)

@@ -134,6 +134,12 @@ if [ -x "$readobj" ]; then
 	[ "$kds" = "good.kd " ] && echo "ok isolate-co: kernel descriptors: $kds" ||
 		{ echo "FAIL isolate-co: kernel descriptors '$kds', expected good.kd alone"; fail=1; }
 fi
+# instructions with too few operands (fuzz_amdgpu_lower: `and.b16 %rs1, 255;` crashed in LLVMBuildAnd
+# on a missing operand): the kernels are left out with the reason, the module's other kernel lowers
+printf '.version 7.0\n.target sm_70\n.address_size 64\n.visible .entry k(.param .u64 p)\n{\n\t.reg .b16 %%rs<3>;\n\tand.b16 %%rs1, 255;\n\tret;\n}\n.visible .entry k2()\n{\n\t.reg .pred %%p<3>;\n\tand.pred %%p1;\n\tret;\n}\n.visible .entry k3()\n{\n\tret;\n}\n' >"$work/fewops.ptx"
+check fewops 0 "$gp" ptx llvm --target amdgcn -o "$work/fewops.ll" "$work/fewops.ptx" && lines fewops 2 &&
+	has fewops "fewops.ptx: kernel k left out: 7: cannot lower \`and.b16\` to LLVM IR: too few operands" &&
+	has fewops "fewops.ptx: kernel k2 left out: 13: cannot lower \`and.pred\` to LLVM IR: too few operands"
 check isolate-cache 1 "$gp" ptx llvm --target nvptx --cache "$work/isocache" "$iso" && has isolate-cache "not lowered: line 12: cannot lower"
 
 # hostile input: truncated modules, garbage, an undeclared register: one line each, never a crash

@@ -66,7 +66,7 @@ static ir_module *hand_module(const char *extra_opcode, const char *extra_mods)
 	ir_stmt_append(f, ir_insn_new(m, "atom", ".global.add.u32", 3,
 				      (ir_operand[]){ir_reg(m, "%r2"), ir_addr(m, "%rd1", 4), ir_reg(m, "%r1")}));
 	if (extra_opcode) {
-		ir_stmt *s = ir_insn_new(m, extra_opcode, extra_mods, 0, NULL);
+		ir_stmt *s = ir_insn_new(m, extra_opcode, extra_mods, 2, (ir_operand[]){ir_reg(m, "%r1"), ir_reg(m, "%r2")});
 		s->line = 42;
 		ir_stmt_append(f, s);
 	}
