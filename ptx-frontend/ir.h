@@ -238,9 +238,10 @@ struct ir_insn_info {
 /* Look up an opcode in the table; NULL when unknown. Dotted entries exist for instructions
  * whose meaning depends on their first modifiers: "cp.async.bulk", "wmma.load", "bar.red". */
 const ir_insn_info *ir_insn_info_lookup(const char *opcode);
-/* Enough operands for what the instruction writes: one that writes a destination has it and a
- * source (activemask and stacksave only the destination). The parser takes any count; the code
- * generators, which index operands, ask this first. */
+/* Enough operands: the common instructions' least counts as the PTX ISA writes them (shfl 4, fma
+ * 4, st 2, ...); any other that writes a destination has it and a source (activemask and
+ * stacksave only the destination). The parser takes any count; the code generators, which index
+ * operands, ask this first. */
 bool ir_insn_operands_ok(const ir_insn *in);
 /* The entry for an instruction: the longest entry spelled by its opcode and leading modifiers
  * (cp + .async.bulk.tensor gives "cp.async.bulk.tensor"). The parser and ir_insn_new set

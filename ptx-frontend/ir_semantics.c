@@ -213,6 +213,21 @@ static const struct entry *find(const char *key)
 
 bool ir_insn_operands_ok(const ir_insn *in)
 {
+	/* the fewest operands of the common instructions, as the PTX ISA writes them */
+	static const struct { const char *op; unsigned n; } least[] = {
+		{"abs", 2}, {"add", 3}, {"addc", 3}, {"and", 3}, {"atom", 3}, {"bfe", 4}, {"bfi", 5},
+		{"bfind", 2}, {"bra", 1}, {"brev", 2}, {"clz", 2}, {"cnot", 2}, {"copysign", 3}, {"cos", 2},
+		{"cvt", 2}, {"cvta", 2}, {"div", 3}, {"ex2", 2}, {"fma", 4}, {"ld", 2}, {"ldu", 2}, {"lg2", 2},
+		{"lop3", 5}, {"mad", 4}, {"mad24", 4}, {"madc", 4}, {"match", 3}, {"max", 3}, {"min", 3},
+		{"mov", 2}, {"mul", 3}, {"mul24", 3}, {"neg", 2}, {"not", 2}, {"or", 3}, {"popc", 2},
+		{"prmt", 4}, {"rcp", 2}, {"red", 2}, {"redux", 3}, {"rem", 3}, {"rsqrt", 2}, {"sad", 4},
+		{"selp", 4}, {"set", 3}, {"setp", 3}, {"shf", 4}, {"shfl", 4}, {"shl", 3}, {"shr", 3},
+		{"sin", 2}, {"slct", 4}, {"sqrt", 2}, {"st", 2}, {"sub", 3}, {"subc", 3}, {"tanh", 2},
+		{"testp", 2}, {"vote", 2}, {"xor", 3},
+	};
+	for (size_t i = 0; i < sizeof(least) / sizeof(least[0]); i++)
+		if (!strcmp(least[i].op, in->opcode))
+			return in->nops >= least[i].n;
 	const ir_insn_info *info = in->info ? in->info : ir_insn_info_lookup(in->opcode);
 	if (!info || info->ndst <= 0)
 		return true;
