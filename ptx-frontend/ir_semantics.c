@@ -224,6 +224,13 @@ bool ir_insn_operands_ok(const ir_insn *in)
 		{"selp", 4}, {"set", 3}, {"setp", 3}, {"shf", 4}, {"shfl", 4}, {"shl", 3}, {"shr", 3},
 		{"sin", 2}, {"slct", 4}, {"sqrt", 2}, {"st", 2}, {"sub", 3}, {"subc", 3}, {"tanh", 2},
 		{"testp", 2}, {"vote", 2}, {"xor", 3},
+		{"alloca", 2}, {"bmsk", 3}, {"brx", 2}, {"dp2a", 4}, {"dp4a", 4}, {"fns", 4}, {"getctarank", 2},
+		{"isspacep", 2}, {"istypep", 2}, {"ldmatrix", 2}, {"mapa", 3}, {"mma", 4}, {"movmatrix", 2},
+		{"stmatrix", 2}, {"suld", 2}, {"suq", 2}, {"sured", 2}, {"sust", 2}, {"szext", 3}, {"tex", 2},
+		{"tld4", 2}, {"txq", 2}, {"vabsdiff", 3}, {"vadd", 3}, {"vmad", 4}, {"vmax", 3}, {"vmin", 3},
+		{"vset", 3}, {"vshl", 3}, {"vshr", 3}, {"vsub", 3}, {"vabsdiff2", 4}, {"vabsdiff4", 4},
+		{"vadd2", 4}, {"vadd4", 4}, {"vavrg2", 4}, {"vavrg4", 4}, {"vmax2", 4}, {"vmax4", 4},
+		{"vmin2", 4}, {"vmin4", 4}, {"vset2", 4}, {"vset4", 4}, {"vsub2", 4}, {"vsub4", 4},
 	};
 	for (size_t i = 0; i < sizeof(least) / sizeof(least[0]); i++)
 		if (!strcmp(least[i].op, in->opcode))
