@@ -92,7 +92,7 @@ struct gp_lower_opts {
 	uint64_t pid_tgid_addr;
 	/* Nonzero: the main function takes one more parameter after r1..r<nargs>, a .param .b32
 	   membermask: the lanes that entered the probe together, captured by the caller at the
-	   site (ptx-frontend/instrument.c). The warp helpers 515/516 that every entering lane
+	   site (ptx-frontend/instrument_site.c). The warp helpers 515/516 that every entering lane
 	   reaches exactly once (those before the program's first jump, exit or bpftime exit)
 	   match over that mask instead of an activemask taken at the call: an explicit mask makes
 	   match.any.sync wait for every lane of it, however the code before it diverged or

@@ -68,7 +68,7 @@ int lower_jump(struct lower_ctx *c, const struct bpf_insn *in)
 	}
 	/* The null test of a map value the same in every lane (lower_plan.c: a lookup whose key is
 	 * a constant or site-constant context fields): never divergent, so it says so, and a site of
-	 * a probe whose only branches are such needs no reconvergence (instrument.c). */
+	 * a probe whose only branches are such needs no reconvergence (instrument_reconverge.c). */
 	bool uni = !is32 && k && in->imm == 0 && (op == BPF_JEQ || op == BPF_JNE) &&
 		   (lower_map_value_reg(c, in->dst_reg) & LOWER_MV_UNIFORM);
 	const char *pred = c->p[0];

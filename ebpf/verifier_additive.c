@@ -2,9 +2,10 @@
  * adds to array elements, computed from nothing but the context bytes that are the same at every
  * run of one site by one thread. N runs of such a program at sites whose read context bytes are
  * equal have the effect of one run with every add multiplied by N, which lets the
- * instrumentation count a basic block's memory accesses with one call (ptx-frontend/instrument.c,
- * "aggregated sites") instead of one per access: bench/RESULTS.md measured one red per warp per
- * access as what was left of the memory counter's cost on chemv and fma.
+ * instrumentation count a basic block's memory accesses with one call
+ * (ptx-frontend/instrument_mem.c, "aggregated sites") instead of one per access: bench/RESULTS.md
+ * measured one red per warp per access as what was left of the memory counter's cost on chemv
+ * and fma.
  *
  * The argument: every value the program computes is a function of its inputs; with no helper but
  * an array lookup (whose result depends on the key alone), no read of map values (which other

@@ -1,5 +1,6 @@
-/* Private to the instrumentation passes: a writer that inserts generated statements before a
- * position of a function, one line of PTX-like text at a time. */
+/* Private to the instrumentation passes (instrument*.c): the function being instrumented, a
+ * writer that inserts generated statements before a position of it, one line of PTX-like text at
+ * a time, and what the passes' files call of each other. */
 #ifndef GPUPROBE_PTX_INSTRUMENT_INTERNAL_H
 #define GPUPROBE_PTX_INSTRUMENT_INTERNAL_H
 
@@ -18,7 +19,7 @@ _Static_assert(sizeof(struct gp_bb_ctx) <= CTX_BYTES && sizeof(struct gp_func_ct
 	       "a context outgrew the buffer sites fill");
 #define CTX_WORDS (CTX_BYTES / 4)
 
-/* One function being instrumented (instrument.c). */
+/* One function being instrumented (instrument.c makes it, every site's file reads it). */
 struct fn {
 	ir_module *m;
 	ir_func *f;
@@ -35,16 +36,51 @@ struct fn {
 	size_t ndefers;
 };
 
-/* instrument.c's helpers, shared with instrument_defer.c. */
+/* ---- what every site's code is made of (instrument_site.c) ---- */
+
 const char *inst_new_label(struct fn *fn);
+/* Width in bits of a register from the function's .reg declarations; 64 when unknown. */
+unsigned inst_reg_bits(const ir_func *f, const char *name);
 struct inst_emit inst_at(struct fn *fn, ir_stmt *pos);
 /* Whether the probe may read the n 4-byte words of the context at byte off. */
 int inst_ctx_read(const struct inst_emit *e, unsigned off, unsigned n);
+/* Context stores at byte off: a register or special register, an immediate, a 64-bit value, the
+ * x, y, z of a special register; each left out where the probe never reads those bytes. */
+void inst_st32(struct inst_emit *e, unsigned off, const char *src);
 void inst_st32i(struct inst_emit *e, unsigned off, uint32_t v);
+void inst_st64(struct inst_emit *e, unsigned off, const char *src);
+void inst_fill_dim3(struct inst_emit *e, unsigned off, const char *sreg);
 void inst_fill_thread(struct fn *fn, struct inst_emit *e, unsigned off);
 /* The site's context address, the call (with the weight, the mask), the reconvergence. */
 void inst_call_probe(struct fn *fn, struct inst_emit *e, const char *func);
+/* The bracket of a branch that only some lanes take into a probe (activemask / bar.warp.sync of
+ * %__gp_wo), where the probe reconverges. */
+void inst_outer_open(struct inst_emit *e);
+void inst_outer_close(struct inst_emit *e);
+/* Skip what follows when the instruction's guard is false (NULL: it has none); inst_end_skip
+ * places the returned label after the site. */
+const char *inst_guard_skip(struct fn *fn, struct inst_emit *e, const ir_insn *in);
+void inst_end_skip(struct inst_emit *e, const char *l);
+
+/* ---- the sites of each attach point, found in fn's snapshot; k: the probe's index ---- */
+
 int inst_is_leave(const ir_insn *in);   /* ret or exit (not trap) */
+/* Kernel entry, block begin, function entry; a block end's zeroing of its counter
+ * (instrument_entry_exit.c). */
+void inst_site_entry(struct fn *fn, const struct gp_inst_probe *p, unsigned k);
+/* Before each ret and exit: kernel exit, block end, function exit (instrument_entry_exit.c). */
+void inst_sites_leave(struct fn *fn, const struct gp_inst_probe *p, unsigned k);
+/* Memory accesses (instrument_mem.c): 0, or -ENOMEM. */
+int inst_sites_mem(struct fn *fn, const struct gp_inst_probe *p);
+void inst_sites_barrier(struct fn *fn, const struct gp_inst_probe *p);   /* instrument_barrier.c */
+void inst_sites_bb(struct fn *fn, const struct gp_inst_probe *p);        /* instrument_bb.c */
+
+/* ---- after every site of a function (instrument_reconverge.c) ---- */
+
+/* A site's activemask dropped where the site before it in the same block left the mask in
+ * %__gp_wm; a kernel's bar.warp.sync dropped right before its ret or exit. */
+void inst_reuse_site_masks(ir_func *f);
+void inst_drop_syncs_before_return(ir_func *f);
 
 /* ---- deferred sites (instrument_defer.c, gp_inst_probe.deferred) ---- */
 

@@ -6,7 +6,7 @@
 # element's address is too (base + this SM's shard + key * stride): a plain red, which ptxas
 # aggregates per warp itself. A key that differs per lane (the lane id) keeps the grouping, as
 # exact counting needs it. The null test of a warp-uniform element cannot split a warp: it is a
-# bra.uni, and the site needs no activemask/bar.warp.sync bracket (instrument.c).
+# bra.uni, and the site needs no activemask/bar.warp.sync bracket (instrument_reconverge.c).
 # usage: uniform_key_test.sh GPUPROBE SRC_DIR WORK_DIR
 set -u
 # The per-site call shape (GPUPROBE_DEFER=0): deferred sites (ptx-frontend/instrument.h) have

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Memory sites of tensor-core and asynchronous traffic (ptx-frontend/instrument.c mem_sides):
+# Memory sites of tensor-core and asynchronous traffic (ptx-frontend/instrument_mem.c mem_sides):
 # `gpuprobe ptx instrument` on mem_sites.ptx (one sm_90 kernel with ld/st, cp.async,
 # cp.async.bulk both ways and its reduction, TMA tensor copies both ways, ldmatrix, stmatrix,
 # wmma.load/store, and the async instructions that move nothing) with one program per filter:

@@ -38,7 +38,7 @@ K=$(awk '/\.entry _Z4vadd/ {f=1} f {print} f && /^}/ {exit}' "$W/va.inst.ptx")
 n() { grep -c -- "$1" <<<"$K"; }
 check "calls left in the kernel" 0 "$(n 'call')"
 check "sites (the ring's activemask, one per site)" 3 "$(n 'activemask\.b32[[:space:]]*%__gpi')"
-# The probe branches, so its lanes reconverge after each site (ptx-frontend/instrument.c): the
+# The probe branches, so its lanes reconverge after each site (ptx-frontend/instrument_site.c): the
 # three sites share one basic block, so one capture of the mask and three bar.warp.syncs of it.
 check "site mask captured once (same basic block)" 1 "$(n 'activemask\.b32[[:space:]]*%__gp_wm')"
 check "lanes reconverged after each site" 3 "$(n 'bar\.warp\.sync[[:space:]]*%__gp_wm')"
