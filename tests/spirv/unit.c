@@ -142,21 +142,29 @@ static void test_level_zero(void)
 	ir_module_free(m);
 }
 
-/* A module whose lowering has a note (a warp collective part of a block may not reach): the note
- * callback hears it, and lowered without options (as most callers do) the note goes nowhere and the
- * module still lowers. */
-static void test_notes_without_options(const char *path)
+/* A PTX file of the tests, parsed (NULL, with a failed check, when it cannot be). */
+static ir_module *parse_file(const char *path)
 {
 	FILE *f = fopen(path, "rb");
 	CHECK(f != NULL, "%s opens", path);
 	if (!f)
-		return;
+		return NULL;
 	static char text[1 << 16];
 	size_t len = fread(text, 1, sizeof(text) - 1, f);
 	fclose(f);
 	char err[512];
 	ir_module *m = ptx_parse(text, len, err, sizeof(err));
 	CHECK(m != NULL, "%s parses%s%s", path, m ? "" : ": ", m ? "" : err);
+	return m;
+}
+
+/* A module whose lowering has a note (a warp collective part of a block may not reach): the note
+ * callback hears it, and lowered without options (as most callers do) the note goes nowhere and the
+ * module still lowers. */
+static void test_notes_without_options(const char *path)
+{
+	char err[512];
+	ir_module *m = parse_file(path);
 	if (!m)
 		return;
 	unsigned notes = 0;
@@ -200,16 +208,8 @@ static void test_bad_initializer(void)
  * product into s32); now one error line. */
 static void test_wmma_unknown_type(const char *path)
 {
-	FILE *f = fopen(path, "rb");
-	CHECK(f != NULL, "%s opens", path);
-	if (!f)
-		return;
-	static char text[1 << 16];
-	size_t len = fread(text, 1, sizeof(text) - 1, f);
-	fclose(f);
 	char err[512];
-	ir_module *m = ptx_parse(text, len, err, sizeof(err));
-	CHECK(m != NULL, "%s parses%s%s", path, m ? "" : ": ", m ? "" : err);
+	ir_module *m = parse_file(path);
 	if (!m)
 		return;
 	uint32_t *w = NULL;
