@@ -348,7 +348,7 @@ static int module_vars(lw *c)
 		c->shared_size += LW_RESERVED_SMEM;
 	}
 	if (c->shared_size) {
-		/* checked: 16 bytes past the end, where accesses outside the window go (lower_util.c) */
+		/* checked: LW_SHARED_SINK bytes past the end, where accesses outside the window go */
 		uint64_t size = (c->shared_size + 15) & ~15ull;
 		c->shared_sink = size;
 		uint64_t sink = c->opts && c->opts->check_shared ? LW_SHARED_SINK : 0;

@@ -199,8 +199,9 @@ uint32_t lw_builtin_load(lw *c, enum lw_builtin b, unsigned comp); /* u32 */
 uint32_t lw_linear_tid(lw *c);   /* u32 */
 uint32_t lw_block_threads(lw *c); /* u32 */
 void lw_barrier(lw *c);
-/* Bytes past the shared window where accesses outside it are sent (lower_util.c). */
-#define LW_SHARED_SINK 16u
+/* Bytes past the shared window where accesses outside it are sent (lower_util.c): the widest
+ * access there is, v4.b64. */
+#define LW_SHARED_SINK 32u
 /* A memory fence of a SpvScope (membar, fence, barrier.cluster.arrive): lower_ctrl.c. */
 void lw_fence(lw *c, uint32_t scope);
 

@@ -418,8 +418,8 @@ static uint32_t byte_offset_ptr(lw *c, uint32_t base, SpvStorageClass sc, uint32
 }
 
 /* A shared-memory offset a (u64, from a register) that an access of t reaches at a + off: a itself
- * when the access lies in the window, else the sink past the window's end (less off), 16 bytes
- * nobody reads, and the driver's trap word told (3: the launch fails with
+ * when the access lies in the window, else the sink past the window's end (less off), as many
+ * bytes as the widest access (v4.b64) and nobody reads them, and the driver's trap word told (3: the launch fails with
  * CUDA_ERROR_ILLEGAL_ADDRESS). On a GPU such an access is an illegal address; on a CPU it reached
  * whatever lay there, up to 4 GiB past the window (cuda-samples' radixSortThrust: signal 11, the
  * application killed). Accesses through a named variable and a constant offset are not checked.
@@ -430,8 +430,6 @@ static uint32_t shared_checked(lw *c, uint32_t a, int64_t off, ptype t)
 		return a;
 	uint32_t u64 = spv_t_int(c->e, 64);
 	uint64_t bytes = t.bits >= 8 ? t.bits / 8 : 1, limit = c->shared_sink;
-	if (bytes > LW_SHARED_SINK)
-		bytes = LW_SHARED_SINK;   /* vectors: the sink takes the first 16 bytes' worth */
 	uint32_t in = limit >= bytes ? lw_op2(c, SpvOpULessThanEqual, spv_t_bool(c->e),
 					       lw_op2(c, SpvOpIAdd, u64, a, lw_u64(c, (uint64_t)off)), lw_u64(c, limit - bytes))
 				     : spv_c_bool(c->e, false);
