@@ -119,7 +119,10 @@ static int fill_one(const char *dir, const char *what, const char *ptx, size_t l
 	if (m)
 		ir_module_free(m);
 	if (r < 0) {
-		fprintf(stderr, "gpuprobe: %s: not lowered: %s%s\n", what, err[0] >= '0' && err[0] <= '9' ? "line " : "", err);
+		/* the key is the name the shim's GPUPROBE_LLVM_CACHE mode looks for, and names when it
+		 * loads such a module unchanged (tests/gpu/amdgpu.sh matches the two) */
+		fprintf(stderr, "gpuprobe: %s: not lowered (key %s): %s%s\n", what, key,
+			err[0] >= '0' && err[0] <= '9' ? "line " : "", err);
 		(*failed)++;
 		return 0;
 	}

@@ -5,8 +5,10 @@
  * beforehand by `gpuprobe ptx llvm --target nvptx --cache DIR FILE...` (on any machine with LLVM
  * 19: the GPU machines have none), or at load time by that command run as a child process when
  * GPUPROBE_LLVM_LOWER names a gpuprobe binary built with amdgpu/. A module without a lowered
- * form is loaded as given, with one line saying so. Without probes only (probes.c's modules are
- * instrumented PTX, not lowered here). */
+ * form is loaded as given, with one line saying so. With probes, probes.c instruments the
+ * original PTX (the whole module at load: no per-kernel instrumentation in this mode) and lowers
+ * the instrumented PTX here (shim_llvm_lower), as the AMD path merges probes before LLVM; the
+ * key is then the instrumented text's (byte-identical across runs: fixed map addresses). */
 #include "shim/llvm_ptx.h"
 #include "shim/forward.h"
 #include "shim/log.h"
@@ -107,6 +109,31 @@ static int lower_now(const char *ptx, size_t len, unsigned sm, char *why, size_t
 	return bad ? -1 : 0;
 }
 
+/* LLVM's PTX for ptx (from the cache, or lowered now by GPUPROBE_LLVM_LOWER), malloc'd, or NULL
+ * with one line naming the module (what: "loaded unchanged" or "loaded without LLVM"). */
+char *shim_llvm_lower(const char *ptx, size_t len, unsigned seq, const char *what, size_t *out_len)
+{
+	char key[48], path[4096];
+	amdgpu_ptx_key(ptx, len, key);
+	snprintf(path, sizeof(path), "%s/%s", cache_dir, key);
+	char *out = read_whole(path, out_len);
+	if (!out && lower_bin) {
+		char why[512] = "";
+		if (lower_now(ptx, len, current_sm(), why, sizeof(why)) == 0)
+			out = read_whole(path, out_len);
+		else
+			shim_msg("module %u: LLVM path: %s", seq, why);
+	}
+	if (!out) {
+		shim_msg("module %u: LLVM path: no lowered module %s in %s%s; %s", seq, key, cache_dir,
+			 lower_bin ? "" : " (fill it with 'gpuprobe ptx llvm --target nvptx --cache DIR FILE...', "
+					  "or set GPUPROBE_LLVM_LOWER to such a gpuprobe)", what);
+		return NULL;
+	}
+	shim_log("module %u: LLVM path: loaded LLVM's PTX %s", seq, key);
+	return out;
+}
+
 int shim_llvm_transform(struct shim_image *img, const struct shim_module *m)
 {
 	char err[512] = "";
@@ -135,30 +162,15 @@ int shim_llvm_transform(struct shim_image *img, const struct shim_module *m)
 		shim_msg("module %u: LLVM path: a cubin without PTX; loaded unchanged", m->seq);
 		return 0;
 	}
-	char key[48], path[4096];
-	amdgpu_ptx_key(ptx, len, key);
-	snprintf(path, sizeof(path), "%s/%s", cache_dir, key);
 	size_t out_len = 0;
-	char *out = read_whole(path, &out_len);
-	if (!out && lower_bin) {
-		char why[512] = "";
-		if (lower_now(ptx, len, sm, why, sizeof(why)) == 0)
-			out = read_whole(path, &out_len);
-		else
-			shim_msg("module %u: LLVM path: %s", m->seq, why);
-	}
+	char *out = shim_llvm_lower(ptx, len, m->seq, "loaded unchanged", &out_len);
 	free(payload);
-	if (!out) {
-		shim_msg("module %u: LLVM path: no lowered module %s in %s%s; loaded unchanged", m->seq, key, cache_dir,
-			 lower_bin ? "" : " (fill it with 'gpuprobe ptx llvm --target nvptx --cache DIR FILE...', "
-					  "or set GPUPROBE_LLVM_LOWER to such a gpuprobe)");
+	if (!out)
 		return 0;
-	}
 	free(img->owned);
 	img->owned = out;
 	img->data = out;
 	img->size = out_len + 1;
 	img->kind = MODULE_IMAGE_PTX;
-	shim_log("module %u: LLVM path: loaded LLVM's PTX %s", m->seq, key);
 	return 1;
 }

@@ -2,6 +2,7 @@
  * (a context is current then: the maps go into the application's context), never on the launch
  * path: launches of instrumented kernels are forwarded untouched. */
 #include "shim/probes.h"
+#include "shim/llvm_ptx.h"
 #include "shim/own.h"
 #include "shim/capture.h"
 #include "shim/clock_sync.h"
@@ -686,6 +687,15 @@ static int transform(struct shim_image *img, const struct shim_module *m)
 		return 0;
 	shim_log("module %u: instrumented (%u probe sites in %u functions) in %.1f ms", m->seq,
 		 st.sites, st.functions, now_ms() - t0);
+	if (__builtin_expect(shim_llvm_enabled, 0)) {   /* GPUPROBE_LLVM_CACHE: probes, then LLVM */
+		size_t n = 0;
+		char *lowered = shim_llvm_lower(out, out_len, m->seq, "the instrumented PTX loaded as is", &n);
+		if (lowered) {
+			free(out);
+			out = lowered;
+			out_len = n;
+		}
+	}
 	int c = precompile(img, m, out, out_len);
 	if (c) {
 		free(out);

@@ -1,10 +1,11 @@
 #!/bin/bash
 # The shim's LLVM path (GPUPROBE_LLVM_CACHE) over the fake driver: a module whose LLVM-lowered
 # form is in the cache is loaded from it; one that is not is loaded unchanged with one line saying
-# so; with GPUPROBE_LLVM_LOWER the shim has gpuprobe lower it at load time, in a child process.
-# usage: shim_llvm.sh SHIM_DIR FAKE_DRIVER APP GPUPROBE
+# so; with GPUPROBE_LLVM_LOWER the shim has gpuprobe lower it at load time, in a child process;
+# with probes (PROBE.bpf.o given), the instrumented module is what LLVM lowers.
+# usage: shim_llvm.sh SHIM_DIR FAKE_DRIVER APP GPUPROBE [PROBE.bpf.o]
 set -u
-shimdir=$1 fake=$2 app=$3 gp=$4
+shimdir=$1 fake=$2 app=$3 gp=$4 probe=${5:-}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
@@ -44,6 +45,22 @@ grep -q "module 1: LLVM path: loaded LLVM's PTX" "$work/out" || fail "not lowere
 [ "$(ls "$work/cache2" | wc -l)" = 1 ] || fail "the cache holds $(ls "$work/cache2" | wc -l) files"
 grep -q '^.target sm_[0-9]*' "$work/cache2"/*.ptx || fail "no PTX in the cache"
 echo "ok: with GPUPROBE_LLVM_LOWER the shim lowers at load time (child process) and caches"
+
+# with probes: the module is instrumented first (whole, at load), then LLVM lowers the instrumented
+# PTX (the AMD path's order), under the instrumented text's key
+if [ -n "$probe" ]; then
+	rm -rf "$work/cache3"
+	GPUPROBE_PROBES=$probe GPUPROBE_LLVM_CACHE=$work/cache3 GPUPROBE_LLVM_LOWER=$gp run ||
+		fail "probes + lower at load: $(cat "$work/out")"
+	grep -q "module 1: instrumented (1 probe sites in 1 functions)" "$work/out" || fail "not instrumented: $(cat "$work/out")"
+	grep -q "module 1: LLVM path: loaded LLVM's PTX" "$work/out" || fail "instrumented PTX not lowered: $(cat "$work/out")"
+	grep -q "each instrumented at its first launch" "$work/out" && fail "per-kernel instrumentation in the LLVM mode: $(cat "$work/out")"
+	[ "$(ls "$work/cache3" | wc -l)" = 1 ] || fail "the probe cache holds $(ls "$work/cache3" | wc -l) files"
+	cmp -s "$work/cache2"/*.ptx "$work/cache3"/*.ptx && fail "the lowered module with probes is the one without"
+	grep -q 'atom.global' "$work/cache3"/*.ptx || fail "no atomic of the probe's HASH counter in LLVM's PTX"
+	grep -q "kernel twice found" "$work/out" || fail "kernel not found with probes: $(cat "$work/out")"
+	echo "ok: with probes, LLVM lowers the instrumented module (the probe's atomics in its PTX)"
+fi
 
 # a module LLVM cannot lower: one line, the original is loaded
 sed -i 's/\tshl.b32 %r2, %r1, 1;/\ttex.1d.v4.u32.s32 {%r2, %r2, %r2, %r2}, [t, {%r1}];/' "$work/m.ptx"

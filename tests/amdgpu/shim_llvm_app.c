@@ -33,11 +33,15 @@ int main(int argc, char **argv)
 	void *ctx, *mod, *fn;
 	if (!init || !load || !get_fn)
 		return 2;
-	/* a context where the driver has them (the fake driver has none) */
+	/* a context: a created one, else the primary context (the fake driver has only that), which
+	 * probes need at the first module load */
+	int (*retain)(void **, int) = (int (*)(void **, int))dlsym(h, "cuDevicePrimaryCtxRetain");
+	int (*set_current)(void *) = (int (*)(void *))dlsym(h, "cuCtxSetCurrent");
 	if ((r = init(0)))
 		return printf("cuInit: CUDA error %d\n", r), 1;
-	if (dev_get && ctx_create && !dev_get(&dev, 0))
-		(void)ctx_create(&ctx, 0, dev);
+	if (dev_get && !dev_get(&dev, 0) && !(ctx_create && !ctx_create(&ctx, 0, dev)) && retain && set_current &&
+	    !retain(&ctx, dev))
+		(void)set_current(ctx);
 	if ((r = load(&mod, ptx)) || (r = get_fn(&fn, mod, argv[2]))) {
 		printf("CUDA error %d\n", r);
 		return 1;

@@ -19,10 +19,10 @@
 #      (cuLaunchKernel*'s grid x block), launches equal (a difference names both runs' grid x block
 #      per launch); no Triton kernel the profiler did not see
 #   3. overhead: the cached second runs, plain on run 1's caches and probed (entry+exit counters
-#      only, no launches tool) on run 2's caches and gpuprobe cache, WARM_RUNS (3) each, alternately
+#      only, no launches tool) on run 2's caches and gpuprobe cache, WARM_RUNS (5) each, alternately
 #      (two were too few: the same plain run took 14.2 and 16.8 s on one H100, 2026-11-27):
-#      the losses and counts again, and the best training loop (steps 2..50) and whole run
-#      (wall clock, python start to exit) of each side: probed / plain within 1.10
+#      the losses and counts again, and per round the training loop (steps 2..50) and whole run
+#      (wall clock, python start to exit): the median over rounds of probed / plain within 1.10
 # Prints PASS/FAIL/INFO lines; every run's stdout and stderr under $OUT. About 2-3 minutes (the
 # two cold runs compile: 30-60 s each). usage: tests/gpu/jit_ml.sh (BUILD as in jit.sh: a
 # tests/gpu/prepare.sh build, default ./build, then build-jit). Exit 77 without a GPU, the build,
@@ -181,8 +181,8 @@ fi
 [ "$nk" -gt 0 ] && cp "$OUT/profiled-expect.txt" "$OUT/expect.txt"
 nk=$(grep -c '^expect ' "$OUT/expect.txt")
 
-# 3: cached second runs, alternately; the best of WARM_RUNS each
-WARM_RUNS=${WARM_RUNS:-3}
+# 3: cached second runs, alternately (plain, probed), WARM_RUNS rounds
+WARM_RUNS=${WARM_RUNS:-5}
 for r in $(seq "$WARM_RUNS"); do
 	mlp plain-warm$r plain
 	mlp probed-warm$r probed
@@ -206,16 +206,26 @@ done
 loop() { sed -n 's/^time first_step_s [0-9.]* loop_s \([0-9.]*\) .*/\1/p' "$1"; }
 best() { printf '%s\n' "$@" | grep -E '^[0-9.]+$' | sort -g | head -1; }
 each() { for r in $(seq "$WARM_RUNS"); do "$1" "$OUT/$2-warm$r.$3"; done; }
-lp=$(best $(each loop plain out)) lq=$(best $(each loop probed out))
-wp=$(best $(each cat plain wall)) wq=$(best $(each cat probed wall))
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a > 0 && b > 0) printf "%.3f", b / a; else print "none" }'; }
 within() { awk -v r="$1" 'BEGIN { exit !(r != "none" && r + 0 <= 1.10) }'; }
-rl=$(ratio "${lp:-0}" "${lq:-0}") rw=$(ratio "${wp:-0}" "${wq:-0}")
-info "torch.compile cached runs: training loop ($((STEPS - 1)) steps) plain $lp s, probed $lq s; whole run plain $wp s, probed $wq s (best of $WARM_RUNS each)"
-within "$rl" && pass "torch.compile overhead: training loop probed / plain = $rl (<= 1.10)" ||
-	failed "torch.compile overhead: training loop probed / plain = $rl (> 1.10)"
-within "$rw" && pass "torch.compile overhead: whole cached run probed / plain = $rw (<= 1.10)" ||
-	failed "torch.compile overhead: whole cached run probed / plain = $rw (> 1.10)"
+# The judged ratio is the median over rounds of each round's probed / plain (the two runs of a
+# round are back to back), as bench/ judges its workloads: the 49-step loop is 0.12 s of Python
+# launching kernels, and one H100 gave the same plain loop 0.118, 0.154 and 0.209 s in three
+# rounds (2026-11-27), so a best-of-each ratio pairs runs minutes apart and swings by 10%.
+rounds() {   # $1: loop or cat, $2: out or wall -> the per-round ratios, one a line
+	for r in $(seq "$WARM_RUNS"); do
+		ratio "$("$1" "$OUT/plain-warm$r.$2")" "$("$1" "$OUT/probed-warm$r.$2")"; echo
+	done
+}
+median() { grep -E '^[0-9.]+$' | sort -g | awk '{ v[NR] = $1 } END { if (NR) print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2); else print "none" }'; }
+lp=$(best $(each loop plain out)) lq=$(best $(each loop probed out))
+wp=$(best $(each cat plain wall)) wq=$(best $(each cat probed wall))
+rl=$(rounds loop out | median) rw=$(rounds cat wall | median)
+info "torch.compile cached runs: training loop ($((STEPS - 1)) steps) plain $lp s, probed $lq s; whole run plain $wp s, probed $wq s (best of $WARM_RUNS each); per-round loop ratios $(rounds loop out | tr '\n' ' ')whole-run ratios $(rounds cat wall | tr '\n' ' ')"
+within "$rl" && pass "torch.compile overhead: training loop probed / plain = $rl, median of $WARM_RUNS rounds (<= 1.10)" ||
+	failed "torch.compile overhead: training loop probed / plain = $rl, median of $WARM_RUNS rounds (> 1.10)"
+within "$rw" && pass "torch.compile overhead: whole cached run probed / plain = $rw, median of $WARM_RUNS rounds (<= 1.10)" ||
+	failed "torch.compile overhead: whole cached run probed / plain = $rw, median of $WARM_RUNS rounds (> 1.10)"
 
 [ $fail = 0 ] && echo "jit_ml: all checks passed" || echo "jit_ml: FAILURES"
 exit $fail
