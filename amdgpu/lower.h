@@ -144,6 +144,8 @@ void al_mbar_wait(al *c);               /* before an mbarrier's test_wait/try_wa
 /* A directed-rounding float op (rnd 'z','m','p'; op "add","sub","mul","div","fma","sqrt","rcp"),
  * NULL when the target has none (caller reports). */
 LLVMValueRef al_round_op(al *c, const char *op, char rnd, atype t, LLVMValueRef *a);
+/* sin/cos/lg2/ex2 .approx of a[0] (type ft, bits wide; ftz: the .ftz form) for the target */
+LLVMValueRef al_approx(al *c, const char *op, unsigned bits, bool ftz, LLVMTypeRef ft, LLVMValueRef *a);
 /* Directed rounding from round-to-nearest's result r: gt/lt say r is above/below the exact value
  * (i1), xneg that the exact value is negative; r moves one step where rnd ('z','m','p') wants. */
 LLVMValueRef al_directed_fix(al *c, LLVMValueRef r, char rnd, LLVMValueRef gt, LLVMValueRef lt, LLVMValueRef xneg);

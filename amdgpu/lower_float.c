@@ -132,12 +132,8 @@ int al_float(al *c, const ir_insn *in)
 		r = al_intr(c, "llvm.minnum", &ft, 1, 2, a);
 	} else if (!strcmp(op, "max")) {
 		r = al_intr(c, "llvm.maxnum", &ft, 1, 2, a);
-	} else if (!strcmp(op, "sin") || !strcmp(op, "cos")) {
-		r = al_intr(c, op[0] == 's' ? "llvm.sin" : "llvm.cos", &ft, 1, 1, a);
-	} else if (!strcmp(op, "lg2")) {
-		r = al_intr(c, "llvm.log2", &ft, 1, 1, a);
-	} else if (!strcmp(op, "ex2")) {
-		r = al_intr(c, "llvm.exp2", &ft, 1, 1, a);
+	} else if (!strcmp(op, "sin") || !strcmp(op, "cos") || !strcmp(op, "lg2") || !strcmp(op, "ex2")) {
+		r = al_approx(c, op, x2 ? 0 : n, ftz, ft, a);
 	} else if (!strcmp(op, "copysign")) {
 		LLVMValueRef args[2] = {a[1], a[0]};
 		r = al_intr(c, "llvm.copysign", &ft, 1, 2, args);

@@ -469,6 +469,22 @@ static LLVMValueRef round_generic(al *c, const char *op, char rnd, atype t, LLVM
 	return al_directed_fix(c, r, rnd, gt, lt, xneg);
 }
 
+/* sin, cos, lg2, ex2 (.approx: PTX has them in f32, ex2 in f16 too). nvptx: NVVM's intrinsics,
+ * the same instruction again (LLVM 19's NVPTX backend selects no llvm.sin.f32 without fast-math
+ * flags and has no libcall for llvm.exp2/log2.f32: BlackScholes, binomialOptions, cuRAND's
+ * Box-Muller did not compile); amdgcn: LLVM's generic intrinsics, which its backend selects. */
+LLVMValueRef al_approx(al *c, const char *op, unsigned bits, bool ftz, LLVMTypeRef ft, LLVMValueRef *a)
+{
+	char name[64];
+	if (nv(c) && bits == 32) {
+		snprintf(name, sizeof(name), "llvm.nvvm.%s.approx%s.f", op, ftz ? ".ftz" : "");
+		return al_intr(c, name, NULL, 0, 1, a);
+	}
+	const char *g = !strcmp(op, "sin") ? "llvm.sin" : !strcmp(op, "cos") ? "llvm.cos"
+		      : !strcmp(op, "lg2") ? "llvm.log2" : "llvm.exp2";
+	return al_intr(c, g, &ft, 1, 1, a);
+}
+
 LLVMValueRef al_round_op(al *c, const char *op, char rnd, atype t, LLVMValueRef *a)
 {
 	if (!nv(c) || al_generic())
