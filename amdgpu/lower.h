@@ -139,6 +139,8 @@ LLVMValueRef al_linear_tid(al *c);
 LLVMValueRef al_lane(al *c);             /* i32 0..31 */
 void al_barrier(al *c);
 int al_cluster(al *c, const ir_insn *in);   /* barrier.cluster, mapa: 1 done, -1 error */
+/* nvptx: in as inline PTX, its first nout operands written (lower_native.c): 1 done, -1 error */
+int al_inline_ptx(al *c, const ir_insn *in, unsigned nout);
 void al_fence(al *c, int scope);        /* 0 cta, 1 gpu, 2 sys */
 void al_mbar_wait(al *c);               /* before an mbarrier's test_wait/try_wait tests */
 /* A directed-rounding float op (rnd 'z','m','p'; op "add","sub","mul","div","fma","sqrt","rcp"),

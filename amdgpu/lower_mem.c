@@ -113,6 +113,10 @@ static int atomic(al *c, const ir_insn *in, bool has_result)
 		return al_unsupported(c, in, "this type is not lowered");
 	if (al_mod(in, ".v2") || al_mod(in, ".v4") || al_mod(in, ".v8"))
 		return al_unsupported(c, in, "vector atomics are not lowered");
+	/* nvptx: LLVM 19 prints atomicrmw as GPU-scope atom; a system-scope one (the CPU adds to the
+	 * same word) passes through as written */
+	if (c->target == AMDGPU_TARGET_NVPTX && al_mod(in, ".sys"))
+		return al_inline_ptx(c, in, has_result ? 1 : 0);
 	LLVMValueRef p = al_address(c, &in->ops[ma.addr_op], ma.space);
 	if (!p)
 		return -1;

@@ -561,7 +561,21 @@ static int lower_txq(al *c, const ir_insn *in)
 
 int al_texture(al *c, const ir_insn *in)
 {
-	switch (ptx_tex_kind_of(in)) {
+	enum ptx_tex_kind k = ptx_tex_kind_of(in);
+	/* nvptx: NVIDIA's texture units with the driver's handles, the instruction passed through
+	 * (GPUPROBE_LLVM_GENERIC keeps this emulation on nvptx for PoCL's check of it). Only what
+	 * the emulation accepts too (a handle in a register, no mip levels), so that both targets
+	 * leave the same kernels out; the rest goes on to its error line below. */
+	if (c->target == AMDGPU_TARGET_NVPTX && !al_generic() && k != PTX_TEX_NOT && !ptx_tex_is_mipmapped(in)) {
+		const ir_operand *h = NULL;
+		for (unsigned i = 0; i < in->nops && !h; i++)
+			if (in->ops[i].kind == IR_OPND_ADDR)
+				h = &in->ops[i];
+		struct al_var *v = h && h->name ? al_lookup(c, h->name) : NULL;
+		if (v && v->is_reg)
+			return al_inline_ptx(c, in, k == PTX_TEX_SURF_STORE ? 0 : 1);
+	}
+	switch (k) {
 	case PTX_TEX_GATHER: return lower_tld4(c, in);
 	case PTX_TEX_SAMPLE: return lower_tex(c, in);
 	case PTX_TEX_SURF_STORE: return lower_surface(c, in, true);

@@ -113,7 +113,7 @@ static const char *arch_of(const struct amdgpu_options *o)
 }
 
 /* The target machine; NULL with err set. */
-static LLVMTargetMachineRef machine(const struct amdgpu_options *o, char *err, size_t errlen)
+static LLVMTargetMachineRef machine(const struct amdgpu_options *o, const ir_module *m, char *err, size_t errlen)
 {
 	pthread_once(&init_once, init_targets);
 	const char *triple = o->target == AMDGPU_TARGET_AMDGCN ? "amdgcn-amd-amdhsa" : "nvptx64-nvidia-cuda";
@@ -130,8 +130,15 @@ static LLVMTargetMachineRef machine(const struct amdgpu_options *o, char *err, s
 		LLVMDisposeMessage(msg);
 		return NULL;
 	}
-	/* nvptx: PTX ISA 7.8 (what sm_90 needs; our frontend and ptxas of CUDA 13 read it) */
-	const char *features = o->target == AMDGPU_TARGET_NVPTX ? "+ptx78" : "";
+	/* nvptx: the module's own PTX ISA version, at least 7.8 (what sm_90 needs) and at most 8.5
+	 * (LLVM 19's newest): a kernel's parameters past 4352 bytes need 8.1 (LargeKernelParameter) */
+	char features[16] = "";
+	if (o->target == AMDGPU_TARGET_NVPTX) {
+		unsigned maj = 0, min = 0, v = 78;
+		if (m && m->version && sscanf(m->version, "%u.%u", &maj, &min) == 2 && maj * 10 + min > v)
+			v = maj * 10 + min > 85 ? 85 : maj * 10 + min;
+		snprintf(features, sizeof(features), "+ptx%u", v);
+	}
 	LLVMCodeGenOptLevel lvl = o->no_opt ? LLVMCodeGenLevelNone : LLVMCodeGenLevelDefault;
 	return LLVMCreateTargetMachine(t, triple, arch, features, lvl, LLVMRelocPIC, LLVMCodeModelDefault);
 }
@@ -193,7 +200,7 @@ static LLVMModuleRef build(LLVMContextRef ctx, LLVMTargetMachineRef tm, const ir
 
 int amdgpu_lower_ll(const ir_module *m, const struct amdgpu_options *o, char **ll, char *err, size_t errlen)
 {
-	LLVMTargetMachineRef tm = machine(o, err, errlen);
+	LLVMTargetMachineRef tm = machine(o, m, err, errlen);
 	if (!tm)
 		return -EINVAL;
 	LLVMContextRef ctx = LLVMContextCreate();
@@ -214,7 +221,7 @@ int amdgpu_lower_ll(const ir_module *m, const struct amdgpu_options *o, char **l
 static int emit(const ir_module *m, const struct amdgpu_options *o, LLVMCodeGenFileType ft, void **out, size_t *len,
 		char *err, size_t errlen)
 {
-	LLVMTargetMachineRef tm = machine(o, err, errlen);
+	LLVMTargetMachineRef tm = machine(o, m, err, errlen);
 	if (!tm)
 		return -EINVAL;
 	LLVMContextRef ctx = LLVMContextCreate();

@@ -148,6 +148,41 @@ d = open(sys.argv[1], "rb").read().split(b"\0")[0]
 for c in d: h = ((h ^ c) * 1099511628211) % 2**64
 print("%016x-%d.ptx" % (h, len(d)))' "$iso")): line 12: cannot lower"
 
+# nvptx passes NVIDIA's own texture/surface instructions and system-scope atomics through as written
+# (the driver's handles are no gp_tex_desc; LLVM prints atomicrmw at GPU scope), takes the module's
+# PTX ISA version (kernel parameters past 4352 bytes need 8.1); GPUPROBE_LLVM_GENERIC=1 keeps the
+# software textures on nvptx (what PoCL checks)
+cat >"$work/native.ptx" <<'PTX'
+.version 8.3
+.target sm_90
+.address_size 64
+.visible .entry k(.param .u64 t, .param .u64 s, .param .u64 p, .param .align 4 .b8 big[8192])
+{
+	.reg .b32 %r<8>;
+	.reg .f32 %f<8>;
+	.reg .b64 %rd<4>;
+	ld.param.u64 %rd1, [t];
+	ld.param.u64 %rd2, [s];
+	ld.param.u64 %rd3, [p];
+	ld.param.u32 %r7, [big+8188];
+	mov.f32 %f5, 0f3F000000;
+	tex.2d.v4.f32.f32 {%f1, %f2, %f3, %f4}, [%rd1, {%f5, %f5}];
+	mov.u32 %r1, %tid.x;
+	shl.b32 %r2, %r1, 2;
+	cvt.rzi.s32.f32 %r3, %f1;
+	sust.b.2d.b32.trap [%rd2, {%r2, %r7}], {%r3};
+	atom.global.sys.add.u32 %r4, [%rd3], 10;
+	st.global.u32 [%rd3+4], %r4;
+	ret;
+}
+PTX
+check native 0 "$gp" ptx llvm --target nvptx --arch sm_90 --ptx -o "$work/native.out.ptx" "$work/native.ptx" &&
+	for want in '.version 8.3' 'tex.2d.v4.f32.f32 {%f' 'sust.b.2d.b32.trap [%rd' 'atom.global.sys.add.u32 %r'; do
+		grep -qF -- "$want" "$work/native.out.ptx" || { echo "FAIL native: no '$want' in LLVM's PTX"; fail=1; }
+	done
+check native-generic 0 env GPUPROBE_LLVM_GENERIC=1 "$gp" ptx llvm --target nvptx --arch sm_90 --ptx -o "$work/generic.out.ptx" "$work/native.ptx" &&
+	! grep -q 'tex\.2d\|sust\.' "$work/generic.out.ptx" || { echo "FAIL native-generic: textures passed through with GPUPROBE_LLVM_GENERIC=1"; fail=1; }
+
 # hostile input: truncated modules, garbage, an undeclared register: one line each, never a crash
 head -c 300 "$work/vadd.ptx" >"$work/trunc.ptx"
 printf '.version 7.0\n.target sm_70\n.address_size 64\n.visible .entry k()\n{\n\tadd.u32 %%r1, %%r2, 1;\n\tret;\n}\n' >"$work/undecl.ptx"
