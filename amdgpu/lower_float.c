@@ -57,6 +57,24 @@ static const char *frnd(const ir_insn *in)
 	return NULL;
 }
 
+/* nvptx: what ptxas is free to do differently from an IEEE operation, passed through as written
+ * so that it does what it does for nvcc's code: add/sub/mul without a rounding modifier (ptxas
+ * contracts them into fma; LLVM prints every fmul as mul.rn, which it may not), and the
+ * approximate forms (div.approx, div.full, rcp.approx, sqrt.approx, rsqrt.approx), which LLVM's
+ * fdiv and sqrt would compute exactly. With these, BlackScholes, binomialOptions,
+ * convolutionFFT2D, HSOpticalFlow and dxtc printed other last digits than natively. */
+static bool passed_through(const ir_insn *in)
+{
+	const char *op = in->opcode;
+	if (!strcmp(op, "add") || !strcmp(op, "sub") || !strcmp(op, "mul"))
+		return !frnd(in);
+	if (!strcmp(op, "div"))
+		return al_mod(in, ".approx") || al_mod(in, ".full");
+	if (!strcmp(op, "rcp") || !strcmp(op, "sqrt") || !strcmp(op, "rsqrt"))
+		return al_mod(in, ".approx");
+	return false;
+}
+
 int al_float(al *c, const ir_insn *in)
 {
 	static const char *const mine[] = {"add", "sub", "mul", "fma", "mad", "div", "rcp", "sqrt", "rsqrt", "abs",
@@ -81,6 +99,8 @@ int al_float(al *c, const ir_insn *in)
 	if (!strcmp(op, "tanh"))
 		return al_unsupported(c, in, "tanh.approx is not lowered");
 	unsigned n = t.bits;
+	if (c->target == AMDGPU_TARGET_NVPTX && !al_generic() && !x2 && n >= 32 && passed_through(in))
+		return al_inline_ptx(c, in, 1);
 	LLVMTypeRef ft = n == 64 ? LLVMDoubleTypeInContext(c->ctx) : n == 32 ? LLVMFloatTypeInContext(c->ctx)
 									   : LLVMHalfTypeInContext(c->ctx);
 	if (x2)
