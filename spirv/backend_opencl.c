@@ -60,6 +60,7 @@ static int cl_open(gp_bk **out, char *err, size_t errlen)
 		return FAIL(-ENODEV, "no OpenCL device %d", want);
 	}
 	struct gp_bk_info *in = &b->info;
+	spirv_cl_pocl_method(b->platform);
 	clGetDeviceInfo(b->device, CL_DEVICE_NAME, sizeof(in->name) - 1, in->name, NULL);
 	clGetDeviceInfo(b->device, CL_DEVICE_VENDOR, sizeof(in->vendor) - 1, in->vendor, NULL);
 	snprintf(in->backend, sizeof(in->backend), "opencl");

@@ -10,4 +10,8 @@
 int spirv_cl_to_bitcode(const uint32_t *words, size_t nwords, unsigned char **bc, size_t *bclen, char *err,
 			size_t errlen);
 
+/* On PoCL, before its first build: POCL_WORK_GROUP_METHOD=loops unless the user set it (why:
+ * runtime_opencl.c). platform is a cl_platform_id. */
+void spirv_cl_pocl_method(void *platform);
+
 #endif

@@ -32,6 +32,23 @@ struct spirv_cl {
 
 #define FAIL(code, ...) (snprintf(err, errlen, __VA_ARGS__), (code))
 
+/* PoCL (the CPU device of CI and of machines without a GPU) makes work-group functions with its
+ * "loopvec" method unless told otherwise, and with it CUB's onesweep kernel (radixSortThrust)
+ * read values of other work-items after a thread-dependent branch: wrong ranks, then a store to
+ * shared offset -4 (tests/own_driver/onesweep_probe/README.md). Its "loops" method runs the same
+ * SPIR-V right, our kernels as fast (bench/spirv_kernel: vector add, reduction, GEMM within 10%),
+ * and compiled that lock-step kernel in 3 minutes instead of 12. PoCL reads the variable when it
+ * builds; a user's setting is kept. */
+void spirv_cl_pocl_method(void *platform)
+{
+	char name[128] = "";
+	if (getenv("POCL_WORK_GROUP_METHOD") ||
+	    clGetPlatformInfo((cl_platform_id)platform, CL_PLATFORM_NAME, sizeof(name) - 1, name, NULL) != CL_SUCCESS)
+		return;
+	if (strstr(name, "Portable Computing Language"))
+		setenv("POCL_WORK_GROUP_METHOD", "loops", 0);
+}
+
 int spirv_cl__open(spirv_cl **out, char *err, size_t errlen)
 {
 	*out = NULL;
@@ -60,6 +77,7 @@ int spirv_cl__open(spirv_cl **out, char *err, size_t errlen)
 		return FAIL(-ENODEV, "no OpenCL device %d", want);
 	}
 	clGetDeviceInfo(cl->device, CL_DEVICE_NAME, sizeof(cl->name) - 1, cl->name, NULL);
+	spirv_cl_pocl_method(cl->platform);
 	char il[256] = "";
 	if (clGetDeviceInfo(cl->device, CL_DEVICE_IL_VERSION, sizeof(il) - 1, il, NULL) == CL_SUCCESS)
 		cl->il = strstr(il, "SPIR-V") != NULL;
