@@ -214,6 +214,8 @@ int lw_float_arith(lw *c, const ir_insn *in)
 	if (in->nops < 2)
 		return lw_unsupported(c, in, "too few operands");
 	unsigned nsrc = in->nops - 1;
+	if (nsrc > 3)   /* no float instruction has more than three sources (fma's) */
+		return lw_unsupported(c, in, "too many operands");
 	uint32_t s[3] = {0};
 	if (!strcmp(op, "testp")) {
 		uint32_t a = lw_read(c, &o[1], t);
@@ -241,7 +243,7 @@ int lw_float_arith(lw *c, const ir_insn *in)
 			return lw_unsupported(c, in, "unknown test");
 		return lw_write(c, &o[0], PT('p', 1), r) < 0 ? -1 : 1;
 	}
-	for (unsigned i = 0; i < nsrc && i < 3; i++) {
+	for (unsigned i = 0; i < nsrc; i++) {
 		s[i] = lw_read(c, &o[1 + i], t);
 		if (!s[i])
 			return -1;

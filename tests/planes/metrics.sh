@@ -43,10 +43,15 @@ pids+=($gpid)
 for i in $(seq 100); do [ -s "$hold" ] && break; sleep 0.1; done
 read -r apid <"$hold" 2>/dev/null || { bad "the application never started"; cat "$tmp/out" "$tmp/err"; exit 1; }
 pids+=($apid)
-# a snapshot after the launches (the copier takes one every 200 ms; a loaded machine: later)
+# a snapshot after all three launches (the copier takes one every 200 ms; a loaded machine:
+# later). One snapshot copies the maps one after another while the application runs, so one
+# taken during the launches can hold the last launch in one map and not yet in another: wait
+# for every per-kernel series to have all three.
 for i in $(seq 100); do
 	text=$(get "http://127.0.0.1:$port/metrics" | sed "s/pid=\"$apid\"/pid=\"P\"/")
-	case $text in *'gpuprobe_threads_total{pid="P",kernel="k_use"} 384'*) break ;; esac
+	case $text in *'gpuprobe_launches_total{pid="P",kernel="k_use"} 3'*'gpuprobe_threads_total{pid="P",kernel="k_use"} 384'*)
+		case $text in *'gpuprobe_blocks_total{pid="P",kernel="k_use"} 3'*) break ;; esac ;;
+	esac
 	sleep 0.1
 done
 check "GET /metrics: the exact text" 'application/openmetrics-text; version=1.0.0; charset=utf-8

@@ -27,6 +27,10 @@ check "mma: one line naming the instruction and its line" \
 err=$("$gp" ptx spirv -o "$t/x.spv" "$data/wgmma.ptx" 2>&1); rc=$?
 check "wgmma: exit 1" 1 $rc
 check "wgmma: one line" "gpuprobe: $data/wgmma.ptx:9: cannot lower \`wgmma.fence.sync.aligned\` to SPIR-V: tensor-core instructions have no SPIR-V equivalent" "$err"
+err=$("$gp" ptx spirv -o "$t/x.spv" "$data/extra_operands.ptx" 2>&1); rc=$?
+check "five operands to a directed-rounding f64 add: exit 1" 1 $rc
+check "five operands: one line, nothing read past the three sources" \
+	"gpuprobe: $data/extra_operands.ptx:9: cannot lower \`add.rz.f64\` to SPIR-V: too many operands" "$err"
 err=$("$gp" ptx spirv -o "$t/x.spv" "$data/guarded_shfl.ptx" 2>&1)
 check "a guarded shuffle: the emulation's limit, named" "gpuprobe: $data/guarded_shfl.ptx:11: cannot lower \`shfl.sync.down.b32\` to SPIR-V: a guarded warp collective: this target has no 32-lane sub-groups, and the work-group emulation needs every thread of the block to reach it" "$err"
 check "no output file after an error" no "$([ -e "$t/x.spv" ] && echo yes || echo no)"
