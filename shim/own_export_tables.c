@@ -17,6 +17,7 @@
 
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -55,6 +56,20 @@ UNKNOWN(runtime_interface, 12, 16)
 UNKNOWN(context_identity, 1, 17)
 UNKNOWN(context_identity, 2, 18)
 UNKNOWN(context_identity, 3, 19)
+UNKNOWN(module_functions, 1, 20)
+UNKNOWN(module_functions, 2, 21)
+UNKNOWN(module_functions, 3, 22)
+UNKNOWN(module_functions, 4, 23)
+UNKNOWN(module_functions, 5, 24)
+UNKNOWN(module_functions, 6, 25)
+UNKNOWN(module_functions, 8, 26)
+UNKNOWN(module_functions, 9, 27)
+UNKNOWN(module_functions, 10, 28)
+UNKNOWN(module_functions, 11, 29)
+UNKNOWN(module_functions, 12, 30)
+UNKNOWN(module_functions, 13, 31)
+UNKNOWN(module_functions, 14, 32)
+UNKNOWN(module_functions, 15, 33)
 
 /* ---- the runtime interface ---- */
 
@@ -236,6 +251,44 @@ static const void *context_identity[5] = {(void *)(sizeof(void *) * 5), (void *)
 
 static const void *device_ext[26] = {(void *)(sizeof(void *) * 26), (void *)unk_device_ext_1};
 
+/* ---- module functions (6e163fbe-...): libraries list the kernels of a module they loaded ---- */
+
+typedef void module_function_cb(void *arg, CUfunction f, uint64_t owner);
+
+/* Slot 7 (public notes: a module's function iterator): the callback once per kernel of the module,
+ * with the kernel and, as owner, its module (what a driver's function handle holds at offset 8,
+ * and ours too: struct own_func); the answer is the number of kernels. cuFFT loads its PTX
+ * module, lists its kernels so, and launches them; refused, it loads its sm_90 machine code next,
+ * which the own driver cannot run, and cufftPlan fails (CUFFT_INTERNAL_ERROR). The context
+ * (first argument) is the one current; the module is passed twice (fifth argument); the sixth is
+ * not read. */
+static uint64_t module_functions_each(CUcontext c, CUmodule mod, module_function_cb *cb, void *arg)
+{
+	(void)c;
+	unsigned n = 0;
+	if (own_cuModuleGetFunctionCount(&n, mod) != CUDA_SUCCESS || !n)
+		return 0;
+	CUfunction *fs = calloc(n, sizeof(*fs));
+	if (!fs || own_cuModuleEnumerateFunctions(fs, n, mod) != CUDA_SUCCESS) {
+		free(fs);
+		return 0;
+	}
+	shim_log("own driver: export table module functions: %u kernels of module %p", n, (void *)mod);
+	for (unsigned i = 0; cb && i < n; i++)
+		cb(arg, fs[i], (uint64_t)(uintptr_t)mod);
+	free(fs);
+	return n;
+}
+
+static const void *module_functions[16] = {
+	(void *)(sizeof(void *) * 16), (void *)unk_module_functions_1, (void *)unk_module_functions_2,
+	(void *)unk_module_functions_3, (void *)unk_module_functions_4, (void *)unk_module_functions_5,
+	(void *)unk_module_functions_6, (void *)module_functions_each, (void *)unk_module_functions_8,
+	(void *)unk_module_functions_9, (void *)unk_module_functions_10, (void *)unk_module_functions_11,
+	(void *)unk_module_functions_12, (void *)unk_module_functions_13, (void *)unk_module_functions_14,
+	(void *)unk_module_functions_15,
+};
+
 /* ---- integrity: HMAC-MD2 ---- */
 
 static const unsigned char md2_s[256] = {
@@ -382,6 +435,8 @@ static const struct {
 	 "context identity", context_identity},
 	{{0xd4, 0x08, 0x20, 0x55, 0xbd, 0xe6, 0x70, 0x4b, 0x8d, 0x34, 0xba, 0x12, 0x3c, 0x66, 0xe1, 0xf2},
 	 "integrity", integrity},
+	{{0x6e, 0x16, 0x3f, 0xbe, 0xb9, 0x58, 0x44, 0x4d, 0x83, 0x5c, 0xe1, 0x82, 0xaf, 0xf1, 0x99, 0x1e},
+	 "module functions", module_functions},
 };
 
 CUresult own_cuGetExportTable(const void **table, const CUuuid *id)
