@@ -983,11 +983,13 @@ static int finish_initializers(al *c)
 			struct al_var *v = al_lookup(c, rel[r].name);
 			struct al_func *f = func_named(c, rel[r].name);
 			LLVMValueRef p = v && !v->is_reg && v->depth == 0 ? v->slot : f ? f->fn : NULL;
-			if (!p) {
+			if (!p) {   /* the message names rel[r]: said before rel is freed */
+				int rc = al_fail(c, "the initializer of %s holds the address of %s, which is not declared",
+						 d->name, rel[r].name);
 				free(buf);
 				free(rel);
 				free(w);
-				return al_fail(c, "the initializer of %s holds the address of %s, which is not declared", d->name, rel[r].name);
+				return rc;
 			}
 			if (rel[r].generic && LLVMGetPointerAddressSpace(LLVMTypeOf(p)) != AS_GENERIC)
 				p = LLVMConstAddrSpaceCast(p, al_ptr(c, AS_GENERIC));

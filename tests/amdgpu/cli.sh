@@ -196,7 +196,10 @@ printf '.version 7.0\n.target sm_70\n.address_size 32\n.visible .entry k()\n{\n\
 	for i in $(seq 1 40); do printf '\t{\n\t.reg .b32 %%t<4>;\n\tmov.u32 %%t1, %d;\n\tadd.u32 %%r%d, %%t1, 1;\n\t}\n' $i $i; done
 	printf '\t{\n\t.reg .b32 %%t<4>;\n\twmma.load.a.sync.aligned.row.m8n8k32.s4 {%%r1}, [%%rd1];\n\t}\n\tret;\n}\n'
 } >"$work/manyregs.ptx"
-for f in trunc undecl garbage a32 manyregs; do
+# an initializer holding the address of a symbol nothing declares (the message named it from
+# freed memory: the fuzzer's heap-use-after-free under ASan)
+printf '.version 8.0\n.target sm_90\n.address_size 64\n.global .u64 table[2] = {generic(nothere), 0};\n.visible .entry k()\n{\n\tret;\n}\n' >"$work/undecl_init.ptx"
+for f in trunc undecl garbage a32 manyregs undecl_init; do
 	for t in nvptx amdgcn; do
 		"$gp" ptx llvm --target $t "$work/$f.ptx" >"$work/out" 2>&1
 		rc=$?
@@ -207,6 +210,9 @@ for f in trunc undecl garbage a32 manyregs; do
 		fi
 	done
 done
+
+check undecl-init-text 1 "$gp" ptx llvm --target amdgcn "$work/undecl_init.ptx" &&
+	has undecl-init-text "the initializer of table holds the address of nothere, which is not declared"
 
 # --cache: every PTX module of the files, under its original's key
 check cache 0 "$gp" ptx llvm --target nvptx --cache "$work/cache" "$work/vadd.ptx" "$cases/int_div_u32.case"
