@@ -587,7 +587,9 @@ static int module_var(al *c, const ir_decl *d, bool hoisted)
 		snprintf(nm, sizeof(nm), "%s.%s.%u", c->fn->f->name, d->name, c->uniq++);
 		gname = nm;
 	}
-	if (as == AS_LOCAL) {   /* module .local: one per thread, like a function's */
+	if (as == AS_LOCAL) {   /* a function's .local: one per thread (an alloca in its entry) */
+		if (!hoisted)   /* module scope: no function to put it in (LLVM has no per-thread globals) */
+			return al_fail(c, "module-scope .local variables (%s) are not lowered", d->name);
 		v->slot = LLVMBuildAlloca(c->ab, ty, d->name);
 		LLVMSetAlignment(v->slot, align);
 		return 0;
