@@ -12,6 +12,7 @@
  * Memory: hipMalloc (device) and hipHostMalloc(mapped) (host), used at the same address on the
  * device and the host (HIP's unified addressing on Linux); copies hipMemcpyAsync(Default), fills
  * hipMemsetD{8,16,32}Async, queues streams, events HIP events (times from one recorded at open). */
+#include "common/env.h"
 #include "amdgpu/backend_hip.h"
 #include "amdgpu/amdgpu.h"
 
@@ -94,11 +95,11 @@ static int load_hip(char *err, size_t errlen)
 {
 	if (H.lib)
 		return 0;
-	const char *path = getenv("GPUPROBE_HIP_LIB");
-	void *lib = dlopen(path && *path ? path : "libamdhip64.so", RTLD_NOW | RTLD_LOCAL);
-	if (!lib && !(path && *path))
+	const char *path = gp_env_str(GP_VAR_HIP_LIB);
+	void *lib = dlopen(path ? path : "libamdhip64.so", RTLD_NOW | RTLD_LOCAL);
+	if (!lib && !path)
 		lib = dlopen("libamdhip64.so.6", RTLD_NOW | RTLD_LOCAL);
-	if (!lib && !(path && *path))
+	if (!lib && !path)
 		lib = dlopen("libamdhip64.so.5", RTLD_NOW | RTLD_LOCAL);
 	if (!lib)
 		return snprintf(err, errlen, "no HIP runtime (%s cannot be opened: install ROCm's or Debian's "
@@ -183,8 +184,8 @@ static int open_hip(gp_bk **out, char *err, size_t errlen)
 	if (!b)
 		return -ENOMEM;
 	pthread_mutex_init(&b->lock, NULL);
-	const char *arch = getenv("GPUPROBE_HIP_ARCH");
-	if (arch && *arch)
+	const char *arch = gp_env_str(GP_VAR_HIP_ARCH);
+	if (arch)
 		snprintf(b->arch, sizeof(b->arch), "%s", arch);
 	else if (hsa_arch(b->arch, sizeof(b->arch)) < 0)
 		snprintf(b->arch, sizeof(b->arch), "gfx90a");
@@ -199,8 +200,8 @@ static int open_hip(gp_bk **out, char *err, size_t errlen)
 	}
 	int ver = 0;
 	H.RuntimeGetVersion(&ver);
-	const char *cov = getenv("GPUPROBE_HIP_COV");
-	b->cov = cov && *cov ? (unsigned)atoi(cov) : ver >= 60000000 ? 5 : 4;
+	int cov = gp_env_choice(GP_VAR_HIP_COV);   /* auto|4|5|6 */
+	b->cov = cov > 0 ? (unsigned)cov + 3 : ver >= 60000000 ? 5 : 4;
 	struct gp_bk_info *in = &b->info;
 	if (H.DeviceGetName(in->name, sizeof(in->name), 0))
 		snprintf(in->name, sizeof(in->name), "AMD GPU");
@@ -410,8 +411,8 @@ static int child_lower(gp_bk *b, const ir_module *m, void (*skipped)(void *, con
 		       void *skipped_arg, void **co, size_t *len, char *err, size_t errlen)
 {
 	char bin[4096] = "";
-	const char *env = getenv("GPUPROBE_AMDGPU_LOWER");
-	if (env && *env) {
+	const char *env = gp_env_str(GP_VAR_AMDGPU_LOWER);
+	if (env) {
 		snprintf(bin, sizeof(bin), "%s", env);
 	} else {
 		Dl_info di;

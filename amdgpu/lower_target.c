@@ -2,6 +2,7 @@
  * rounding. nvptx uses NVVM's intrinsics (which LLVM turns back into the same PTX); amdgcn builds a
  * 32-lane warp on its wavefront: lane = mbcnt & 31, and every collective reads the other lanes of
  * its own 32-lane half with ds_bpermute (wave64: the half is bit 5 of the wave lane). */
+#include "common/env.h"
 #include "amdgpu/lower.h"
 
 #include <stdio.h>
@@ -19,8 +20,7 @@ bool al_generic(void)
 {
 	static int g = -1;
 	if (g < 0) {
-		const char *e = getenv("GPUPROBE_LLVM_GENERIC");
-		g = e && *e && strcmp(e, "0");
+		g = gp_env_flag(GP_VAR_LLVM_GENERIC);
 	}
 	return g;
 }

@@ -1,5 +1,6 @@
 /* LLVM's side: targets, the optimisation pipeline, and what comes out (LLVM IR text, PTX through
  * the NVPTX backend, AMDGCN objects linked into code objects by ld.lld-19). */
+#include "common/env.h"
 #include "amdgpu/amdgpu.h"
 #include "amdgpu/printf.h"
 
@@ -280,8 +281,8 @@ int amdgpu_lower_ptx(const ir_module *m, const struct amdgpu_options *o, char **
 
 static const char *find_lld(void)
 {
-	const char *env = getenv("GPUPROBE_LD_LLD");
-	if (env && *env)
+	const char *env = gp_env_str(GP_VAR_LD_LLD);
+	if (env)
 		return env;
 	static const char *const cand[] = {"/usr/bin/ld.lld-19", "/usr/lib/llvm-19/bin/ld.lld", NULL};
 	for (int i = 0; cand[i]; i++)
@@ -390,8 +391,8 @@ int amdgpu_ptx_roundtrip(const char *ptx, size_t len, char **out, size_t *out_le
 		return -EINVAL;
 	}
 	struct amdgpu_options o = {.target = AMDGPU_TARGET_NVPTX, .whole_module = 1};
-	const char *arch = getenv("GPUPROBE_LLVM_ARCH");
-	if (arch && *arch)
+	const char *arch = gp_env_str(GP_VAR_LLVM_ARCH);
+	if (arch)
 		o.arch = arch;
 	int r = amdgpu_lower_ptx(m, &o, out, out_len, err, errlen);
 	ir_module_free(m);

@@ -83,6 +83,15 @@ static const struct var vars[GP_VAR__COUNT] = {
 	[GP_VAR_CAPTURE_WRITE] = {"GPUPROBE_CAPTURE_WRITE", T_CHOICE, "mapped", "mapped", 0, 0, 0, "mapped|pwritev",
 				  "mapped or pwritev"},
 	[GP_VAR_CUDADEVRT] = {"GPUPROBE_CUDADEVRT", T_STR},   /* "auto" or a path: device_runtime.c */
+	[GP_VAR_LLVM_CACHE] = {"GPUPROBE_LLVM_CACHE", T_PATH},
+	[GP_VAR_LLVM_LOWER] = {"GPUPROBE_LLVM_LOWER", T_PATH},
+	[GP_VAR_LLVM_ARCH] = {"GPUPROBE_LLVM_ARCH", T_STR},
+	[GP_VAR_LLVM_GENERIC] = {"GPUPROBE_LLVM_GENERIC", T_FLAG, "0"},
+	[GP_VAR_LD_LLD] = {"GPUPROBE_LD_LLD", T_PATH},
+	[GP_VAR_HIP_LIB] = {"GPUPROBE_HIP_LIB", T_PATH},
+	[GP_VAR_HIP_ARCH] = {"GPUPROBE_HIP_ARCH", T_STR},
+	[GP_VAR_HIP_COV] = {"GPUPROBE_HIP_COV", T_CHOICE, "auto", "auto", 0, 0, 0, "auto|4|5|6", "auto, 4, 5 or 6"},
+	[GP_VAR_AMDGPU_LOWER] = {"GPUPROBE_AMDGPU_LOWER", T_PATH},
 };
 
 /* Each variable's line is said once per process (a bit per variable). */

@@ -65,6 +65,16 @@ enum gp_var {
 	GP_VAR_CAPTURE_WRITE,   /* choice mapped|pwritev: how the capture's writer writes (maps/gpt_write.c) */
 	GP_VAR_CUDADEVRT,       /* "auto" or a path: CUDA's libcudadevrt.a, linked with kernels that
 	                         * launch kernels (shim/device_runtime.c; unset: not linked) */
+	GP_VAR_LLVM_CACHE,      /* path: lowered PTX by module key (`gpuprobe ptx llvm --cache`): the shim
+				 * loads it in place of each module's own, the AMD path's check on NVIDIA */
+	GP_VAR_LLVM_LOWER,      /* path: the gpuprobe binary that lowers instrumented modules for it */
+	GP_VAR_LLVM_ARCH,       /* string: the sm_XX that lowering targets (default: the device's) */
+	GP_VAR_LLVM_GENERIC,    /* flag (default off): amdgcn's target-independent lowerings on nvptx too */
+	GP_VAR_LD_LLD,          /* path: the ld.lld that links code objects */
+	GP_VAR_HIP_LIB,         /* path: libamdhip64 (default: found by the loader) */
+	GP_VAR_HIP_ARCH,        /* string: the AMD processor to lower for (default: the device's) */
+	GP_VAR_HIP_COV,         /* choice auto|4|5|6: the code-object version (auto: by HIP's version) */
+	GP_VAR_AMDGPU_LOWER,    /* path: the gpuprobe binary the HIP backend lowers modules with */
 	GP_VAR__COUNT
 };
 

@@ -27,9 +27,8 @@ int shim_lazy_env(void)
 {
 	/* common/env.c: nothing in a setuid process, one line for a bad value */
 	/* GPUPROBE_LLVM_CACHE (llvm_ptx.c) lowers whole instrumented modules: none per kernel */
-	const char *llvm = getenv("GPUPROBE_LLVM_CACHE");
 	shim_lazy_enabled = (gp_env_str(GP_VAR_PROBES) || gp_env_str(GP_VAR_CONFIG)) &&
-			    gp_env_flag(GP_VAR_LAZY) && !(llvm && *llvm);
+			    gp_env_flag(GP_VAR_LAZY) && !gp_env_str(GP_VAR_LLVM_CACHE);
 	return shim_lazy_enabled;
 }
 

@@ -9,6 +9,7 @@
  * original PTX (the whole module at load: no per-kernel instrumentation in this mode) and lowers
  * the instrumented PTX here (shim_llvm_lower), as the AMD path merges probes before LLVM; the
  * key is then the instrumented text's (byte-identical across runs: fixed map addresses). */
+#include "common/env.h"
 #include "shim/llvm_ptx.h"
 #include "shim/forward.h"
 #include "shim/log.h"
@@ -33,14 +34,9 @@ static const char *cache_dir, *lower_bin;
 
 __attribute__((constructor)) static void llvm_env(void)
 {
-	const char *d = getenv("GPUPROBE_LLVM_CACHE");
-	if (d && *d) {
-		cache_dir = d;
-		shim_llvm_enabled = 1;
-	}
-	const char *l = getenv("GPUPROBE_LLVM_LOWER");
-	if (l && *l)
-		lower_bin = l;
+	cache_dir = gp_env_str(GP_VAR_LLVM_CACHE);   /* common/env.c: none in a setuid process */
+	shim_llvm_enabled = cache_dir != NULL;
+	lower_bin = gp_env_str(GP_VAR_LLVM_LOWER);
 }
 
 static unsigned current_sm(void)
