@@ -13,8 +13,12 @@ instead; the probe is tests/own_driver/entry_exit.bpf.c's (@counts[0..3]: thread
 exits, global loads and stores), and a sample passes only when its verdict holds and every
 thread that entered a kernel left it (entries = exits); the counts go into the report.
 
+With --args NAME=ARGS the sample runs with ARGS after its run command: its own options for a
+smaller problem (fewer elements or iterations), where the full one takes longer than a CPU has.
+
 usage: corpus.py --shim-dir DIR --work DIR [--corpus DIR] [--only a,b] [--report FILE]
-                 [--timeout S] [--jobs N] [--env K=V ...] [--probe PROG.bpf.o --gpuprobe BIN]
+                 [--timeout S] [--jobs N] [--env K=V ...] [--args NAME=ARGS ...]
+                 [--probe PROG.bpf.o --gpuprobe BIN]
 Exit status: 0 when every sample run passes (with --only) or always with --report.
 """
 import argparse
@@ -141,6 +145,8 @@ def main():
     ap.add_argument("--merge", help="a report whose rows the samples run now replace (the rest kept)")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--env", action="append", default=[])
+    ap.add_argument("--args", action="append", default=[], metavar="NAME=ARGS",
+                    help="append ARGS to sample NAME's run command (its own options for a smaller problem)")
     ap.add_argument("--logs", help="write each sample's output to LOGS/NAME.log")
     ap.add_argument("--expect", help="TSV of SAMPLE and a line its output must hold (as on the GPU)")
     ap.add_argument("--probe", help="run each sample under gpuprobe run -p PROBE (entry_exit.bpf.c's maps)")
@@ -161,6 +167,11 @@ def main():
         want = a.only.split(",")
         rows = [r for r in rows if r["name"] in want]
     extra = dict(kv.split("=", 1) for kv in a.env)
+    for kv in a.args:
+        name, _, args = kv.partition("=")
+        for r in rows:
+            if r["name"] == name:
+                r["run"] += " " + args
     os.makedirs(a.work, exist_ok=True)
     if a.logs:
         os.makedirs(a.logs, exist_ok=True)
