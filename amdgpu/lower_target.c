@@ -727,6 +727,8 @@ static int redux(al *c, const ir_insn *in)
 static int bar_red(al *c, const ir_insn *in)
 {
 	bool popc = al_mod(in, ".popc");
+	if (in->nops < 3)   /* d, barrier, [count,] predicate */
+		return al_unsupported(c, in, "too few operands");
 	const ir_operand *pop = &in->ops[in->nops - 1];
 	LLVMValueRef p = al_read_pred(c, pop);
 	if (!p)

@@ -201,7 +201,9 @@ printf '.version 7.0\n.target sm_70\n.address_size 32\n.visible .entry k()\n{\n\
 printf '.version 8.0\n.target sm_90\n.address_size 64\n.global .u64 table[2] = {generic(nothere), 0};\n.visible .entry k()\n{\n\tret;\n}\n' >"$work/undecl_init.ptx"
 # a module-scope .local (there was no function to hold it: a crash in LLVM)
 printf '.version 8.0\n.target sm_90\n.address_size 64\n.local .u32 tref;\n.visible .entry k()\n{\n\tret;\n}\n' >"$work/mlocal.ptx"
-for f in trunc undecl garbage a32 manyregs undecl_init mlocal; do
+# bar.red without operands (its predicate was read from before the operands: a crash)
+printf '.version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n\tbarrier.red.popc.u32;\n\tret;\n}\n' >"$work/barred.ptx"
+for f in trunc undecl garbage a32 manyregs undecl_init mlocal barred; do
 	for t in nvptx amdgcn; do
 		"$gp" ptx llvm --target $t "$work/$f.ptx" >"$work/out" 2>&1
 		rc=$?
