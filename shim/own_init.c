@@ -148,15 +148,21 @@ CUresult own_trapped(CUresult rc)
 	uint32_t w = own.trap_word ? __atomic_load_n((uint32_t *)(uintptr_t)own.trap_word, __ATOMIC_ACQUIRE) : 0;
 	if (!w)
 		return rc;
-	/* 1: assert, 2: trap, 3: a shared-memory access outside the block's window (spirv/lower_util.c) */
-	s = w == 1 ? CUDA_ERROR_ASSERT : w == 3 ? CUDA_ERROR_ILLEGAL_ADDRESS : CUDA_ERROR_ILLEGAL_INSTRUCTION;
+	/* 1: assert, 2: trap, 3: a shared-memory access outside the block's window (spirv/lower_util.c),
+	 * 4: a recursive call, which OpenCL cannot make (spirv/lower_recursion.c) */
+	static const struct { CUresult rc; const char *what, *name; } why[] = {
+		[1] = {CUDA_ERROR_ASSERT, "failed a device-side assert()", "CUDA_ERROR_ASSERT"},
+		[2] = {CUDA_ERROR_ILLEGAL_INSTRUCTION, "executed trap", "CUDA_ERROR_ILLEGAL_INSTRUCTION"},
+		[3] = {CUDA_ERROR_ILLEGAL_ADDRESS, "accessed shared memory outside its block's window (the access was dropped)",
+		       "CUDA_ERROR_ILLEGAL_ADDRESS"},
+		[4] = {CUDA_ERROR_LAUNCH_FAILED, "reached a recursive call, which OpenCL cannot make (the call was not made; "
+		       "GPUPROBE_LOG=1 names it)", "CUDA_ERROR_LAUNCH_FAILED"},
+	};
+	unsigned k = w < sizeof(why) / sizeof(why[0]) && why[w].what ? w : 2;
+	s = why[k].rc;
 	CUresult none = CUDA_SUCCESS;
 	if (__atomic_compare_exchange_n(&own.sticky, &none, s, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-		shim_msg("own driver: a kernel %s; the context is unusable from now on (%s)",
-			 w == 1 ? "failed a device-side assert()"
-			 : w == 3 ? "accessed shared memory outside its block's window (the access was dropped)"
-				  : "executed trap",
-			 w == 1 ? "CUDA_ERROR_ASSERT" : w == 3 ? "CUDA_ERROR_ILLEGAL_ADDRESS" : "CUDA_ERROR_ILLEGAL_INSTRUCTION");
+		shim_msg("own driver: a kernel %s; the context is unusable from now on (%s)", why[k].what, why[k].name);
 	return s;
 }
 

@@ -7,6 +7,7 @@
 #include "common/env.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -785,21 +786,15 @@ static int lower_func(lw *c, struct lw_func_info *fi, ir_module *am)
 		c->ndiverge = 0;
 		c->divergent_collective = NULL;
 	}
-	if (c->divergent_collective && c->opts && c->opts->noted) {
+	if (c->divergent_collective) {
 		const ir_insn *in = &c->divergent_collective->insn;
-		char op[96], *n = NULL;
+		char op[96];
 		size_t k = (size_t)snprintf(op, sizeof(op), "%s", in->opcode);
 		for (unsigned i = 0; i < in->nmods && k < sizeof(op); i++)
 			k += (size_t)snprintf(op + k, sizeof(op) - k, "%s", in->mods[i]);
-		if (asprintf(&n, "%s\t%u: `%s` may be reached by part of a block only (a thread-dependent branch or loop "
-			     "around it is left as written): its results are undefined on this device", f->name,
-			     c->divergent_collective->line, op) > 0) {
-			char **grown = realloc(c->notes, (c->nnotes + 1) * sizeof(*grown));
-			if (grown)
-				(c->notes = grown)[c->nnotes++] = n;
-			else
-				free(n);
-		}
+		lw_add_note(c, f->name, c->divergent_collective->line, "`%s` may be reached by part of a block only (a "
+			    "thread-dependent branch or loop around it is left as written): its results are undefined "
+			    "on this device", op);
 	}
 	uint32_t entry = spv_id(c->e), first = spv_id(c->e);
 	c->in_block = false;
@@ -864,7 +859,7 @@ static int lower_pass(lw *c, ir_module *am, uint32_t **words, size_t *nwords)
 	size_t errlen = c->errlen;
 	if (module_vars(c) < 0 || declare_funcs(c) < 0)
 		return -ENOTSUP;
-	lw_refuse_recursion(c);
+	lw_cut_recursion(c);
 	bool any_failed = false;
 	for (size_t i = 0; i < c->nfuncs; i++) {
 		struct lw_func_info *fi = &c->funcs[i];
@@ -913,8 +908,27 @@ static int lower_pass(lw *c, ir_module *am, uint32_t **words, size_t *nwords)
 	return 0;
 }
 
+void lw_add_note(lw *c, const char *func, unsigned line, const char *fmt, ...)
+{
+	if (!c->opts || !c->opts->noted)
+		return;
+	char msg[768], *n = NULL;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (asprintf(&n, "%s\t%u: %s", func, line, msg) < 0)
+		return;
+	char **grown = realloc(c->notes, (c->nnotes + 1) * sizeof(*grown));
+	if (grown)
+		(c->notes = grown)[c->nnotes++] = n;
+	else
+		free(n);
+}
+
 static void lw_free(lw *c)
 {
+	free(c->rec_calls);
 	for (size_t i = 0; i < c->nnotes; i++)
 		free(c->notes[i]);
 	free(c->notes);

@@ -145,6 +145,8 @@ typedef struct lw {
 	size_t nlane_alone;
 	char **notes;                /* "FUNC\tLINE: message" for spirv_options.noted, this pass's */
 	size_t nnotes;
+	const ir_insn **rec_calls;   /* calls within a cycle of calls, not made (lower_recursion.c) */
+	size_t nrec_calls;
 	size_t ndiverge;
 	const char *const *skip_names; /* functions to leave out (spirv_lower_module's second pass) */
 	size_t nskip;
@@ -221,9 +223,13 @@ bool lw_is_collective_insn(const ir_insn *in);
 /* A kernel whose collectives part of a block may not reach, run in lock step (lower_lockstep.c):
  * whether it can be, and its body lowered so. */
 bool lw_lockstep_ok(lw *c, const ir_func *f);
-/* Functions on a cycle of direct calls marked failed, with the call that closes it
- * (lower_recursion.c). */
-void lw_refuse_recursion(lw *c);
+/* The calls between functions of one cycle of direct calls (recursion), which OpenCL cannot make:
+ * each is noted (spirv_options.noted) and becomes the trap word's 4 where it is reached, so the
+ * rest of the function and every path without recursion run (lower_recursion.c). */
+void lw_cut_recursion(lw *c);
+bool lw_is_recursive_call(const lw *c, const ir_insn *in);
+/* A "FUNC\tLINE: message" note of this pass (spirv_options.noted). */
+void lw_add_note(lw *c, const char *func, unsigned line, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 int lw_lower_lockstep(lw *c, const ir_func *f, int (*lower_stmt)(lw *, const ir_stmt *),
 		      int (*lower_insn)(lw *, const ir_insn *));
 /* A probe's collective (lower_diverge.c), and whether it runs as a warp of one lane here. */
@@ -256,7 +262,8 @@ uint32_t lw_param_ptr(lw *c, const ir_operand *o, ptype t);
  * lowering onto the device launch queue (spirv_options.launch_queue). */
 bool lw_is_device_launch_call(const char *name);
 int lw_device_launch_call(lw *c, const ir_insn *in, const char *name, const ir_operand *args, const ir_operand *rets);
-/* A failed assert (1) or a trap (2) noted in the driver's trap word (spirv_options.trap_word), if any. */
+/* A failed assert (1), a trap (2) or a recursive call reached (4) noted in the driver's trap word
+ * (spirv_options.trap_word), if any. */
 void lw_note_trap(lw *c, uint32_t what);
 
 /* The families: each returns 1 if it handled the opcode, 0 if not its opcode, -1 on error. */

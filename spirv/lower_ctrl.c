@@ -192,6 +192,10 @@ static int lower_call(lw *c, const ir_insn *in)
 	struct lw_func_info *f = func_info(c, name);
 	if (!f)
 		return indirect_call(c, in, (unsigned)fi);
+	if (lw_is_recursive_call(c, in)) {   /* lower_recursion.c: not made; the launch fails */
+		lw_note_trap(c, 4);
+		return 1;
+	}
 	const ir_operand *rets = fi > 0 && in->ops[fi - 1].kind == IR_OPND_LIST ? &in->ops[fi - 1] : NULL;
 	const ir_operand *args = (unsigned)fi + 1 < in->nops && in->ops[fi + 1].kind == IR_OPND_LIST ? &in->ops[fi + 1] : NULL;
 	if (!f->f->has_body && !strcmp(name, "vprintf"))

@@ -1,9 +1,12 @@
-/* Recursive device functions are refused: OpenCL C has no recursion, and PoCL's compiler, which
- * inlines every call into the kernel before it forms the work-item loops, recursed inside itself
- * on one until its thread's stack ran out (cuda-samples' interval: a segmentation fault after
- * 2.5 minutes of compiling, its 256 MiB stack spent). Each function on a cycle of direct calls
- * fails with one line naming the call that closes it; the kernels that need it are left out by
- * the usual rule (lower.c), so the module's other kernels still run. */
+/* Recursion: OpenCL C has none, and PoCL's compiler, which inlines every call into the kernel
+ * before it forms the work-item loops, recursed inside itself on it until its thread's stack ran
+ * out (cuda-samples' interval: a segmentation fault after 2.5 minutes of compiling, its 256 MiB
+ * stack spent). So the calls between the functions of each cycle of direct calls are not made:
+ * each becomes a note in the driver's trap word (4: the launch fails, as a trap does) where a
+ * thread reaches it, and the thread goes on with the call's results undefined. What never
+ * reaches such a call runs as written: interval's kernel picks one of three implementations at
+ * run time and only the third recurses. (Until 2026-11-28 the functions of a cycle, and every
+ * kernel that calls them, were left out of the module.) */
 #include "spirv/lower.h"
 
 #include <stdio.h>
@@ -45,22 +48,9 @@ static int callee(const struct rec_graph *g, const ir_insn *in)
 	return -1;
 }
 
-/* The call in v to a function of v's cycle (its line), for the message. */
-static const ir_stmt *closing_call(const struct rec_graph *g, unsigned v, const bool *in_cycle, unsigned *to)
-{
-	for (const ir_stmt *s = g->c->funcs[v].f->first; s; s = s->next) {
-		if (s->kind != IR_STMT_INSN || strcmp(s->insn.opcode, "call"))
-			continue;
-		int w = callee(g, &s->insn);
-		if (w >= 0 && in_cycle[w]) {
-			*to = (unsigned)w;
-			return s;
-		}
-	}
-	return NULL;
-}
-
-static void fail_cycle(struct rec_graph *g, const unsigned *members, unsigned n)
+/* Every call in a function of the cycle to a function of the same cycle is cut: cutting them all
+ * leaves no cycle, and calls into the cycle from outside it still run its functions once. */
+static void cut_cycle(struct rec_graph *g, const unsigned *members, unsigned n)
 {
 	lw *c = g->c;
 	bool *in_cycle = calloc(c->nfuncs, sizeof(*in_cycle));
@@ -69,20 +59,32 @@ static void fail_cycle(struct rec_graph *g, const unsigned *members, unsigned n)
 	for (unsigned k = 0; k < n; k++)
 		in_cycle[members[k]] = true;
 	for (unsigned k = 0; k < n; k++) {
-		struct lw_func_info *fi = &c->funcs[members[k]];
-		if (fi->skip)
-			continue;   /* left out already, by an earlier pass */
-		unsigned to = members[k];
-		const ir_stmt *s = closing_call(g, members[k], in_cycle, &to);
-		char msg[640];
-		snprintf(msg, sizeof(msg), "%u: recursion: %s calls %s%s; OpenCL has no recursion (PoCL's compiler "
-			 "exhausts its stack on it)", s ? s->line : 0, fi->f->name, c->funcs[to].f->name,
-			 to == members[k] ? " (itself)" : ", which calls it back");
-		fi->failed = true;
-		free(fi->fail_msg);
-		fi->fail_msg = strdup(msg);
+		const struct lw_func_info *fi = &c->funcs[members[k]];
+		for (const ir_stmt *s = fi->f->first; s; s = s->next) {
+			if (s->kind != IR_STMT_INSN || strcmp(s->insn.opcode, "call"))
+				continue;
+			int w = callee(g, &s->insn);
+			if (w < 0 || !in_cycle[w])
+				continue;
+			const ir_insn **grown = realloc(c->rec_calls, (c->nrec_calls + 1) * sizeof(*grown));
+			if (!grown)
+				break;
+			(c->rec_calls = grown)[c->nrec_calls++] = &s->insn;
+			lw_add_note(c, fi->f->name, s->line,
+				    "recursion: %s calls %s%s; OpenCL has no recursion, so this call is not made: a thread "
+				    "that reaches it fails the launch (CUDA_ERROR_LAUNCH_FAILED)", fi->f->name,
+				    c->funcs[w].f->name, (unsigned)w == members[k] ? " (itself)" : ", which calls it back");
+		}
 	}
 	free(in_cycle);
+}
+
+bool lw_is_recursive_call(const lw *c, const ir_insn *in)
+{
+	for (size_t i = 0; i < c->nrec_calls; i++)
+		if (c->rec_calls[i] == in)
+			return true;
+	return false;
 }
 
 /* Tarjan's strongly connected components: a component of several functions, or of one that
@@ -117,11 +119,11 @@ static void visit(struct rec_graph *g, unsigned v)
 	while (g->stack[first] != v);
 	unsigned n = g->nstack - first;
 	if (n > 1 || self)
-		fail_cycle(g, g->stack + first, n);
+		cut_cycle(g, g->stack + first, n);
 	g->nstack = first;
 }
 
-void lw_refuse_recursion(lw *c)
+void lw_cut_recursion(lw *c)
 {
 	size_t n = c->nfuncs;
 	struct rec_graph g = {.c = c};

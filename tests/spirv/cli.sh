@@ -57,11 +57,12 @@ check "a probe's collectives part of a block may not reach: exit 0, no warning" 
 check "... and no work-group barrier for them (a warp of one lane)" 0 \
 	"$("$gp" ptx spirv -S -o - "$data/probe_collectives.ptx" 2>/dev/null | grep -c 'OpControlBarrier')"
 err=$("$gp" ptx spirv -o "$t/rec.spv" "$data/recursion.ptx" 2>&1); rc=$?
-check "recursion (a function calling itself, two calling each other): their kernels left out, one line each" \
-"0 gpuprobe: $data/recursion.ptx: kernel k_fact left out: needs fact, not lowered: 21: recursion: fact calls fact (itself); OpenCL has no recursion (PoCL's compiler exhausts its stack on it)
-gpuprobe: $data/recursion.ptx: kernel k_even left out: needs even, not lowered: 44: recursion: even calls odd, which calls it back; OpenCL has no recursion (PoCL's compiler exhausts its stack on it)" "$rc $err"
-check "... and the kernel without recursion is there" "k_plain" \
-	"$("$gp" ptx spirv -S -o - "$data/recursion.ptx" 2>/dev/null | sed -n 's/.*OpEntryPoint Kernel %[a-z_]* "\([^"]*\)".*/\1/p')"
+check "recursion (a function calling itself, two calling each other): each call within a cycle named, not made" \
+"0 gpuprobe: $data/recursion.ptx: warning: odd, line 66: recursion: odd calls even, which calls it back; OpenCL has no recursion, so this call is not made: a thread that reaches it fails the launch (CUDA_ERROR_LAUNCH_FAILED)
+gpuprobe: $data/recursion.ptx: warning: even, line 44: recursion: even calls odd, which calls it back; OpenCL has no recursion, so this call is not made: a thread that reaches it fails the launch (CUDA_ERROR_LAUNCH_FAILED)
+gpuprobe: $data/recursion.ptx: warning: fact, line 21: recursion: fact calls fact (itself); OpenCL has no recursion, so this call is not made: a thread that reaches it fails the launch (CUDA_ERROR_LAUNCH_FAILED)" "$rc $err"
+check "... every kernel is there; of the calls to fact, even and odd only the two kernels' remain" "k_fact k_even k_plain 2" \
+	"$("$gp" ptx spirv -S -o - "$data/recursion.ptx" 2>/dev/null | sed -n 's/.*OpEntryPoint Kernel %[a-z_]* "\([^"]*\)".*/\1/p' | tr '\n' ' ')$("$gp" ptx spirv -S -o - "$data/recursion.ptx" 2>/dev/null | grep -c 'OpFunctionCall %[a-z0-9_]* %\(fact\|odd\|even\)\b' )"
 printf '.version 7.0\n.target sm_70\n.address_size 32\n.visible .entry k() { ret; }\n' >"$t/a32.ptx"
 err=$("$gp" ptx spirv -o "$t/y.spv" "$t/a32.ptx" 2>&1)
 check "32-bit PTX refused" "gpuprobe: $t/a32.ptx: .address_size 32: only 64-bit PTX is lowered" "$err"
