@@ -87,7 +87,7 @@ if [ -n "${SPIRV_POCL_BUILD:-}" ] && [ "$nok" -gt 0 ]; then
 fi
 echo "blocking constructs (samples blocked; each sample's blockers counted once):"
 sort -u "$work/blockers.txt" | cut -f2 | sort | uniq -c | sort -rn | sed 's/^/  /'
-floor=${SPIRV_SAMPLES_FLOOR:-94}   # 95 on 2026-11-25; 94 from 2026-11-27: interval's recursion is refused (spirv/lower_recursion.c)
+floor=${SPIRV_SAMPLES_FLOOR:-94}   # 95 on 2026-11-25; 94 on 2026-11-27, when interval's recursion was refused (spirv/lower_recursion.c; its calls are not made from 2026-11-28)
 [ "${bad:-0}" -eq 0 ] || { echo "FAIL: PoCL did not build every module"; exit 1; }
 [ "$nso" -ge "$floor" ] || { echo "FAIL: $nso samples lower, fewer than the floor $floor"; exit 1; }
 exit 0
