@@ -965,6 +965,10 @@ static void parse_func(struct parser *ps, ir_top *top, const char *linkage)
 	if (!is_punct(&ps->tok, '{'))
 		fail_expected(ps, "'{' or ';' after the function signature");
 	uint32_t ol = ps->tok.line, oc = ps->tok.col;
+	/* one body per name (ptxas: "duplicate definition"): passes key functions by name */
+	for (const ir_top *t = ps->m->first; t && t != top; t = t->next)
+		if (t->kind == IR_TOP_FUNC && t->func.has_body && !strcmp(t->func.name, f->name))
+			fail_at(ps, ol, oc, "function %s is defined twice (first at line %u)", f->name, t->line);
 	f->has_body = true;
 	next(ps);
 	finish_top(ps, top);
