@@ -233,8 +233,8 @@ bool ir_insn_operands_ok(const ir_insn *in)
 		{"vmin2", 4}, {"vmin4", 4}, {"vset2", 4}, {"vset4", 4}, {"vsub2", 4}, {"vsub4", 4},
 	};
 	for (size_t i = 0; i < sizeof(least) / sizeof(least[0]); i++)
-		if (!strcmp(least[i].op, in->opcode))
-			return in->nops >= least[i].n;
+		if (!strcmp(least[i].op, in->opcode))   /* atom.cas: d, [a], compare, new */
+			return in->nops >= least[i].n + (!strcmp(in->opcode, "atom") && ir_insn_has_mod(in, ".cas"));
 	const ir_insn_info *info = in->info ? in->info : ir_insn_info_lookup(in->opcode);
 	if (!info || info->ndst <= 0)
 		return true;
