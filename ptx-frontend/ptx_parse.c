@@ -957,18 +957,26 @@ static void parse_func(struct parser *ps, ir_top *top, const char *linkage)
 		memcpy(f->perf, perf, np * sizeof(*f->perf));
 		f->nperf = np;
 	}
+	uint32_t ol = ps->tok.line, oc = ps->tok.col;
+	bool body = is_punct(&ps->tok, '{');
+	/* One signature and one body per name (ptxas: "duplicate definition"; a prototype that
+	 * differs from its function): passes key functions by name and take the first's signature. */
+	for (const ir_top *t = ps->m->first; t && t != top; t = t->next) {
+		if (t->kind != IR_TOP_FUNC || strcmp(t->func.name, f->name))
+			continue;
+		if (body && t->func.has_body)
+			fail_at(ps, ol, oc, "function %s is defined twice (first at line %u)", f->name, t->line);
+		if (t->func.nparams != f->nparams || t->func.nrets != f->nrets)
+			fail_at(ps, ol, oc, "function %s: %u parameter(s) and %u return value(s) here, %u and %u at line %u",
+				f->name, f->nparams, f->nrets, t->func.nparams, t->func.nrets, t->line);
+	}
 	if (is_punct(&ps->tok, ';')) {
 		next(ps);
 		finish_top(ps, top);
 		return;
 	}
-	if (!is_punct(&ps->tok, '{'))
+	if (!body)
 		fail_expected(ps, "'{' or ';' after the function signature");
-	uint32_t ol = ps->tok.line, oc = ps->tok.col;
-	/* one body per name (ptxas: "duplicate definition"): passes key functions by name */
-	for (const ir_top *t = ps->m->first; t && t != top; t = t->next)
-		if (t->kind == IR_TOP_FUNC && t->func.has_body && !strcmp(t->func.name, f->name))
-			fail_at(ps, ol, oc, "function %s is defined twice (first at line %u)", f->name, t->line);
 	f->has_body = true;
 	next(ps);
 	finish_top(ps, top);

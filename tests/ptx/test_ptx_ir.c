@@ -315,6 +315,9 @@ static const struct err_case err_cases[] = {
 	{".func f(.param .u32 a)\n{\n\tret;\n}\n.func f(.param .u32 a, .param .u32 b)\n{\n\tret;\n}\n",
 	 "6:1: function f is defined twice (first at line 1)"},
 	{".func f();\n.func f()\n{\n\tret;\n}\n", NULL},   /* a declaration, then the body: fine */
+	/* a prototype without the parameters of the body that follows (the fuzzer, again) */
+	{".entry k;\n.entry k(.param .u64 a)\n{\n\tret;\n}\n",
+	 "3:1: function k: 1 parameter(s) and 0 return value(s) here, 0 and 0 at line 1"},
 };
 
 static void test_errors(void)
