@@ -490,18 +490,26 @@ static uint64_t dims_count(const char *dims, bool *open)
 			*open = true;
 			return 0;
 		}
-		n *= strtoull(p, NULL, 0);
+		if (__builtin_mul_overflow(n, strtoull(p, NULL, 0), &n))
+			return UINT64_MAX;   /* saturates: decl_bytes' callers refuse it */
 	}
 	return n;
 }
 
+/* A variable's bytes; UINT64_MAX where the count overflows (a hostile .global x[2^70]). */
 static uint64_t decl_bytes(const ir_decl *d, bool *open)
 {
 	atype t = al_type_parse(d->type);
 	unsigned vec = d->vec ? (unsigned)atoi(d->vec + 2) : 1;
 	unsigned eb = t.k == 'p' ? 1 : t.bits / 8;
-	return (uint64_t)eb * vec * dims_count(d->dims, open);
+	uint64_t n = dims_count(d->dims, open), bytes;
+	if (__builtin_mul_overflow((uint64_t)eb * vec, n, &bytes))
+		return UINT64_MAX;
+	return bytes;
 }
+
+/* The most bytes a variable lowered here may have: its image is built in host memory. */
+#define AL_MAX_VAR_BYTES (1ull << 32)
 
 /* An address in an initializer: `sym`, `generic(sym)`, either with +N / -N; the 8 bytes at
  * offset stay zero in the byte image. */
@@ -572,6 +580,8 @@ static int module_var(al *c, const ir_decl *d, bool hoisted)
 	}
 	bool open;
 	uint64_t bytes = decl_bytes(d, &open);
+	if (bytes > AL_MAX_VAR_BYTES)
+		return al_fail(c, "%s: more than 4 GiB (%s%s): not lowered", d->name, d->type ? d->type : "", d->dims ? d->dims : "");
 	unsigned align = d->align ? d->align : 4;
 	if (align < 4 && bytes >= 4)
 		align = 4;
@@ -668,6 +678,9 @@ static int local_decl(al *c, const ir_decl *d)
 	if (!strcmp(d->space, ".local") || !strcmp(d->space, ".param")) {
 		bool open;
 		uint64_t bytes = decl_bytes(d, &open);
+		if (bytes > AL_MAX_VAR_BYTES)
+			return al_fail(c, "%s: more than 4 GiB (%s%s): not lowered", d->name, d->type ? d->type : "",
+				       d->dims ? d->dims : "");
 		struct al_var *v = declare(c, d->name);
 		v->space = AS_LOCAL;
 		v->is_param = !strcmp(d->space, ".param");

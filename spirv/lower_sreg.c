@@ -5,6 +5,10 @@
 
 #include <string.h>
 
+/* How far %clock and %clock64 move at each read of a work-item (lw_special_reg): a few of a GPU loop
+ * iteration's cycles. */
+#define CYCLES_PER_READ 32
+
 static const SpvBuiltIn builtin_of[LW_B_COUNT] = {
 	[LW_B_LOCAL_ID] = SpvBuiltInLocalInvocationId,
 	[LW_B_WG_SIZE] = SpvBuiltInWorkgroupSize,
@@ -137,7 +141,11 @@ int lw_special_reg(lw *c, const char *name, uint32_t *v, ptype *t)
 		/* OpenCL gives kernels no clock. The driver's word of the host's clock where it keeps
 		 * one (spirv_options.clock_word), and a per-thread value that grows by at least one per
 		 * read keeps what probes rely on (later reads are larger, differences are
-		 * non-negative). */
+		 * non-negative). The cycle counters (%clock, %clock64) grow by CYCLES_PER_READ: a
+		 * spin loop `while (clock() - start < n)` ends after n / 32 reads of its own, as on a
+		 * GPU after n cycles, instead of waiting for the host's word, which moves every 100 us:
+		 * on a CPU the work-items of a block run one after another, and cuda-samples'
+		 * graphMemoryFootprint (16M threads of 5 us spins) took hours so. */
 		uint32_t i64 = spv_t_int(c->e, 64);
 		if (!c->clock_var) {
 			c->clock_var = spv_id(c->e);
@@ -146,7 +154,8 @@ int lw_special_reg(lw *c, const char *name, uint32_t *v, ptype *t)
 			spv_op(&c->prologue, SpvOpStore, 2, c->clock_var, lw_u64(c, 0));
 		}
 		uint32_t old = lw_op1(c, SpvOpLoad, i64, c->clock_var);
-		uint32_t nv = lw_op2(c, SpvOpIAdd, i64, old, lw_u64(c, 1));
+		bool cycles = !strcmp(name, "%clock") || !strcmp(name, "%clock64");
+		uint32_t nv = lw_op2(c, SpvOpIAdd, i64, old, lw_u64(c, cycles ? CYCLES_PER_READ : 1));
 		if (c->opts && c->opts->clock_word) {
 			uint32_t p = lw_op1(c, SpvOpConvertUToPtr, spv_t_ptr(c->e, SpvStorageClassCrossWorkgroup, i64),
 					    lw_u64(c, c->opts->clock_word));

@@ -205,7 +205,9 @@ printf '.version 8.0\n.target sm_90\n.address_size 64\n.local .u32 tref;\n.visib
 printf '.version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n\tbarrier.red.popc.u32;\n\tret;\n}\n' >"$work/barred.ptx"
 # atom.cas with three operands (its new value was read past the operands)
 printf '.version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k(.param .u64 p)\n{\n\t.reg .b32 %%r<3>;\n\t.reg .b64 %%rd<2>;\n\tld.param.u64 %%rd1, [p];\n\tatom.global.cas.b32 %%r1, [%%rd1], 1;\n\tret;\n}\n' >"$work/cas3.ptx"
-for f in trunc undecl garbage a32 manyregs undecl_init mlocal barred cas3; do
+# a variable of more than 2^64 bytes (its byte image was allocated at the wrapped size)
+printf '.version 8.0\n.target sm_90\n.address_size 64\n.global .align 4 .f32 fl[299999999999999999999] = {1.0};\n.visible .entry k()\n{\n\tret;\n}\n' >"$work/huge.ptx"
+for f in trunc undecl garbage a32 manyregs undecl_init mlocal barred cas3 huge; do
 	for t in nvptx amdgcn; do
 		"$gp" ptx llvm --target $t "$work/$f.ptx" >"$work/out" 2>&1
 		rc=$?
