@@ -508,8 +508,10 @@ static uint64_t decl_bytes(const ir_decl *d, bool *open)
 	return bytes;
 }
 
-/* The most bytes a variable lowered here may have: its image is built in host memory. */
+/* The most bytes a variable lowered here may have, and an initialized one, whose byte image is
+ * built in host memory and then as an LLVM constant. */
 #define AL_MAX_VAR_BYTES (1ull << 32)
+#define AL_MAX_INIT_BYTES (64ull << 20)
 
 /* An address in an initializer: `sym`, `generic(sym)`, either with +N / -N; the 8 bytes at
  * offset stay zero in the byte image. */
@@ -614,12 +616,25 @@ static int module_var(al *c, const ir_decl *d, bool hoisted)
 	} else if (ext) {
 		LLVMSetLinkage(g, LLVMExternalLinkage);
 	} else {
+		if (!d->init) {   /* zeros: no byte image in host memory */
+			LLVMSetInitializer(g, LLVMConstNull(ty));
+			LLVMSetLinkage(g, hoisted ? LLVMInternalLinkage : LLVMExternalLinkage);
+			if (as == AS_CONST && c->target == AMDGPU_TARGET_AMDGCN)
+				LLVMSetGlobalConstant(g, 0);
+			if (c->target == AMDGPU_TARGET_AMDGCN && !hoisted)
+				LLVMSetVisibility(g, LLVMProtectedVisibility);
+			v->slot = g;
+			return 0;
+		}
+		if (bytes > AL_MAX_INIT_BYTES)
+			return al_fail(c, "%s: an initialized variable of more than 64 MiB (%s%s) is not lowered", d->name,
+				       d->type ? d->type : "", d->dims ? d->dims : "");
 		uint8_t *buf = calloc(1, bytes ? bytes : 1);
 		if (!buf)
 			abort();
 		struct al_reloc *rel = NULL;
 		size_t nrel = 0;
-		if (d->init && init_bytes_r(c, d, buf, bytes, hoisted ? NULL : &rel, &nrel) < 0) {
+		if (init_bytes_r(c, d, buf, bytes, hoisted ? NULL : &rel, &nrel) < 0) {
 			free(buf);
 			free(rel);
 			return -1;

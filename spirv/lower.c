@@ -547,6 +547,8 @@ static int body_decl(lw *c, ir_module *am, const ir_decl *d)
 			return lw_fail(c, "register type %s of %s is not supported", d->type ? d->type : "?", d->name);
 		if (d->vec)
 			return lw_fail(c, "vector registers (%s %s) are not supported", d->vec, d->name);
+		if (d->count > (1 << 20))   /* a register file past any kernel's: its table alone would be GBs */
+			return lw_fail(c, "%s<%d>: more than 1048576 registers are not lowered", d->name, d->count);
 		if (d->count > 0) {
 			for (int i = 0; i < d->count; i++)
 				reg_insert(c, ir_strfmt(am, "%s%d", d->name, i), t);

@@ -219,6 +219,15 @@ for f in trunc undecl garbage a32 manyregs undecl_init mlocal barred cas3 huge; 
 	done
 done
 
+# a 2.8 GB variable: with an initializer refused (its byte image would be built in host memory:
+# the fuzzer's out-of-memory), without one lowered as zeros with no image
+printf '.version 8.0\n.target sm_90\n.address_size 64\n.global .align 4 .f32 fl[702602343] = {1.0};\n.visible .entry k()\n{\n\tret;\n}\n' >"$work/biginit.ptx"
+check biginit 1 "$gp" ptx llvm --target amdgcn "$work/biginit.ptx" &&
+	has biginit "fl: an initialized variable of more than 64 MiB (.f32[702602343]) is not lowered"
+printf '.version 8.0\n.target sm_90\n.address_size 64\n.global .align 4 .f32 z[702602343];\n.visible .entry k()\n{\n\tret;\n}\n' >"$work/bigzero.ptx"
+check bigzero 0 "$gp" ptx llvm --target amdgcn -o "$work/bigzero.ll" "$work/bigzero.ptx" &&
+	{ grep -q '\[2810409372 x i8\] zeroinitializer' "$work/bigzero.ll" || { echo "FAIL bigzero: $(grep @z "$work/bigzero.ll")"; fail=1; }; }
+
 check undecl-init-text 1 "$gp" ptx llvm --target amdgcn "$work/undecl_init.ptx" &&
 	has undecl-init-text "the initializer of table holds the address of nothere, which is not declared"
 

@@ -31,6 +31,10 @@ err=$("$gp" ptx spirv -o "$t/x.spv" "$data/extra_operands.ptx" 2>&1); rc=$?
 check "five operands to a directed-rounding f64 add: exit 1" 1 $rc
 check "five operands: one line, nothing read past the three sources" \
 	"gpuprobe: $data/extra_operands.ptx:9: cannot lower \`add.rz.f64\` to SPIR-V: too many operands" "$err"
+printf '.version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n\t.reg .b64 %%rd<100000000>;\n\tret;\n}\n' >"$t/manyreg.ptx"
+err=$("$gp" ptx spirv -o "$t/x.spv" "$t/manyreg.ptx" 2>&1); rc=$?
+check "10^8 registers: one line, no table of them (the fuzzer's out-of-memory)" \
+	"1 gpuprobe: $t/manyreg.ptx: %rd<100000000>: more than 1048576 registers are not lowered" "$rc $err"
 err=$("$gp" ptx spirv -o "$t/x.spv" "$data/guarded_shfl.ptx" 2>&1)
 check "a guarded shuffle: the emulation's limit, named" "gpuprobe: $data/guarded_shfl.ptx:11: cannot lower \`shfl.sync.down.b32\` to SPIR-V: a guarded warp collective: this target has no 32-lane sub-groups, and the work-group emulation needs every thread of the block to reach it" "$err"
 check "no output file after an error" no "$([ -e "$t/x.spv" ] && echo yes || echo no)"
