@@ -618,46 +618,40 @@ static int module_var(al *c, const ir_decl *d, bool hoisted)
 	} else {
 		if (!d->init) {   /* zeros: no byte image in host memory */
 			LLVMSetInitializer(g, LLVMConstNull(ty));
-			LLVMSetLinkage(g, hoisted ? LLVMInternalLinkage : LLVMExternalLinkage);
-			if (as == AS_CONST && c->target == AMDGPU_TARGET_AMDGCN)
-				LLVMSetGlobalConstant(g, 0);
-			if (c->target == AMDGPU_TARGET_AMDGCN && !hoisted)
-				LLVMSetVisibility(g, LLVMProtectedVisibility);
-			v->slot = g;
-			return 0;
-		}
-		if (bytes > AL_MAX_INIT_BYTES)
-			return al_fail(c, "%s: an initialized variable of more than 64 MiB (%s%s) is not lowered", d->name,
-				       d->type ? d->type : "", d->dims ? d->dims : "");
-		uint8_t *buf = calloc(1, bytes ? bytes : 1);
-		if (!buf)
-			abort();
-		struct al_reloc *rel = NULL;
-		size_t nrel = 0;
-		if (init_bytes_r(c, d, buf, bytes, hoisted ? NULL : &rel, &nrel) < 0) {
-			free(buf);
-			free(rel);
-			return -1;
-		}
-		if (nrel) {   /* addresses: an array of u64 whose initializer is set once every symbol exists */
-			free(rel);
-			free(buf);
-			if (bytes % 8)
-				return al_fail(c, "the initializer of %s holds addresses in %llu bytes: not lowered", d->name,
-					       (unsigned long long)bytes);
-			LLVMValueRef g2 = LLVMAddGlobalInAddressSpace(c->mod, LLVMArrayType2(al_ity(c, 64), bytes / 8), "", (unsigned)as);
-			LLVMSetAlignment(g2, align < 8 ? 8 : align);
-			LLVMDeleteGlobal(g);
-			LLVMSetValueName2(g2, gname, strlen(gname));
-			g = g2;
-			c->pending = realloc(c->pending, (c->npending + 1) * sizeof(*c->pending));
-			if (!c->pending)
-				abort();
-			c->pending[c->npending].g = g;
-			c->pending[c->npending++].d = d;
 		} else {
-			LLVMSetInitializer(g, LLVMConstStringInContext(c->ctx, (const char *)buf, (unsigned)bytes, 1));
-			free(buf);
+			if (bytes > AL_MAX_INIT_BYTES)
+				return al_fail(c, "%s: an initialized variable of more than 64 MiB (%s%s) is not lowered", d->name,
+					       d->type ? d->type : "", d->dims ? d->dims : "");
+			uint8_t *buf = calloc(1, bytes ? bytes : 1);
+			if (!buf)
+				abort();
+			struct al_reloc *rel = NULL;
+			size_t nrel = 0;
+			if (init_bytes_r(c, d, buf, bytes, hoisted ? NULL : &rel, &nrel) < 0) {
+				free(buf);
+				free(rel);
+				return -1;
+			}
+			if (nrel) {   /* addresses: an array of u64 whose initializer is set once every symbol exists */
+				free(rel);
+				free(buf);
+				if (bytes % 8)
+					return al_fail(c, "the initializer of %s holds addresses in %llu bytes: not lowered", d->name,
+						       (unsigned long long)bytes);
+				LLVMValueRef g2 = LLVMAddGlobalInAddressSpace(c->mod, LLVMArrayType2(al_ity(c, 64), bytes / 8), "", (unsigned)as);
+				LLVMSetAlignment(g2, align < 8 ? 8 : align);
+				LLVMDeleteGlobal(g);
+				LLVMSetValueName2(g2, gname, strlen(gname));
+				g = g2;
+				c->pending = realloc(c->pending, (c->npending + 1) * sizeof(*c->pending));
+				if (!c->pending)
+					abort();
+				c->pending[c->npending].g = g;
+				c->pending[c->npending++].d = d;
+			} else {
+				LLVMSetInitializer(g, LLVMConstStringInContext(c->ctx, (const char *)buf, (unsigned)bytes, 1));
+				free(buf);
+			}
 		}
 		LLVMSetLinkage(g, hoisted ? LLVMInternalLinkage : LLVMExternalLinkage);
 		if (as == AS_CONST && c->target == AMDGPU_TARGET_AMDGCN)
